@@ -1,0 +1,51 @@
+# Entry points. `make run` and `make test` install what is missing, build and run.
+# Presets live in CMakePresets.json; build trees under build/<preset>.
+
+JOBS ?= $(shell nproc)
+export CCACHE_DIR ?= $(HOME)/.cache/ccache
+export CCACHE_MAXSIZE ?= 5G
+
+.PHONY: deps build build-asan test test-release test-asan run fuzz bench format clean
+
+deps:
+	@scripts/install-deps.sh
+
+build/%/build.ninja: CMakeLists.txt CMakePresets.json
+	cmake --preset $* >/dev/null
+
+build: deps build/release/build.ninja
+	cmake --build --preset release -j $(JOBS)
+
+build-asan: deps build/asan/build.ninja
+	cmake --build --preset asan -j $(JOBS)
+
+# Every test: the full suite on the optimised build (timing tests need it), then every
+# test but the timing-sensitive ones under ASan+UBSan.
+test: build build-asan
+	ctest --preset release -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+test-release: build
+	ctest --preset release -j $(JOBS)
+
+test-asan: build-asan
+	ctest --preset asan -j $(JOBS)
+
+run: build
+	build/release/tokenradar sim --profile gpt-4o-like:8101 --profile claude-3.5-sonnet-like:8102 \
+		--profile gemini-1.5-pro-like:8103 --profile llama-3-70b-like:8104
+
+# Coverage-guided fuzzing with clang's libFuzzer: make fuzz FUZZER=sse_parser SECONDS=60
+FUZZER ?= sse_parser
+SECONDS ?= 60
+fuzz: deps build/fuzz/build.ninja
+	cmake --build --preset fuzz -j $(JOBS) --target fuzz_$(FUZZER)
+	mkdir -p build/fuzz/corpus/$(FUZZER)
+	build/fuzz/tests/fuzz/fuzz_$(FUZZER) -max_total_time=$(SECONDS) \
+		build/fuzz/corpus/$(FUZZER) tests/fuzz/corpus/$(FUZZER)
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf build

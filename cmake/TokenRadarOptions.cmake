@@ -1,0 +1,29 @@
+# Compiler settings shared by every target: one INTERFACE target carries the warnings,
+# sanitizer and fuzzing flags so no component repeats them.
+option(TOKENRADAR_WERROR "Treat warnings as errors" OFF)
+option(TOKENRADAR_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+set(TOKENRADAR_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list (e.g. address,undefined)")
+
+add_library(tokenradar_options INTERFACE)
+add_library(tokenradar::options ALIAS tokenradar_options)
+target_compile_features(tokenradar_options INTERFACE cxx_std_20)
+target_compile_options(tokenradar_options INTERFACE
+    -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+    -Woverloaded-virtual -Wimplicit-fallthrough
+    $<$<BOOL:${TOKENRADAR_WERROR}>:-Werror>)
+# Boost.Asio and Beast are compiled once (src/net/asio_impl.cpp), not in every TU.
+target_compile_definitions(tokenradar_options INTERFACE
+    BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION
+    BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_CONCEPTS
+    SPDLOG_FMT_EXTERNAL)
+
+if(TOKENRADAR_SANITIZE)
+    target_compile_options(tokenradar_options INTERFACE
+        -fsanitize=${TOKENRADAR_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_link_options(tokenradar_options INTERFACE -fsanitize=${TOKENRADAR_SANITIZE})
+endif()
+if(TOKENRADAR_FUZZ)
+    target_compile_options(tokenradar_options INTERFACE
+        -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+    target_link_options(tokenradar_options INTERFACE -fsanitize=address,undefined)
+endif()

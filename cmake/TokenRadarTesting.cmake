@@ -1,0 +1,33 @@
+# tokenradar_add_test(NAME name SOURCES a.cpp b.cpp LIBS lib... [LABELS l...])
+# One GoogleTest executable; its tests are discovered so ctest reports each case.
+function(tokenradar_add_test)
+    cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+    add_executable(${T_NAME} ${T_SOURCES})
+    target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main
+                          tokenradar::options)
+    target_compile_definitions(${T_NAME} PRIVATE
+        TOKENRADAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+        TOKENRADAR_BINARY="$<TARGET_FILE:tokenradar>")
+    gtest_discover_tests(${T_NAME}
+        DISCOVERY_TIMEOUT 60
+        PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300
+        WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endfunction()
+
+# tokenradar_add_fuzzer(NAME name SOURCES fuzz.cpp LIBS lib...)
+# Under TOKENRADAR_FUZZ a libFuzzer binary; otherwise the same entry point linked with a
+# replay main that runs every input of tests/fuzz/corpus/<name>/ as an ordinary test.
+function(tokenradar_add_fuzzer)
+    cmake_parse_arguments(F "" "NAME" "SOURCES;LIBS" ${ARGN})
+    set(target fuzz_${F_NAME})
+    if(TOKENRADAR_FUZZ)
+        add_executable(${target} ${F_SOURCES})
+        target_link_options(${target} PRIVATE -fsanitize=fuzzer)
+    else()
+        add_executable(${target} ${F_SOURCES} ${PROJECT_SOURCE_DIR}/tests/fuzz/replay_main.cpp)
+        add_test(NAME fuzz_replay.${F_NAME}
+                 COMMAND ${target} ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/${F_NAME})
+        set_tests_properties(fuzz_replay.${F_NAME} PROPERTIES LABELS fuzz TIMEOUT 120)
+    endif()
+    target_link_libraries(${target} PRIVATE ${F_LIBS} tokenradar::options)
+endfunction()

@@ -1,0 +1,80 @@
+#pragma once
+// One error enum for every expected failure in TokenRadar, one category for it, one
+// mapping to an HTTP status and one writer for the OpenAI-style error body.
+
+#include <boost/system/error_code.hpp>
+#include <boost/system/result.hpp>
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace tokenradar {
+
+enum class Errc {
+    bad_request = 1,     // malformed or invalid client input
+    unauthorized,        // missing or wrong key
+    forbidden,
+    not_found,           // unknown path or model
+    method_not_allowed,
+    payload_too_large,   // body over the limit (413)
+    headers_too_large,   // header block over the limit (431)
+    unsupported,         // valid input we cannot serve or translate
+    rate_limited,        // 429
+    overloaded,          // 503 / 529
+    upstream_http_error, // upstream answered with an error status
+    connect_failed,
+    tls_failed,
+    timeout_connect,
+    timeout_headers,
+    timeout_first_byte,
+    timeout_first_token,
+    timeout_idle,
+    timeout_total,
+    connection_error,    // reset, closed or truncated mid-response
+    protocol_error,      // malformed HTTP, SSE or JSON from a peer
+    cancelled,
+    internal,
+};
+
+const boost::system::error_category& error_category() noexcept;
+
+inline boost::system::error_code make_error_code(Errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+// An error code with a human-readable detail that names what was wrong and what was
+// expected ("messages[2].role: expected one of system, user, assistant, tool").
+struct Error {
+    boost::system::error_code code;
+    std::string message;
+
+    Error() = default;
+    Error(boost::system::error_code c, std::string m) : code(c), message(std::move(m)) {}
+    Error(Errc e, std::string m) : code(make_error_code(e)), message(std::move(m)) {}
+};
+
+template <class T>
+using Result = boost::system::result<T, Error>;
+
+// Used by Result<T>::value() when it holds an error.
+[[noreturn]] void throw_exception_from_error(const Error& e, const boost::source_location& loc);
+
+// HTTP status a server answers with for this error (400, 401, 404, 413, 429, 502, 504...).
+int http_status(Errc e) noexcept;
+int http_status(const boost::system::error_code& ec) noexcept;
+
+// OpenAI error `type` for this error ("invalid_request_error", "rate_limit_error"...).
+std::string_view openai_error_type(Errc e) noexcept;
+
+// The request status names of metrics.md ("timeout_idle", "protocol_error"...). Errors with
+// no status name of their own map to "connection_error" or "protocol_error".
+std::string_view status_name(const boost::system::error_code& ec) noexcept;
+
+// {"error":{"message":...,"type":...,"param":null,"code":...}}
+std::string openai_error_body(Errc e, std::string_view message);
+
+}  // namespace tokenradar
+
+template <>
+struct boost::system::is_error_code_enum<tokenradar::Errc> : std::true_type {};

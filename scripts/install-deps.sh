@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages TokenRadar needs to build, test and benchmark.
+# Idempotent: prints nothing and exits 0 when everything is already present.
+set -euo pipefail
+
+packages=(
+    # toolchain
+    build-essential cmake ninja-build ccache pkg-config git
+    clang-14 libclang-rt-14-dev libfuzzer-14-dev
+    # libraries
+    libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+    libssl-dev ca-certificates libsqlite3-dev
+    libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
+    # tests and benchmarks
+    libgtest-dev libgmock-dev libbenchmark-dev openssl wrk
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: need root to install: ${missing[*]}" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

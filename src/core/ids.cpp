@@ -1,0 +1,44 @@
+#include <tokenradar/core/ids.hpp>
+
+#include <random>
+
+namespace tokenradar {
+namespace {
+
+std::mt19937_64& thread_generator() {
+    thread_local std::mt19937_64 generator{[] {
+        std::random_device device;
+        return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+    }()};
+    return generator;
+}
+
+void append_hex(std::string& out, std::uint64_t v) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kDigits[(v >> shift) & 0xf]);
+}
+
+}  // namespace
+
+std::string new_request_id() { return new_request_id({}); }
+
+std::string new_request_id(std::string_view prefix) {
+    std::string id;
+    id.reserve(prefix.size() + 32);
+    id.append(prefix);
+    auto& gen = thread_generator();
+    append_hex(id, gen());
+    append_hex(id, gen());
+    return id;
+}
+
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t seed) noexcept {
+    std::uint64_t hash = seed;
+    for (unsigned char c : bytes) {
+        hash ^= c;
+        hash *= 0x100000001b3ULL;
+    }
+    return hash;
+}
+
+}  // namespace tokenradar

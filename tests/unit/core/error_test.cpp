@@ -1,0 +1,45 @@
+#include <tokenradar/core/error.hpp>
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+namespace tokenradar {
+namespace {
+
+TEST(Error, MapsToHttpStatus) {
+    EXPECT_EQ(http_status(Errc::bad_request), 400);
+    EXPECT_EQ(http_status(Errc::payload_too_large), 413);
+    EXPECT_EQ(http_status(Errc::headers_too_large), 431);
+    EXPECT_EQ(http_status(Errc::rate_limited), 429);
+    EXPECT_EQ(http_status(Errc::timeout_idle), 504);
+    EXPECT_EQ(http_status(make_error_code(Errc::connect_failed)), 502);
+}
+
+TEST(Error, StatusNamesFollowMetricsSpec) {
+    EXPECT_EQ(status_name({}), "ok");
+    EXPECT_EQ(status_name(make_error_code(Errc::timeout_connect)), "timeout_connect");
+    EXPECT_EQ(status_name(make_error_code(Errc::timeout_headers)), "timeout_first_token");
+    EXPECT_EQ(status_name(make_error_code(Errc::timeout_idle)), "timeout_idle");
+    EXPECT_EQ(status_name(make_error_code(Errc::protocol_error)), "protocol_error");
+    EXPECT_EQ(status_name(make_error_code(Errc::cancelled)), "cancelled");
+    EXPECT_EQ(status_name(boost::system::error_code(104, boost::system::system_category())),
+              "connection_error");
+}
+
+TEST(Error, OpenAiBodyIsValidJsonWithEscapedMessage) {
+    auto body = openai_error_body(Errc::rate_limited, "slow \"down\"\n");
+    auto v = boost::json::parse(body);
+    EXPECT_EQ(v.at("error").at("message").as_string(), "slow \"down\"\n");
+    EXPECT_EQ(v.at("error").at("type").as_string(), "rate_limit_error");
+    EXPECT_TRUE(v.at("error").at("param").is_null());
+}
+
+TEST(Error, ResultCarriesDetail) {
+    Result<int> r = Error(Errc::bad_request, "field x: expected a number");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, make_error_code(Errc::bad_request));
+    EXPECT_THROW((void)r.value(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace tokenradar
