@@ -32,8 +32,8 @@ std::string new_request_id(std::string_view prefix) {
     return id;
 }
 
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t seed) noexcept {
-    std::uint64_t hash = seed;
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t basis) noexcept {
+    std::uint64_t hash = basis;
     for (unsigned char c : bytes) {
         hash ^= c;
         hash *= 0x100000001b3ULL;

@@ -13,6 +13,8 @@ std::string new_request_id();
 std::string new_request_id(std::string_view prefix);
 
 // 64-bit FNV-1a; stable across runs and platforms (used for prompt-block hashes and seeds).
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t seed = 0xcbf29ce484222325ULL) noexcept;
+// `basis` is the FNV offset basis; pass a previous hash to chain blocks. Do not pass a small
+// seed here: mix seeds into the bytes instead.
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t basis = 0xcbf29ce484222325ULL) noexcept;
 
 }  // namespace tokenradar

@@ -1,0 +1,76 @@
+#include <tokenradar/bench/workload.hpp>
+
+#include <tokenradar/core/config.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+namespace tokenradar::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::filesystem::path kWorkloads = std::filesystem::path(TOKENRADAR_SOURCE_DIR) / "workloads";
+
+TEST(Workload, EveryShippedWorkloadLoads) {
+    for (const char* name : {"chat", "gen-500", "long-context", "code", "prefix-reuse"}) {
+        auto w = load_workload(name, kWorkloads);
+        EXPECT_EQ(w.name, name);
+        EXPECT_EQ(w.task, name);
+        EXPECT_FALSE(make_prompt(w, 1, 0).user.empty());
+    }
+    EXPECT_EQ(load_workload("gen-500", kWorkloads).max_tokens, 500);
+}
+
+TEST(Workload, PromptsAreUniqueAndDeterministic) {
+    auto w = load_workload("gen-500", kWorkloads);
+    std::set<std::string> seen;
+    for (std::uint64_t i = 0; i < 200; ++i) EXPECT_TRUE(seen.insert(make_prompt(w, 7, i).user).second);
+    EXPECT_EQ(make_prompt(w, 7, 3).user, make_prompt(w, 7, 3).user);
+    EXPECT_NE(make_prompt(w, 7, 3).user, make_prompt(w, 8, 3).user);
+}
+
+TEST(Workload, SizesMatchTheirDescriptions) {
+    auto long_context = load_workload("long-context", kWorkloads);
+    auto p = make_prompt(long_context, 1, 0);
+    EXPECT_NEAR(static_cast<double>(estimate_tokens(p.user)), 10000, 300);
+
+    auto prefix = load_workload("prefix-reuse", kWorkloads);
+    auto a = make_prompt(prefix, 1, 0);
+    auto b = make_prompt(prefix, 1, 1);
+    EXPECT_EQ(a.system, b.system);  // the shared prefix
+    EXPECT_NE(a.user, b.user);      // the unique suffix
+    EXPECT_NEAR(static_cast<double>(estimate_tokens(a.system)), 4000, 100);
+}
+
+TEST(Workload, BadFilesNameFileLineAndKey) {
+    const auto path = std::filesystem::temp_directory_path() / "tokenradar_bad_workload.toml";
+    const auto error_of = [&](std::string_view text) {
+        std::ofstream(path) << text;
+        try {
+            load_workload(path.string(), kWorkloads);
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_THAT(error_of("max_tokens = \"many\"\n[prompt]\nuser = \"x\"\n"),
+                HasSubstr("tokenradar_bad_workload.toml:1: max_tokens: expected an integer"));
+    EXPECT_THAT(error_of("[prompt]\nuser = \"about {topic}\"\n"), HasSubstr("prompt.topics"));
+    EXPECT_THAT(error_of("max_tokens = 5\n"), HasSubstr("prompt"));
+    EXPECT_THAT(error_of("[prompt]\nuser = \"x\"\nsystm = \"typo\"\n"), HasSubstr("unknown key 'prompt.systm'"));
+    EXPECT_THAT(error_of("[prompt\n"), HasSubstr("tokenradar_bad_workload.toml:1"));
+    std::filesystem::remove(path);
+    try {
+        load_workload("no-such-workload", kWorkloads);
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("no-such-workload"));
+    }
+}
+
+}  // namespace
+}  // namespace tokenradar::bench
