@@ -46,10 +46,6 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 }  // namespace
 
-std::int64_t estimate_tokens(std::string_view text) noexcept {
-    return static_cast<std::int64_t>((text.size() + 3) / 4);
-}
-
 Workload load_workload(std::string_view name_or_path, const std::filesystem::path& workloads_dir) {
     std::filesystem::path path(name_or_path);
     if (path.extension() != ".toml") path = workloads_dir / fmt::format("{}.toml", name_or_path);

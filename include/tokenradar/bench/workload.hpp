@@ -43,8 +43,4 @@ Workload load_workload(std::string_view name_or_path, const std::filesystem::pat
 // The prompt of request `index` in a run seeded with `seed`. Pure and deterministic.
 PromptSpec make_prompt(const Workload& w, std::uint64_t seed, std::uint64_t index);
 
-// The token estimate used wherever no tokenizer is available: ceil(UTF-8 bytes / 4), the
-// usual rule of thumb for English text with GPT-style BPE tokenizers.
-std::int64_t estimate_tokens(std::string_view text) noexcept;
-
 }  // namespace tokenradar::bench

@@ -1,6 +1,7 @@
 #include <tokenradar/bench/workload.hpp>
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/token_estimate.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
