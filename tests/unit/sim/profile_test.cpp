@@ -1,0 +1,1 @@
+#include <tokenradar/sim/profile.hpp>

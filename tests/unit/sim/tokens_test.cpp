@@ -1,0 +1,1 @@
+#include <tokenradar/sim/tokens.hpp>

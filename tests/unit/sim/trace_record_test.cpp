@@ -1,0 +1,1 @@
+#include <tokenradar/sim/trace_record.hpp>
