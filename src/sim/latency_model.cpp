@@ -12,6 +12,10 @@ namespace tokenradar::sim {
 namespace {
 
 constexpr std::int64_t kMaxOutputTokens = 1'000'000;
+// Bounds on drawn delays: lognormal tails and peak factors multiply, and a plan must never
+// overflow int64 nanoseconds (1e6 tokens x 10 min stays below 2^63 ns).
+constexpr double kMaxTtftMs = 3'600'000;  // 1 hour
+constexpr double kMaxGapNs = 600e9;       // 10 minutes
 
 // Each aspect draws from its own stream, so overriding one (say the fault) leaves the others'
 // draws unchanged for the same seed.
@@ -142,7 +146,7 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
         const double uncached = static_cast<double>(plan.prompt_tokens - plan.cached_prompt_tokens);
         const double ms = p.ttft.base_ms + p.ttft.prefill_ms_per_1k_tokens * uncached / 1000.0 +
                           rng.lognormal_median(p.ttft.noise_median_ms, p.ttft.noise_sigma);
-        plan.ttft_ns = ms_to_ns(ms * m);
+        plan.ttft_ns = ms_to_ns(std::min(ms * m, kMaxTtftMs));
     }
 
     // Output length: max_tokens, an override, or a natural stop (geometric length).
@@ -176,6 +180,7 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
         gap_ns = 1e9 / rate * m;
         jitter = p.decode.token_jitter;
     }
+    gap_ns = std::min(gap_ns, kMaxGapNs);
     Rng gaps_rng = stream(kGaps);
     const auto generated = generation_offsets(n, gap_ns, jitter, gaps_rng);
 

@@ -100,7 +100,7 @@ Result<Overrides> parse_overrides(std::span<const Header> headers) {
         } else if (name == "x-sim-tokens-per-s") {
             auto v = parse_number(name, value, 1e6);
             if (!v) return v.error();
-            if (*v <= 0) return bad_value(name, value, "a number above 0");
+            if (*v < 0.001) return bad_value(name, value, "a number from 0.001 to 1000000");
             o.tokens_per_s = *v;
         } else if (name == "x-sim-tokens-per-chunk") {
             auto v = parse_integer(name, value, 1, 4096);

@@ -32,6 +32,9 @@ DecodeParams read_decode(const ConfigTable& t) {
                            "default_max_tokens", "stop_probability"});
     DecodeParams p;
     p.tokens_per_s = t.get_number("tokens_per_s", 0, 0, 1e6);
+    if (p.tokens_per_s > 0 && p.tokens_per_s < 0.01) {
+        t.fail("tokens_per_s", "0 (no decode delay) or a number from 0.01 to 1000000");
+    }
     p.request_sigma = t.get_number("request_sigma", 0, 0, kMaxSigma);
     p.token_jitter = t.get_number("token_jitter", 0, 0, 10);
     constexpr std::int64_t kMaxChunk = 4096;

@@ -302,6 +302,23 @@ TEST(LatencyModel, NaturalStopBeforeMaxTokens) {
     EXPECT_NEAR(total / 2000, 100, 10);  // geometric mean length 1/p
 }
 
+TEST(LatencyModel, ExtremeProfilesStayBounded) {
+    LatencyModel model(parse_profile(
+        "name = \"x\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 600000\nnoise_median_ms = 600000\n"
+        "noise_sigma = 3\n[decode]\ntokens_per_s = 0.01\nrequest_sigma = 3\ntoken_jitter = 10\n",
+        "x.toml"));
+    for (int i = 0; i < 200; ++i) {
+        PlanInput in;
+        in.max_tokens = 1000;
+        const RequestPlan plan = model.plan(in);
+        ASSERT_GT(plan.ttft_ns, 0);
+        ASSERT_LE(plan.ttft_ns, 3'600'000'000'000LL);
+        ASSERT_TRUE(std::is_sorted(plan.token_offsets_ns.begin(), plan.token_offsets_ns.end()));
+        ASSERT_GE(plan.token_offsets_ns.front(), 0);
+        ASSERT_LE(plan.token_offsets_ns.back(), 999 * 600'000'000'000LL);
+    }
+}
+
 TEST(LatencyModel, SeededPlansDoNotDependOnThreads) {
     LatencyModel model(load_profile("gpt-4o-like", kProfilesDir));
     auto run = [&](std::uint64_t seed) {

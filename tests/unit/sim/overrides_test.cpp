@@ -68,7 +68,7 @@ TEST(Overrides, BadValuesAreClearErrors) {
     EXPECT_THAT(msg({{"x-sim-output-tokens", "1.5"}}), HasSubstr("x-sim-output-tokens"));
     EXPECT_THAT(msg({{"x-sim-fault", "boom"}}),
                 HasSubstr("one of none, 429, 500, 503, disconnect, stall, malformed"));
-    EXPECT_THAT(msg({{"x-sim-tokens-per-s", "0"}}), HasSubstr("above 0"));
+    EXPECT_THAT(msg({{"x-sim-tokens-per-s", "0"}}), HasSubstr("a number from 0.001 to 1000000"));
     EXPECT_THAT(msg({{"x-sim-ttft", "5"}}), HasSubstr("unknown header x-sim-ttft"));
     EXPECT_THAT(msg({{"x-sim-fault-at-token", "3"}}), HasSubstr("needs x-sim-fault"));
     EXPECT_THAT(msg({{"x-sim-seed", ""}}), HasSubstr("x-sim-seed"));

@@ -95,6 +95,8 @@ TEST(Profile, WrongTypeAndRangeNameFileLineKey) {
                 HasSubstr("bad.toml:4: decode.tokens_per_chunk"));
     EXPECT_THAT(error_of(std::string(kHead) + "[decode]\ntokens_per_chunk = 2.5\n"),
                 HasSubstr("decode.tokens_per_chunk"));
+    EXPECT_THAT(error_of(std::string(kHead) + "[decode]\ntokens_per_s = 0.001\n"),
+                HasSubstr("bad.toml:4: decode.tokens_per_s: expected 0 (no decode delay) or"));
     EXPECT_THAT(error_of("name = \"p\"\n"), HasSubstr("models"));
     EXPECT_THAT(error_of("models = [\"m\"]\n"), HasSubstr("name"));
 }
