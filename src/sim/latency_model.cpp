@@ -106,13 +106,11 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     const Overrides& ov = in.overrides;
     RequestPlan plan;
 
-    // Prompt accounting and the prefix cache.
+    // Prompt accounting (the cache is consulted below, once the request is known to run).
     std::uint64_t prompt_hash = in.prompt_hash;
     if (!in.prompt_text.empty()) {
         plan.prompt_tokens = estimate_prompt_tokens(in.prompt_text);
         prompt_hash = fnv1a64(in.prompt_text);
-        plan.cached_prompt_tokens =
-            std::min(cache_.lookup_and_insert(in.prompt_text), plan.prompt_tokens);
     } else {
         plan.prompt_tokens = std::max<std::int64_t>(in.prompt_tokens, 0);
     }
@@ -136,6 +134,12 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     if (plan.fault.is_http_error()) {
         plan.ttft_ns = ov.ttft_ms ? ms_to_ns(*ov.ttft_ms) : ms_to_ns(p.ttft.base_ms * m);
         return plan;
+    }
+
+    // A rejected request never reaches the engine, so only running ones fill the cache.
+    if (!in.prompt_text.empty()) {
+        plan.cached_prompt_tokens =
+            std::min(cache_.lookup_and_insert(in.prompt_text), plan.prompt_tokens);
     }
 
     // TTFT (before queueing): network + prefill of the uncached prompt + noise, scaled by peak.

@@ -82,7 +82,9 @@ public:
     LatencyModel(const LatencyModel&) = delete;
     LatencyModel& operator=(const LatencyModel&) = delete;
 
-    // Consults (and updates) the prefix cache when input.prompt_text is non-empty.
+    // Consults (and updates) the prefix cache when input.prompt_text is non-empty and the
+    // request is not answered with an injected 429/500/503. A plan may have 0 output tokens
+    // (max_tokens 0, x-sim-output-tokens 0): then it has no chunks.
     [[nodiscard]] RequestPlan plan(const PlanInput& input);
 
     [[nodiscard]] const Profile& profile() const noexcept { return profile_; }

@@ -100,8 +100,9 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ShippedProfileMedians,
 TEST(LatencyModel, FixedIsExact) {
     LatencyModel model(load_profile("fixed", kProfilesDir));
     for (int i = 0; i < 20; ++i) {
+        const std::string prompt = prompt_of_50_tokens(i);  // outlives the string_view
         PlanInput in;
-        in.prompt_text = prompt_of_50_tokens(i);
+        in.prompt_text = prompt;
         in.max_tokens = 50;
         in.wall_time_us = kNyNoon;
         const RequestPlan plan = model.plan(in);
@@ -169,6 +170,18 @@ TEST(LatencyModel, PrefixCacheHitsSkipPrefill) {
     EXPECT_EQ(warm.cached_prompt_tokens, 4000);
     // 60 ms per 1k uncached tokens: 4003 -> 4 uncached tokens saves about 240 ms.
     EXPECT_NEAR(static_cast<double>(cold.ttft_ns - warm.ttft_ns) / 1e6, 60.0 * 3.999 / 1, 0.1);
+}
+
+TEST(LatencyModel, RejectedRequestsDoNotFillTheCache) {
+    LatencyModel model(load_profile("llama-3-70b-like", kProfilesDir));
+    const std::string prompt(1'000, 'p');
+    PlanInput in;
+    in.prompt_text = prompt;
+    in.overrides.fault = FaultKind::http_503;
+    EXPECT_EQ(model.plan(in).cached_prompt_tokens, 0);
+    in.overrides.fault = FaultKind::none;
+    EXPECT_EQ(model.plan(in).cached_prompt_tokens, 0);
+    EXPECT_EQ(model.plan(in).cached_prompt_tokens, 240);  // 15 full blocks of 16 tokens
 }
 
 TEST(LatencyModel, FaultsHappenAtTheirRates) {
