@@ -180,7 +180,8 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
         gap_ns = 1e9 / *ov.tokens_per_s;
     } else if (p.decode.tokens_per_s > 0) {
         Rng rng = stream(kSpeed);
-        const double rate = p.decode.tokens_per_s * rng.lognormal_median(1.0, p.decode.request_sigma);
+        const double factor = rng.lognormal_median(1.0, p.decode.request_sigma);
+        const double rate = p.decode.tokens_per_s * factor;
         gap_ns = 1e9 / rate * m;
         jitter = p.decode.token_jitter;
     }
@@ -228,8 +229,10 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
                 for (std::size_t c = chunk; c < plan.chunks.size(); ++c) {
                     plan.chunks[c].offset_ns += plan.fault.stall_ns;
                 }
-                for (auto i = static_cast<std::size_t>(plan.fault.at_token); i < plan.token_offsets_ns.size(); ++i) {
-                    plan.token_offsets_ns[i] += plan.fault.stall_ns;
+                auto& offsets = plan.token_offsets_ns;
+                for (auto i = static_cast<std::size_t>(plan.fault.at_token); i < offsets.size();
+                     ++i) {
+                    offsets[i] += plan.fault.stall_ns;
                 }
             }
         }

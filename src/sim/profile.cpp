@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -49,7 +50,7 @@ DecodeParams read_decode(const ConfigTable& t) {
             range = {static_cast<double>(v), static_cast<double>(v)};
         }
         auto is_count = [](double v) {
-            return v >= 1 && v <= kMaxChunk && v == static_cast<double>(static_cast<std::int64_t>(v));
+            return v >= 1 && v <= kMaxChunk && v == std::floor(v);
         };
         if (range.size() != 2 || !is_count(range[0]) || !is_count(range[1]) ||
             range[0] > range[1]) {

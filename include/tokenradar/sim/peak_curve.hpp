@@ -15,8 +15,8 @@ public:
     // Flat curve: multiplier 1.0 at every instant.
     PeakCurve();
 
-    // Throws std::invalid_argument when the zone is unknown or a factor is not positive; profile loading
-    // turns that into a located ConfigError.
+    // Throws std::invalid_argument when the zone is unknown or a factor is outside (0, 100];
+    // profile loading turns that into a located ConfigError.
     PeakCurve(std::string timezone, std::array<double, 24> hourly, bool weekdays_only);
 
     // The factor for a UTC instant (microseconds since the Unix epoch): hourly[local hour],

@@ -61,7 +61,8 @@ TEST(Overrides, BadValuesAreClearErrors) {
         return o ? std::string() : o.error().message;
     };
     EXPECT_THAT(msg({{"x-sim-ttft-ms", "fast"}}),
-                HasSubstr("header x-sim-ttft-ms: expected a number from 0 to 600000, got \"fast\""));
+                HasSubstr("header x-sim-ttft-ms: expected a number from 0 to 600000, "
+                          "got \"fast\""));
     EXPECT_THAT(msg({{"x-sim-ttft-ms", "-1"}}), HasSubstr("x-sim-ttft-ms"));
     EXPECT_THAT(msg({{"x-sim-tokens-per-chunk", "0"}}),
                 HasSubstr("x-sim-tokens-per-chunk: expected an integer from 1 to 4096"));

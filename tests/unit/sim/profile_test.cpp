@@ -14,7 +14,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kProfilesDir = std::filesystem::path(TOKENRADAR_SOURCE_DIR) / "profiles";
+const std::filesystem::path kProfilesDir =
+    std::filesystem::path(TOKENRADAR_SOURCE_DIR) / "profiles";
 
 std::string error_of(std::string_view toml) {
     try {
@@ -72,7 +73,8 @@ TEST(Profile, DefaultsAndSeed) {
 }
 
 TEST(Profile, UnknownKeysAreErrorsAtEveryTable) {
-    EXPECT_THAT(error_of(std::string(kHead) + "typo = 1\n"), HasSubstr("bad.toml:3: unknown key 'typo'"));
+    EXPECT_THAT(error_of(std::string(kHead) + "typo = 1\n"),
+                HasSubstr("bad.toml:3: unknown key 'typo'"));
     for (const char* table : {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults"}) {
         SCOPED_TRACE(table);
         EXPECT_THAT(error_of(fmt::format("{}[{}]\nbogus = 1\n", kHead, table)),
