@@ -38,9 +38,10 @@ enum class FinishReason { length, stop };
 struct Fault {
     FaultKind kind = FaultKind::none;
     // disconnect: close the connection instead of writing the chunk that holds this token
-    // (tokens before it were sent). stall: wait stall_ns before writing that chunk (already
-    // included in token_offsets_ns). malformed: that chunk's bytes are corrupted.
-    // Always the first token of a chunk.
+    // (tokens before it were sent). stall: wait stall_ns before writing that chunk; already
+    // in the schedule (in ttft_ns when at_token is 0, else in the chunk and token offsets).
+    // malformed: that chunk's bytes are corrupted. Always the first token of a chunk; drawn
+    // faults pick a chunk after the first, x-sim-fault-at-token picks the chunk holding it.
     std::int64_t at_token = 0;
     std::int64_t stall_ns = 0;
 
