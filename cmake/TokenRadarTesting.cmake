@@ -1,16 +1,22 @@
-# tokenradar_add_test(NAME name SOURCES a.cpp b.cpp LIBS lib... [LABELS l...])
-# One GoogleTest executable; its tests are discovered so ctest reports each case.
+# tokenradar_add_test(NAME name SOURCES a.cpp b.cpp LIBS lib... [LABELS l...] [PREFIX p])
+# One GoogleTest executable; its tests are discovered so ctest reports each case. PREFIX
+# (e.g. "sim.") is prepended to every case name so `ctest -R sim` selects a component.
 function(tokenradar_add_test)
-    cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+    cmake_parse_arguments(T "" "NAME;PREFIX" "SOURCES;LIBS;LABELS" ${ARGN})
     add_executable(${T_NAME} ${T_SOURCES})
     target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main
                           tokenradar::options)
     target_compile_definitions(${T_NAME} PRIVATE
         TOKENRADAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
         TOKENRADAR_BINARY="$<TARGET_FILE:tokenradar>")
+    set(properties TIMEOUT 300)
+    if(T_LABELS)
+        list(APPEND properties LABELS "${T_LABELS}")
+    endif()
     gtest_discover_tests(${T_NAME}
+        TEST_PREFIX "${T_PREFIX}"
         DISCOVERY_TIMEOUT 60
-        PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300
+        PROPERTIES ${properties}
         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endfunction()
 

@@ -1,0 +1,84 @@
+#pragma once
+// A simulated provider's latency profile, loaded from a strict TOML file (profiles/README.md
+// documents every key, unit and default). Loading throws ConfigError naming file:line:key.
+
+#include <tokenradar/sim/peak_curve.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenradar {
+class ConfigTable;
+}
+
+namespace tokenradar::sim {
+
+// TTFT (before queueing) = (base_ms + prefill_ms_per_1k_tokens * uncached_prompt / 1000
+//                           + LogNormal(median noise_median_ms, sigma noise_sigma)) * peak
+// Median TTFT is therefore base + prefill + noise_median exactly (a constant shifts a median).
+struct TtftParams {
+    double base_ms = 0;
+    double prefill_ms_per_1k_tokens = 0;
+    double noise_median_ms = 0;
+    double noise_sigma = 0;  // 0 = the noise is exactly noise_median_ms
+};
+
+struct DecodeParams {
+    double tokens_per_s = 0;      // 0 = no decode delay (every token at the first token's time)
+    double request_sigma = 0;     // per-request speed factor ~ LogNormal(median 1, sigma)
+    double token_jitter = 0;      // coefficient of variation of the gaps inside one request
+    int tokens_per_chunk_min = 1;
+    int tokens_per_chunk_max = 1;
+    std::int64_t default_max_tokens = 500;
+    double stop_probability = 0;  // per token after the first; 0 = always run to max_tokens
+};
+
+struct CapacityParams {
+    std::int64_t max_concurrent = 0;  // 0 = unlimited
+    std::int64_t queue_limit = 0;     // waiting requests beyond this get 429
+};
+
+struct PrefixCacheParams {
+    std::int64_t block_tokens = 16;
+    std::int64_t capacity_blocks = 0;  // 0 = no cache
+};
+
+struct FaultParams {
+    double rate_429 = 0;
+    double rate_500 = 0;
+    double rate_503 = 0;
+    double rate_disconnect = 0;
+    double rate_stall = 0;
+    double stall_ms = 0;
+    double rate_malformed = 0;
+};
+
+struct Profile {
+    std::string name;
+    std::vector<std::string> models;  // the server answers 404 for any other model
+    std::uint64_t seed = 0;           // default: fnv1a64(name)
+    std::string source;               // file the profile came from (for messages)
+    TtftParams ttft;
+    DecodeParams decode;
+    CapacityParams capacity;
+    PeakCurve peak;
+    PrefixCacheParams prefix_cache;
+    FaultParams faults;
+
+    [[nodiscard]] bool serves(std::string_view model) const;
+};
+
+// `name_or_path` is a profile name ("gpt-4o-like" -> profiles_dir/gpt-4o-like.toml) when it
+// has no '/' and no ".toml" suffix; otherwise a file path. Throws ConfigError.
+Profile load_profile(std::string_view name_or_path, const std::filesystem::path& profiles_dir);
+
+// The same from TOML text (tests, embedded profiles). Throws ConfigError.
+Profile parse_profile(std::string_view toml_text, std::string source_name);
+
+// From an already-parsed document. Throws ConfigError.
+Profile profile_from_config(const ConfigTable& root);
+
+}  // namespace tokenradar::sim
