@@ -1,6 +1,7 @@
 #include <tokenradar/sim/latency_model.hpp>
 
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/sim/tokens.hpp>
 
 #include "rng.hpp"
@@ -109,7 +110,7 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     // Prompt accounting (the cache is consulted below, once the request is known to run).
     std::uint64_t prompt_hash = in.prompt_hash;
     if (!in.prompt_text.empty()) {
-        plan.prompt_tokens = estimate_prompt_tokens(in.prompt_text);
+        plan.prompt_tokens = estimate_tokens(in.prompt_text);
         prompt_hash = fnv1a64(in.prompt_text);
     } else {
         plan.prompt_tokens = std::max<std::int64_t>(in.prompt_tokens, 0);

@@ -1,6 +1,7 @@
 #include <tokenradar/sim/prefix_cache.hpp>
 
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/sim/tokens.hpp>
 
 #include <cassert>
@@ -14,7 +15,7 @@ PrefixCache::PrefixCache(std::int64_t block_tokens, std::int64_t capacity_blocks
 }
 
 std::vector<std::uint64_t> PrefixCache::block_hashes(std::string_view prompt) const {
-    const auto block_bytes = static_cast<std::size_t>(block_tokens_ * kBytesPerPromptToken);
+    const auto block_bytes = static_cast<std::size_t>(block_tokens_ * kBytesPerEstimatedToken);
     std::vector<std::uint64_t> out;
     out.reserve(prompt.size() / block_bytes);
     std::uint64_t chain = 0xcbf29ce484222325ULL;  // FNV offset basis: block 0's "parent"

@@ -33,11 +33,6 @@ constexpr std::array<std::string_view, 96> kWords = {
 
 }  // namespace
 
-std::int64_t estimate_prompt_tokens(std::string_view prompt) noexcept {
-    const auto bytes = static_cast<std::int64_t>(prompt.size());
-    return (bytes + kBytesPerPromptToken - 1) / kBytesPerPromptToken;
-}
-
 std::vector<std::string_view> generate_output_tokens(std::uint64_t seed, std::int64_t count) {
     std::vector<std::string_view> out;
     if (count <= 0) return out;

@@ -2,7 +2,7 @@
 // Token accounting of the simulator. Both directions are deterministic and cheap, so usage
 // figures are exact and reproducible:
 //
-// - Prompt tokens: ceil(utf8_bytes / 4) of the canonical prompt text (the text the dialect
+// - Prompt tokens: tokenradar::estimate_tokens (core/token_estimate.hpp), ceil(utf8_bytes / 4) of the canonical prompt text (the text the dialect
 //   codec extracts, e.g. roles and contents concatenated). It is the usual "4 bytes per
 //   token" rule of thumb; it needs no tokenizer, costs one division, and makes a token a
 //   fixed 4-byte span, so prefix-cache blocks are byte ranges.
@@ -16,11 +16,6 @@
 #include <vector>
 
 namespace tokenradar::sim {
-
-inline constexpr std::int64_t kBytesPerPromptToken = 4;
-
-// ceil(bytes / 4); 0 for an empty prompt.
-[[nodiscard]] std::int64_t estimate_prompt_tokens(std::string_view prompt) noexcept;
 
 // `count` output tokens drawn from a generator seeded with `seed`: the same seed gives the
 // same tokens, and a shorter answer is a prefix of a longer one with the same seed.

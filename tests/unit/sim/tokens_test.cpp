@@ -5,14 +5,6 @@
 namespace tokenradar::sim {
 namespace {
 
-TEST(Tokens, PromptEstimateIsCeilBytesOverFour) {
-    EXPECT_EQ(estimate_prompt_tokens(""), 0);
-    EXPECT_EQ(estimate_prompt_tokens("a"), 1);
-    EXPECT_EQ(estimate_prompt_tokens("abcd"), 1);
-    EXPECT_EQ(estimate_prompt_tokens("abcde"), 2);
-    EXPECT_EQ(estimate_prompt_tokens("h\xc3\xa9llo"), 2);  // 6 UTF-8 bytes
-}
-
 TEST(Tokens, OutputIsDeterministicAndExact) {
     auto a = generate_output_tokens(42, 300);
     auto b = generate_output_tokens(42, 300);
