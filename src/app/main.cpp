@@ -1,5 +1,8 @@
 // tokenradar: one binary, one subcommand per job. main parses the command line and calls
-// library functions; it holds no logic. Configuration errors are caught here once.
+// library functions; it holds no logic. Startup and configuration errors are caught here
+// once and printed as one line; the exit code is then 2.
+
+#include "commands.hpp"
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/logging.hpp>
@@ -11,6 +14,28 @@
 #include <cstdio>
 #include <exception>
 
+namespace tokenradar::app {
+
+std::string redacted_command_line(int argc, char** argv) {
+    std::string line;
+    bool redact_next = false;
+    for (int i = 0; i < argc; ++i) {
+        std::string_view arg(argv[i]);
+        if (!line.empty()) line += ' ';
+        if (redact_next) {
+            line += "[redacted]";
+        } else if (arg.starts_with("--header=")) {
+            line += "--header=[redacted]";
+        } else {
+            line += arg;
+        }
+        redact_next = arg == "--header";
+    }
+    return line;
+}
+
+}  // namespace tokenradar::app
+
 int main(int argc, char** argv) {
     CLI::App app{"TokenRadar: makes LLM latency visible, then makes it smaller."};
     app.set_version_flag("--version", std::string(tokenradar::version()));
@@ -19,11 +44,24 @@ int main(int argc, char** argv) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
         ->capture_default_str();
 
+    tokenradar::app::Runner runner;
+    tokenradar::app::register_sim(app, runner);
+    tokenradar::app::register_bench(app, runner, tokenradar::app::redacted_command_line(argc, argv));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        int code = app.exit(e);
+        const int code = app.exit(e);
         return code == 0 ? 0 : 2;
     }
-    return 0;
+    try {
+        tokenradar::configure_logging(log_level);
+        return runner ? runner() : 0;
+    } catch (const tokenradar::ConfigError& e) {
+        std::fprintf(stderr, "tokenradar: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tokenradar: error: %s\n", e.what());
+        return 1;
+    }
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Sim throughput and pacing (issue 2, section 6), measured from a separate client process
+# (wrk) on this machine. Prints one line per scenario; see README.md for the last numbers.
+#   bench/sim/run.sh [seconds]          (default 10 s per scenario)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-10}
+bin=build/release/tokenradar
+[ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
+ulimit -n 65536 2>/dev/null || true
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS
+run_scenario() {
+    local name=$1 profile=$2 threads=$3 connections=$4 tokens=$5 port pid stats
+    port=$(free_port)
+    "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
+    pid=$!
+    for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+    MAX_TOKENS=$tokens wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
+        "http://127.0.0.1:$port/v1/chat/completions" > "/tmp/tokenradar-wrk-$name.txt"
+    stats=$(curl -sf "http://127.0.0.1:$port/sim/stats")
+    kill -INT "$pid"; wait "$pid" || true
+    python3 - "$name" "$seconds" "$stats" "/tmp/tokenradar-wrk-$name.txt" <<'PY'
+import json, re, sys
+name, seconds, stats, wrk_file = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+wrk = open(wrk_file).read()
+reqs = re.search(r"Requests/sec:\s+([\d.]+)", wrk)
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
+print(f"{name}: {stats['chunks']/seconds:,.0f} chunks/s, {float(reqs.group(1)) if reqs else 0:,.0f} streams/s, "
+      f"lateness p50 {stats['lateness']['p50_us']/1000:.3f} ms p99 {stats['lateness']['p99_us']/1000:.3f} ms "
+      f"max {stats['lateness']['max_us']/1000:.3f} ms, non-2xx {errors.group(1) if errors else 0}")
+PY
+}
+
+run_scenario instant-1000 instant 1 1000 100
+run_scenario fixed-1000 fixed 1 1000 50

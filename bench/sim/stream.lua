@@ -1,0 +1,8 @@
+-- wrk script: one streaming OpenAI chat completion per request against the sim.
+-- MAX_TOKENS (env) sets the tokens (= chunks with tokens_per_chunk 1) per stream.
+local max_tokens = os.getenv("MAX_TOKENS") or "100"
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer sk-bench"
+wrk.body = '{"model":"gpt-4o","stream":true,"max_tokens":' .. max_tokens ..
+           ',"messages":[{"role":"user","content":"benchmark the simulator"}]}'

@@ -1,0 +1,74 @@
+#pragma once
+// A whole benchmark run: preflight, warmup, the measured phase in closed loop (fixed
+// concurrency) or open loop (a schedule computed before the run), progress, Ctrl-C.
+//
+// Threads: `threads` I/O threads, each with its own io_context and HTTP client pool;
+// requests are spread over them. run_bench() blocks until the run ends or `stop` is set
+// (Ctrl-C), then returns every record (in-flight requests at a stop are cancelled and not
+// counted).
+
+#include <tokenradar/bench/probe.hpp>
+#include <tokenradar/bench/schedule.hpp>
+#include <tokenradar/bench/target.hpp>
+#include <tokenradar/bench/workload.hpp>
+#include <tokenradar/core/measurement.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tokenradar::bench {
+
+struct RunOptions {
+    std::vector<Target> targets;
+    Workload workload;
+    std::size_t requests = 0;            // per target; 0 = use duration
+    std::chrono::nanoseconds duration{0};
+    std::size_t concurrency = 0;         // closed loop when > 0
+    double rate = 0;                     // open loop (requests/s over all targets) when > 0
+    Arrival arrival = Arrival::poisson;
+    std::size_t warmup = 0;              // unrecorded requests per target before measuring
+    bool preflight = true;               // one unrecorded request per target; failure = error
+    std::uint64_t seed = 1;
+    unsigned threads = 1;
+    net::ClientOptions client;
+    std::chrono::milliseconds first_token_timeout{60'000};
+    std::vector<std::pair<std::string, std::string>> extra_headers;  // x-sim-* in tests
+};
+
+struct Progress {
+    std::size_t done = 0;
+    std::size_t failed = 0;
+    std::size_t in_flight = 0;
+    double elapsed_s = 0;
+    std::vector<std::pair<std::string, double>> ttft_p50_ms;  // per target, so far
+};
+
+struct RunResult {
+    std::vector<Measurement> records;  // measured phase only, in completion order
+    bool interrupted = false;
+    std::size_t cancelled = 0;         // in flight at the stop, not recorded
+    double wall_s = 0;
+    double cpu_s = 0;                  // user + system CPU of this process during the run
+    std::size_t peak_in_flight = 0;
+    // Client-side scheduling lag (probe start - due time), all requests.
+    std::int64_t sched_lag_p50_ns = 0;
+    std::int64_t sched_lag_p99_ns = 0;
+    std::int64_t sched_lag_max_ns = 0;
+};
+
+// Thrown when a target fails its preflight (unreachable, TLS, auth, bad model): the message
+// names the target and the reason.
+class PreflightError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// `on_progress` is called about twice a second from an I/O thread (may be empty).
+RunResult run_bench(const RunOptions& options, const std::atomic<bool>& stop,
+                    const std::function<void(const Progress&)>& on_progress);
+
+}  // namespace tokenradar::bench

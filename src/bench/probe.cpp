@@ -1,0 +1,250 @@
+#include <tokenradar/bench/probe.hpp>
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/token_estimate.hpp>
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/http_call.hpp>
+#include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+#include <tokenradar/stats/percentiles.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tokenradar::bench {
+namespace {
+
+namespace asio = net::asio;
+namespace http = boost::beast::http;
+
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+constexpr std::size_t kMaxResponseBody = 16 * 1024 * 1024;
+
+dialect::ChatRequest chat_request(const Target& target, const PromptSpec& prompt) {
+    dialect::ChatRequest r;
+    r.model = target.model;
+    if (!prompt.system.empty()) {
+        r.messages.push_back({dialect::Role::system, {dialect::ContentPart::make_text(prompt.system)}, {}, {}, {}});
+    }
+    r.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(prompt.user)}, {}, {}, {}});
+    r.max_tokens = prompt.max_tokens;
+    r.temperature = prompt.temperature;
+    r.stream = prompt.stream;
+    r.include_usage = true;  // stream_options.include_usage where the API has it
+    return r;
+}
+
+std::string status_of(const Error& e) { return std::string(status_name(e.code)); }
+
+void apply_usage(Measurement& m, const dialect::Usage& usage) {
+    m.prompt_tokens = usage.prompt_tokens;
+    m.cached_prompt_tokens = usage.cached_prompt_tokens;
+    m.cache_creation_tokens = usage.cache_creation_tokens;
+    m.output_tokens = usage.output_tokens;
+    m.reasoning_tokens = usage.reasoning_tokens;
+}
+
+// Cancels the response when no output has arrived by the first-token deadline. Lives in a
+// shared_ptr so the timer's completion can find out that the probe has moved on.
+struct FirstTokenWatch {
+    explicit FirstTokenWatch(asio::any_io_executor ex) : timer(std::move(ex)) {}
+    asio::steady_timer timer;
+    net::StreamingResponse* response = nullptr;  // cleared before the response goes away
+    bool fired = false;
+};
+
+asio::awaitable<void> watch_first_token(std::shared_ptr<FirstTokenWatch> watch) {
+    auto [ec] = co_await watch->timer.async_wait(net::use_nothrow);
+    if (!ec && watch->response != nullptr) {
+        watch->fired = true;
+        watch->response->cancel();
+    }
+}
+
+void finish_stream_record(Measurement& m, const dialect::StreamAccumulator& acc) {
+    const auto& times = acc.times();
+    m.t.first_chunk = times.first_chunk;
+    m.t.first_token = times.first_token;
+    m.t.first_answer = times.first_answer;
+    m.t.last_token = times.last_token;
+    m.t.done = times.done;
+    m.output_events = static_cast<std::int64_t>(acc.output_events());
+    apply_usage(m, acc.usage());
+    if (!m.output_tokens) {
+        // No usage arrived: estimate from the output bytes and say so (metrics.md).
+        m.output_tokens = static_cast<std::int64_t>(
+            (acc.output_bytes() + kBytesPerEstimatedToken - 1) / kBytesPerEstimatedToken);
+        m.token_source = TokenSource::estimate;
+    }
+    std::vector<double> gaps(acc.chunk_gaps_ns().begin(), acc.chunk_gaps_ns().end());
+    if (auto s = stats::summarize(std::move(gaps))) {
+        m.chunk_gap_p50_ns = static_cast<std::int64_t>(s->p50);
+        m.chunk_gap_p99_ns = static_cast<std::int64_t>(s->p99);
+        m.chunk_gap_max_ns = static_cast<std::int64_t>(s->max);
+    }
+}
+
+// Returns the failure's message ("" when the stream was well-formed and complete).
+asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api, Measurement& m,
+                                  FirstTokenWatch& watch) {
+    sse::SseParser parser;
+    auto decoder = dialect::make_stream_decoder(api);
+    dialect::StreamAccumulator acc;
+    std::vector<dialect::StreamDelta> deltas;
+    std::optional<Error> failure;
+    while (!failure) {
+        auto piece = co_await response.read_some();
+        const std::int64_t now = steady_now_ns();
+        if (!piece) {
+            failure = piece.error();
+            if (watch.fired) failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
+            break;
+        }
+        if (piece->empty()) {
+            if (parser.finish()) failure = Error(Errc::protocol_error, "stream ended inside an event");
+            acc.on_end(now);
+            break;
+        }
+        auto fed = parser.feed(*piece, [&](const sse::SseEvent& event) {
+            if (failure) return;
+            deltas.clear();
+            if (auto decoded = decoder->decode(event.event, event.data, deltas); !decoded) {
+                failure = decoded.error();
+                return;
+            }
+            for (const auto& d : deltas) {
+                if (d.kind == dialect::StreamDelta::Kind::role && m.response_id.empty()) m.response_id = d.id;
+            }
+            acc.on_event(now, deltas);
+        });
+        if (!fed && !failure) failure = fed.error();
+        if (acc.times().first_token && watch.response != nullptr) {
+            watch.response = nullptr;
+            watch.timer.cancel();
+        }
+        if (acc.saw_done()) {
+            // Drain to the end of the body so the connection can be reused.
+            while (true) {
+                auto rest = co_await response.read_some();
+                if (!rest || rest->empty()) break;
+            }
+            break;
+        }
+    }
+    if (failure && !acc.times().done) acc.on_end(steady_now_ns());
+    finish_stream_record(m, acc);
+    if (failure) {
+        m.status = status_of(*failure);
+        co_return failure->message;
+    }
+    if (const auto& in_stream = acc.error()) {
+        m.status = fmt::format("http_{}", dialect::error_http_status(api, in_stream->code));
+        co_return fmt::format("in-stream error {}: {}", in_stream->type, in_stream->message);
+    }
+    if (!acc.saw_done()) {
+        m.status = "protocol_error";
+        co_return "the stream ended without its terminal event";
+    }
+    co_return std::string();
+}
+
+}  // namespace
+
+asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& target, ProbeRequest request) {
+    ProbeResult result;
+    Measurement& m = result.record;
+    m.request_id = request.request_id;
+    m.labels.provider = target.name;
+    m.labels.model = target.model;
+    m.labels.endpoint = target.base.host;
+    m.labels.api = std::string(dialect::to_string(target.api));
+    m.labels.task = request.task;
+    m.labels.source = "bench";
+    m.labels.stream = request.prompt.stream;
+
+    const std::int64_t t_start = steady_now_ns();
+    m.t.sched = request.t_sched != 0 ? request.t_sched : t_start;
+    m.t.send = t_start;
+    m.ts_us = wall_now_us();
+
+    auto call = dialect::make_http_call(target.api, target.base.target, chat_request(target, request.prompt),
+                                        target.key);
+    if (!call) {
+        m.status = "protocol_error";
+        m.t.done = steady_now_ns();
+        result.error = call.error().message;
+        co_return result;
+    }
+    net::Url url = target.base;
+    url.target = std::move(call->target);
+    for (auto& header : request.extra_headers) call->headers.push_back(std::move(header));
+
+    auto opened = co_await client.open(http::verb::post, url, call->headers, std::move(call->body));
+    if (!opened) {
+        m.status = status_of(opened.error());
+        m.t.done = steady_now_ns();
+        result.error = opened.error().message;
+        co_return result;
+    }
+    net::StreamingResponse& response = **opened;
+    const auto& timings = response.timings();
+    m.t.send = timings.t_send;
+    if (request.t_sched == 0) m.t.sched = m.t.send;
+    m.ts_us += (timings.t_send - t_start) / 1000;  // the wall clock at t_send
+    m.t.headers = timings.t_headers;
+    m.connect_ns = timings.connect_ns;
+    m.tls_ns = timings.tls_ns;
+    m.http_status = static_cast<int>(response.status());
+
+    if (response.status() != 200) {
+        auto body = co_await response.read_all(kMaxErrorBody);
+        m.status = fmt::format("http_{}", response.status());
+        m.t.done = steady_now_ns();
+        const auto parsed = dialect::parse_error_body(target.api, static_cast<int>(response.status()),
+                                                      body ? std::string_view(*body) : std::string_view{});
+        result.error = fmt::format("HTTP {}: {}", response.status(), parsed.message);
+        co_return result;
+    }
+
+    if (!request.prompt.stream) {
+        auto body = co_await response.read_all(kMaxResponseBody);
+        m.t.done = steady_now_ns();
+        if (!body) {
+            m.status = status_of(body.error());
+            result.error = body.error().message;
+            co_return result;
+        }
+        auto parsed = dialect::parse_response(target.api, *body);
+        if (!parsed) {
+            m.status = "protocol_error";
+            result.error = parsed.error().message;
+            co_return result;
+        }
+        // A whole response has no first token of its own: only TTFB and E2E are measured.
+        m.response_id = parsed->id;
+        apply_usage(m, parsed->usage);
+        if (!m.output_tokens) {
+            m.output_tokens = estimate_tokens(parsed->text) + estimate_tokens(parsed->reasoning);
+            m.token_source = TokenSource::estimate;
+        }
+        co_return result;
+    }
+
+    auto watch = std::make_shared<FirstTokenWatch>(co_await asio::this_coro::executor);
+    watch->response = &response;
+    watch->timer.expires_at(SteadyClock::time_point(Nanos(m.t.send)) + request.first_token_timeout);
+    asio::co_spawn(watch->timer.get_executor(), watch_first_token(watch), [](std::exception_ptr e) {
+        if (e) spdlog::error("first-token watch failed");
+    });
+    result.error = co_await read_stream(response, target.api, m, *watch);
+    watch->response = nullptr;
+    watch->timer.cancel();
+    co_return result;
+}
+
+}  // namespace tokenradar::bench

@@ -1,0 +1,285 @@
+#include <tokenradar/bench/runner.hpp>
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/logging.hpp>
+#include <tokenradar/stats/latency_histogram.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+namespace tokenradar::bench {
+namespace {
+
+namespace asio = net::asio;
+
+constexpr auto kMonitorTick = std::chrono::milliseconds(50);
+constexpr int kTicksPerProgress = 10;  // 500 ms
+
+double cpu_seconds() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+void log_failure(std::exception_ptr e) {
+    if (!e) return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        spdlog::error("bench: request coroutine failed: {}", ex.what());
+    }
+}
+
+// One I/O thread: its own io_context and connection pool.
+struct Lane {
+    explicit Lane(const net::ClientOptions& options) : client(ioc.get_executor(), options) {}
+    asio::io_context ioc{1};
+    net::HttpClient client;
+};
+
+enum class Phase { preflight, warmup, measured };
+
+class Run {
+public:
+    Run(const RunOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), order_(options.targets.size(), options.seed) {
+        const unsigned threads = std::max(1u, options.threads);
+        for (unsigned i = 0; i < threads; ++i) lanes_.push_back(std::make_unique<Lane>(options.client));
+        ttft_by_target_.resize(options.targets.size());
+    }
+
+    void preflight() {
+        std::vector<ProbeResult> results(options_.targets.size());
+        for (std::size_t t = 0; t < options_.targets.size(); ++t) {
+            asio::co_spawn(lanes_[0]->ioc, preflight_one(t, &results[t]), log_failure);
+        }
+        run_lanes();
+        for (std::size_t t = 0; t < results.size(); ++t) {
+            const auto& r = results[t];
+            const auto& m = r.record;
+            const bool unreachable = !m.t.headers && (m.status == "connection_error" || m.status == "timeout_connect");
+            const bool refused = m.http_status == 400 || m.http_status == 401 || m.http_status == 403 ||
+                                 m.http_status == 404;
+            if (unreachable || refused) {
+                throw PreflightError(fmt::format("target {}: {} ({} {}#{})", options_.targets[t].name,
+                                                 r.error.empty() ? m.status : r.error,
+                                                 dialect::to_string(options_.targets[t].api),
+                                                 options_.targets[t].base.authority(), options_.targets[t].model));
+            }
+        }
+    }
+
+    void warmup() {
+        if (options_.warmup == 0) return;
+        phase_ = Phase::warmup;
+        total_ = options_.warmup * options_.targets.size();
+        next_ = 0;
+        spawn_closed_workers(std::max<std::size_t>(1, std::min(options_.concurrency, total_)));
+        run_lanes();
+    }
+
+    RunResult measure(const std::function<void(const Progress&)>& on_progress) {
+        phase_ = Phase::measured;
+        next_ = 0;
+        total_ = options_.requests > 0 ? options_.requests * options_.targets.size() : SIZE_MAX;
+        start_ns_ = steady_now_ns();
+        deadline_ns_ = options_.requests > 0 ? INT64_MAX : start_ns_ + options_.duration.count();
+        const double cpu_start = cpu_seconds();
+        if (options_.rate > 0) {
+            auto offsets = open_loop_schedule(options_.rate, options_.arrival, total_ == SIZE_MAX ? 0 : total_,
+                                              options_.duration, options_.seed);
+            for (auto& lane : lanes_) guards_.push_back(asio::make_work_guard(lane->ioc));
+            alive_ += 1;
+            asio::co_spawn(lanes_[0]->ioc, dispatch_open_loop(std::move(offsets)), log_failure);
+        } else {
+            spawn_closed_workers(options_.concurrency);
+        }
+        asio::co_spawn(lanes_[0]->ioc, monitor(on_progress), log_failure);
+        run_lanes();
+
+        RunResult result;
+        result.records = std::move(records_);
+        result.interrupted = stop_.load();
+        result.cancelled = in_flight_.load();
+        result.wall_s = static_cast<double>(steady_now_ns() - start_ns_) / 1e9;
+        result.cpu_s = cpu_seconds() - cpu_start;
+        result.peak_in_flight = peak_in_flight_;
+        result.sched_lag_p50_ns = lag_.percentile_ns(0.5);
+        result.sched_lag_p99_ns = lag_.percentile_ns(0.99);
+        result.sched_lag_max_ns = lag_.max_ns();
+        return result;
+    }
+
+private:
+    asio::awaitable<void> preflight_one(std::size_t target, ProbeResult* out) {
+        ProbeRequest request = make_request(target, 0, 0);
+        *out = co_await run_probe(lanes_[0]->client, options_.targets[target], std::move(request));
+    }
+
+    ProbeRequest make_request(std::size_t target, std::uint64_t index, std::int64_t t_sched) {
+        ProbeRequest request;
+        // Each phase draws prompts from its own index range so no prompt repeats in a run.
+        const std::uint64_t phase_base = phase_ == Phase::measured ? 0 : phase_ == Phase::warmup ? 1ULL << 40 : 1ULL << 41;
+        request.prompt = make_prompt(options_.workload, options_.seed, phase_base + index * 7919 + target);
+        request.task = options_.workload.task;
+        request.t_sched = t_sched;
+        request.request_id = new_request_id();
+        request.first_token_timeout = options_.first_token_timeout;
+        request.extra_headers = options_.extra_headers;
+        return request;
+    }
+
+    std::size_t next_target() {
+        std::lock_guard lock(mutex_);
+        return order_.next();
+    }
+
+    void spawn_closed_workers(std::size_t count) {
+        for (std::size_t w = 0; w < count; ++w) {
+            Lane* lane = lanes_[w % lanes_.size()].get();
+            alive_ += 1;
+            asio::co_spawn(lane->ioc, closed_worker(lane), log_failure);
+        }
+    }
+
+    asio::awaitable<void> closed_worker(Lane* lane) {
+        while (!stop_.load(std::memory_order_relaxed)) {
+            const std::size_t index = next_.fetch_add(1);
+            if (index >= total_ || steady_now_ns() >= deadline_ns_) break;
+            co_await measure_one(lane, index, 0);
+        }
+        alive_ -= 1;
+    }
+
+    asio::awaitable<void> dispatch_open_loop(std::vector<std::int64_t> offsets) {
+        asio::steady_timer timer(lanes_[0]->ioc);
+        const std::int64_t start = steady_now_ns();
+        for (std::size_t i = 0; i < offsets.size() && !stop_.load(std::memory_order_relaxed); ++i) {
+            const std::int64_t due = start + offsets[i];
+            timer.expires_at(SteadyClock::time_point(Nanos(due)));
+            co_await timer.async_wait(net::use_nothrow);
+            Lane* lane = lanes_[i % lanes_.size()].get();
+            alive_ += 1;
+            asio::co_spawn(lane->ioc, open_request(lane, i, due), log_failure);
+        }
+        for (auto& guard : guards_) guard.reset();
+        alive_ -= 1;
+    }
+
+    asio::awaitable<void> open_request(Lane* lane, std::size_t index, std::int64_t due) {
+        lag_.record_ns(steady_now_ns() - due);
+        co_await measure_one(lane, index, due);
+        alive_ -= 1;
+    }
+
+    asio::awaitable<void> measure_one(Lane* lane, std::size_t index, std::int64_t t_sched) {
+        const std::size_t target = next_target();
+        const std::size_t now_in_flight = ++in_flight_;
+        {
+            std::lock_guard lock(mutex_);
+            peak_in_flight_ = std::max(peak_in_flight_, now_in_flight);
+        }
+        ProbeResult result = co_await run_probe(lane->client, options_.targets[target], make_request(target, index, t_sched));
+        --in_flight_;
+        if (phase_ != Phase::measured) co_return;
+        std::lock_guard lock(mutex_);
+        if (result.record.ok()) {
+            if (auto ttft = derive(result.record).ttft_ms) ttft_by_target_[target].push_back(*ttft);
+        } else {
+            ++failed_;
+            if (failed_ <= 3 && !result.error.empty()) {
+                spdlog::warn("{}: {}: {}", options_.targets[target].name, result.record.status, result.error);
+            }
+        }
+        records_.push_back(std::move(result.record));
+    }
+
+    asio::awaitable<void> monitor(std::function<void(const Progress&)> on_progress) {
+        asio::steady_timer timer(lanes_[0]->ioc);
+        int tick = 0;
+        while (alive_.load() > 0) {
+            timer.expires_after(kMonitorTick);
+            co_await timer.async_wait(net::use_nothrow);
+            if (stop_.load()) {
+                for (auto& lane : lanes_) lane->ioc.stop();
+                co_return;
+            }
+            if (++tick % kTicksPerProgress == 0 && on_progress) on_progress(progress());
+        }
+        if (on_progress) on_progress(progress());
+    }
+
+    Progress progress() {
+        Progress p;
+        std::lock_guard lock(mutex_);
+        p.done = records_.size();
+        p.failed = failed_;
+        p.in_flight = in_flight_.load();
+        p.elapsed_s = static_cast<double>(steady_now_ns() - start_ns_) / 1e9;
+        for (std::size_t t = 0; t < ttft_by_target_.size(); ++t) {
+            auto values = ttft_by_target_[t];
+            double median = 0;
+            if (!values.empty()) {
+                auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+                std::nth_element(values.begin(), mid, values.end());
+                median = *mid;
+            }
+            p.ttft_p50_ms.emplace_back(options_.targets[t].name, median);
+        }
+        return p;
+    }
+
+    // Runs every lane's io_context on its own thread until all run out of work or stop.
+    void run_lanes() {
+        std::vector<std::thread> threads;
+        for (std::size_t i = 1; i < lanes_.size(); ++i) {
+            threads.emplace_back([lane = lanes_[i].get()] { lane->ioc.run(); });
+        }
+        lanes_[0]->ioc.run();
+        for (auto& t : threads) t.join();
+        for (auto& lane : lanes_) lane->ioc.restart();
+    }
+
+    const RunOptions& options_;
+    const std::atomic<bool>& stop_;
+    std::vector<std::unique_ptr<Lane>> lanes_;
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
+    Phase phase_ = Phase::preflight;
+
+    std::mutex mutex_;
+    TargetOrder order_;
+    std::vector<Measurement> records_;
+    std::vector<std::vector<double>> ttft_by_target_;
+    std::size_t failed_ = 0;
+    std::size_t peak_in_flight_ = 0;
+
+    std::atomic<std::size_t> next_{0};
+    std::atomic<std::size_t> in_flight_{0};
+    std::atomic<std::size_t> alive_{0};
+    std::size_t total_ = 0;
+    std::int64_t start_ns_ = 0;
+    std::int64_t deadline_ns_ = INT64_MAX;
+    stats::LatencyHistogram lag_;
+};
+
+}  // namespace
+
+RunResult run_bench(const RunOptions& options, const std::atomic<bool>& stop,
+                    const std::function<void(const Progress&)>& on_progress) {
+    Run run(options, stop);
+    if (options.preflight) run.preflight();
+    run.warmup();
+    return run.measure(on_progress);
+}
+
+}  // namespace tokenradar::bench

@@ -1,0 +1,68 @@
+// `tokenradar sim`: loads the profiles, serves each on its port until SIGINT/SIGTERM.
+
+#include <tokenradar/core/config.hpp>
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/logging.hpp>
+#include <tokenradar/net/signals.hpp>
+#include <tokenradar/sim/profile.hpp>
+#include <tokenradar/sim/sim_server.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <thread>
+
+namespace tokenradar::sim {
+
+int run_sim_command(const SimCommandOptions& options) {
+    SimServerOptions server_options;
+    server_options.api_key = options.api_key;
+    server_options.pinned_wall_time_us = options.pinned_wall_time_us;
+    if (!options.trace_path.empty()) {
+        auto sink = TraceSink::open(options.trace_path);
+        if (!sink) throw ConfigError(sink.error().message);
+        server_options.trace = *sink;
+    }
+
+    std::vector<Profile> profiles;
+    for (const auto& endpoint : options.endpoints) {
+        Profile profile = load_profile(endpoint.profile, options.profiles_dir);
+        if (options.seed) profile.seed = fnv1a64(fmt::format("{}:{}", *options.seed, profile.name));
+        profiles.push_back(std::move(profile));
+    }
+
+    const unsigned threads = options.threads > 0 ? options.threads
+                                                 : std::max(1u, std::thread::hardware_concurrency());
+    asio::io_context ioc(static_cast<int>(threads));
+    std::vector<std::unique_ptr<SimServer>> servers;
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+        auto server = std::make_unique<SimServer>(ioc, profiles[i], server_options);
+        auto port = server->listen(options.host, options.endpoints[i].port);
+        if (!port) throw ConfigError(port.error().message);
+        server->start();
+        std::printf("sim %s listening on http://%s:%u (models: %s)\n", profiles[i].name.c_str(),
+                    options.host.c_str(), *port, fmt::format("{}", fmt::join(profiles[i].models, ", ")).c_str());
+        servers.push_back(std::move(server));
+    }
+    std::fflush(stdout);
+
+    net::ShutdownSignals signals(ioc, [&servers](int signal) {
+        spdlog::info("signal {}: stopping (streams get 5 s to finish)", signal);
+        for (auto& server : servers) server->stop(std::chrono::seconds(5));
+    });
+
+    std::vector<std::thread> workers;
+    for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
+    ioc.run();
+    for (auto& worker : workers) worker.join();
+
+    for (const auto& server : servers) {
+        const SimStats s = server->stats();
+        spdlog::info("sim {}: {} requests, {} chunks, write lateness p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms",
+                     server->profile().name, s.requests, s.chunks, s.lateness_p50_ns / 1e6,
+                     s.lateness_p99_ns / 1e6, s.lateness_max_ns / 1e6);
+    }
+    return 0;
+}
+
+}  // namespace tokenradar::sim

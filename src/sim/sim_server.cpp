@@ -1,0 +1,371 @@
+#include <tokenradar/sim/sim_server.hpp>
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/logging.hpp>
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/sim/trace_record.hpp>
+#include <tokenradar/sim/wire.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tokenradar::sim {
+
+namespace http = boost::beast::http;
+using net::asio;
+using net::use_nothrow;
+
+// ---- TraceSink ------------------------------------------------------------------------
+
+Result<std::shared_ptr<TraceSink>> TraceSink::open(const std::filesystem::path& path) {
+    std::FILE* file = std::fopen(path.c_str(), "a");
+    if (file == nullptr) {
+        return Error(Errc::internal, fmt::format("--trace {}: cannot open for writing: {}",
+                                                 path.string(), std::strerror(errno)));
+    }
+    return std::shared_ptr<TraceSink>(new TraceSink(file));
+}
+
+TraceSink::~TraceSink() { std::fclose(file_); }
+
+void TraceSink::write(std::string_view line) {
+    std::lock_guard lock(mutex_);
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+}
+
+// ---- Server state ---------------------------------------------------------------------
+
+struct SimServer::State {
+    State(Profile p, SimServerOptions o) : model(std::move(p)), options(std::move(o)) {}
+
+    LatencyModel model;
+    SimServerOptions options;
+    std::atomic<std::uint64_t> requests{0};
+    std::atomic<std::uint64_t> chunks{0};
+    stats::LatencyHistogram lateness;
+
+    // Queued requests wait on a timer that release() cancels to wake them.
+    std::mutex waiters_mutex;
+    std::unordered_map<Ticket, std::shared_ptr<asio::steady_timer>> waiters;
+    std::unordered_set<Ticket> woken_before_waiting;
+
+    std::int64_t wall_now_us() const {
+        return options.pinned_wall_time_us.value_or(tokenradar::wall_now_us());
+    }
+
+    void wake(Ticket ticket) {
+        std::lock_guard lock(waiters_mutex);
+        auto it = waiters.find(ticket);
+        if (it == waiters.end()) {
+            woken_before_waiting.insert(ticket);
+            return;
+        }
+        auto timer = std::move(it->second);
+        waiters.erase(it);
+        asio::post(timer->get_executor(), [timer] { timer->cancel(); });
+    }
+
+    // Called exactly once per request that held a slot.
+    void release_slot() {
+        if (auto next = model.gate().release()) wake(*next);
+    }
+};
+
+namespace {
+
+// Releases the capacity slot when the request ends, however it ends.
+class SlotGuard {
+public:
+    explicit SlotGuard(SimServer::State* state) : state_(state) {}
+    ~SlotGuard() {
+        if (state_ != nullptr) state_->release_slot();
+    }
+    SlotGuard(const SlotGuard&) = delete;
+    SlotGuard& operator=(const SlotGuard&) = delete;
+
+private:
+    SimServer::State* state_;
+};
+
+// Suspends until the slot of `ticket` is handed over (true) or the client went away
+// (false; the ticket is withdrawn, or the slot released if it raced in).
+asio::awaitable<bool> wait_for_slot(SimServer::State* state, Ticket ticket) {
+    auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
+                                                      asio::steady_timer::time_point::max());
+    {
+        std::lock_guard lock(state->waiters_mutex);
+        if (state->woken_before_waiting.erase(ticket) > 0) co_return true;
+        state->waiters.emplace(ticket, timer);
+    }
+    co_await timer->async_wait(use_nothrow);
+    bool woken = false;
+    {
+        std::lock_guard lock(state->waiters_mutex);
+        woken = state->waiters.erase(ticket) == 0;
+    }
+    if (woken) co_return true;
+    if (!state->model.gate().cancel(ticket)) state->release_slot();
+    co_return false;
+}
+
+// A timer reused for every wait of one request.
+class Pacer {
+public:
+    explicit Pacer(asio::any_io_executor ex) : timer_(std::move(ex)) {}
+
+    // Suspends until the steady clock reaches due_ns. False when cancelled.
+    asio::awaitable<bool> until(std::int64_t due_ns) {
+        if (steady_now_ns() >= due_ns) co_return true;
+        timer_.expires_at(SteadyClock::time_point(Nanos(due_ns)));
+        auto [ec] = co_await timer_.async_wait(use_nothrow);
+        co_return !ec;
+    }
+
+private:
+    asio::steady_timer timer_;
+};
+
+struct Reply {
+    http::status status;
+    std::string content_type;
+    std::string body;
+    net::HeaderList headers;
+};
+
+Reply error_reply(dialect::Api api, Errc code, std::string_view message, net::HeaderList headers = {}) {
+    return Reply{static_cast<http::status>(dialect::error_http_status(api, code)), "application/json",
+                 dialect::emit_error_body(api, code, message), std::move(headers)};
+}
+
+}  // namespace
+
+// The per-request work lives in wire.hpp's RequestHandler; these free coroutines only pace
+// and write what it plans.
+namespace {
+
+asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
+    co_await writer.send(reply.status, reply.content_type, std::move(reply.body), reply.headers);
+}
+
+void write_trace(SimServer::State* state, const TraceRecord& record) {
+    if (state->options.trace) state->options.trace->write(record.to_json_line());
+}
+
+asio::awaitable<void> serve_completion(SimServer::State* state, net::Request& request,
+                                       net::ResponseWriter& writer, WireRequest wire) {
+    const std::int64_t t_read = writer.request_read_ns();
+    const dialect::Api api = wire.api;
+
+    auto overrides = parse_overrides(wire.sim_headers);
+    if (!overrides) {
+        co_await send_reply(writer, error_reply(api, Errc::bad_request, overrides.error().message));
+        co_return;
+    }
+    if (!state->model.profile().serves(wire.chat.model)) {
+        co_await send_reply(
+            writer, error_reply(api, Errc::not_found,
+                                fmt::format("The model '{}' does not exist (this sim serves: {})",
+                                            wire.chat.model, fmt::join(state->model.profile().models, ", "))));
+        co_return;
+    }
+
+    // Admission: run now, wait in the FIFO queue, or 429 when the queue is full.
+    const Admission admission = state->model.gate().admit();
+    if (admission.kind == Admission::Kind::reject) {
+        co_await send_reply(writer, error_reply(api, Errc::rate_limited,
+                                                "The simulated provider is at capacity; retry later.",
+                                                {{"retry-after", "1"}}));
+        co_return;
+    }
+    if (admission.kind == Admission::Kind::queued) {
+        if (!co_await wait_for_slot(state, admission.ticket)) co_return;
+    }
+    SlotGuard slot(state);
+    const std::int64_t t_admitted = steady_now_ns();
+
+    const std::string prompt = canonical_prompt(wire.chat);
+    PlanInput input;
+    input.prompt_text = prompt;
+    input.max_tokens = wire.chat.max_tokens;
+    input.wall_time_us = state->wall_now_us();
+    input.overrides = *overrides;
+    input.request_seed = overrides->seed;
+    const RequestPlan plan = state->model.plan(input);
+
+    TraceRecord trace = TraceRecord::from_plan(plan, t_admitted - t_read);
+    trace.response_id = new_response_id(api);
+    trace.profile = state->model.profile().name;
+    trace.model = wire.chat.model;
+    trace.api = std::string(dialect::to_string(api));
+    trace.stream = wire.chat.stream;
+    trace.ts_us = input.wall_time_us;
+
+    Pacer pacer(co_await asio::this_coro::executor);
+    const std::int64_t t_first = t_admitted + plan.ttft_ns;
+
+    if (plan.fault.is_http_error()) {
+        if (!co_await pacer.until(t_first)) co_return;
+        const Errc code = plan.fault.http_status() == 429 ? Errc::rate_limited
+                          : plan.fault.http_status() == 503 ? Errc::overloaded
+                                                             : Errc::internal;
+        Reply reply = error_reply(api, code, "Simulated upstream failure.");
+        reply.status = static_cast<http::status>(plan.fault.http_status());
+        if (code == Errc::rate_limited) reply.headers.emplace_back("retry-after", "1");
+        trace.status = plan.fault.http_status();
+        write_trace(state, trace);
+        co_await send_reply(writer, std::move(reply));
+        co_return;
+    }
+
+    const net::HeaderList headers{{"x-request-id", trace.response_id}};
+    if (!wire.chat.stream) {
+        if (!co_await pacer.until(t_first + plan.token_offsets_ns.back())) co_return;
+        if (plan.fault.kind == FaultKind::disconnect) {
+            write_trace(state, trace);
+            writer.abort();
+            co_return;
+        }
+        std::string body = plan.fault.kind == FaultKind::malformed
+                               ? std::string(R"({"id":"malformed","choices":[{"mess)")
+                               : dialect::emit_response(api, make_response(plan, trace.response_id, wire.chat.model));
+        write_trace(state, trace);
+        co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        co_return;
+    }
+
+    if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
+    StreamWriter stream(api, plan, trace.response_id, wire.chat.model, wire.chat.include_usage);
+    std::string bytes;
+    for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
+        const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;
+        if (!co_await pacer.until(due)) co_return;
+        if (plan.fault.kind == FaultKind::disconnect && plan.chunks[chunk].first_token == plan.fault.at_token) {
+            write_trace(state, trace);
+            writer.abort();
+            co_return;
+        }
+        bytes.clear();
+        // Chunks already due are written together, as a loaded server would.
+        std::size_t last = chunk;
+        while (true) {
+            const bool malformed = plan.fault.kind == FaultKind::malformed &&
+                                   plan.chunks[last].first_token == plan.fault.at_token;
+            stream.encode_chunk(last, malformed, bytes);
+            const bool next_due = last + 1 < plan.chunks.size() &&
+                                  t_first + plan.chunks[last + 1].offset_ns <= steady_now_ns() &&
+                                  !(plan.fault.kind == FaultKind::disconnect &&
+                                    plan.chunks[last + 1].first_token == plan.fault.at_token);
+            if (!next_due) break;
+            ++last;
+        }
+        if (last + 1 == plan.chunks.size()) stream.finish(bytes);
+        if (co_await writer.write_chunk(bytes)) co_return;
+        const std::int64_t written = steady_now_ns();
+        for (std::size_t c = chunk; c <= last; ++c) {
+            state->lateness.record_ns(written - (t_first + plan.chunks[c].offset_ns));
+        }
+        state->chunks.fetch_add(last - chunk + 1, std::memory_order_relaxed);
+        chunk = last;
+    }
+    if (plan.chunks.empty()) {
+        bytes.clear();
+        stream.finish(bytes);
+        if (co_await writer.write_chunk(bytes)) co_return;
+    }
+    write_trace(state, trace);
+    co_await writer.finish();
+}
+
+asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, net::Request& request,
+                                     net::ResponseWriter& writer) {
+    state->requests.fetch_add(1, std::memory_order_relaxed);
+    auto route = route_request(request, state->options.api_key);
+    if (!route) {
+        const auto& failure = route.error();
+        co_await send_reply(writer, error_reply(failure.api, failure.code, failure.message));
+        co_return;
+    }
+    switch (route->kind) {
+        case Route::Kind::health:
+            co_await writer.send(http::status::ok, "text/plain", "ok\n");
+            co_return;
+        case Route::Kind::stats: {
+            SimStats s;
+            s.requests = state->requests.load();
+            s.chunks = state->chunks.load();
+            s.running = state->model.gate().running();
+            s.queued = state->model.gate().queued();
+            s.lateness_p50_ns = state->lateness.percentile_ns(0.5);
+            s.lateness_p99_ns = state->lateness.percentile_ns(0.99);
+            s.lateness_max_ns = state->lateness.max_ns();
+            co_await writer.send(http::status::ok, "application/json", stats_json(s));
+            co_return;
+        }
+        case Route::Kind::models:
+            co_await writer.send(http::status::ok, "application/json",
+                                 models_json(route->api, state->model.profile()));
+            co_return;
+        case Route::Kind::completion: {
+            auto wire = parse_wire_request(request, *route);
+            if (!wire) {
+                co_await send_reply(writer, error_reply(route->api, wire.error().code.value() ==
+                                                                           static_cast<int>(Errc::not_found)
+                                                                       ? Errc::not_found
+                                                                       : Errc::bad_request,
+                                                        wire.error().message));
+                co_return;
+            }
+            co_await serve_completion(state.get(), request, writer, std::move(*wire));
+            co_return;
+        }
+    }
+}
+
+}  // namespace
+
+// ---- SimServer ------------------------------------------------------------------------
+
+SimServer::SimServer(asio::io_context& ioc, Profile profile, SimServerOptions options)
+    : state_(std::make_shared<State>(std::move(profile), std::move(options))) {
+    auto state = state_;
+    server_ = std::make_unique<net::HttpServer>(
+        ioc,
+        [state](net::Request& request, net::ResponseWriter& writer) {
+            return handle_request(state, request, writer);
+        },
+        state_->options.limits);
+}
+
+SimServer::~SimServer() = default;
+
+Result<std::uint16_t> SimServer::listen(std::string_view host, std::uint16_t port) {
+    auto endpoint = server_->listen(host, port);
+    if (!endpoint) return endpoint.error();
+    return endpoint->port();
+}
+
+void SimServer::start() { server_->start(); }
+void SimServer::stop(std::chrono::milliseconds grace) { server_->stop(grace); }
+std::uint16_t SimServer::port() const { return server_->port(); }
+const Profile& SimServer::profile() const { return state_->model.profile(); }
+
+SimStats SimServer::stats() const {
+    SimStats s;
+    s.requests = state_->requests.load();
+    s.chunks = state_->chunks.load();
+    s.running = state_->model.gate().running();
+    s.queued = state_->model.gate().queued();
+    s.lateness_p50_ns = state_->lateness.percentile_ns(0.5);
+    s.lateness_p99_ns = state_->lateness.percentile_ns(0.99);
+    s.lateness_max_ns = state_->lateness.max_ns();
+    return s;
+}
+
+}  // namespace tokenradar::sim

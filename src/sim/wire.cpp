@@ -1,0 +1,344 @@
+#include "wire.hpp"
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/sim/tokens.hpp>
+
+#include <boost/beast/http/field.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace tokenradar::sim {
+namespace {
+
+namespace http = boost::beast::http;
+using dialect::Api;
+
+constexpr std::string_view kGeminiPrefix = "/v1beta/models/";
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) {
+    if (text.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+    }
+    return true;
+}
+
+std::string_view header(const net::Request& request, std::string_view name) {
+    auto it = request.find(name);
+    return it == request.end() ? std::string_view{} : std::string_view(it->value());
+}
+
+RouteError route_error(Api api, Errc code, std::string message) {
+    return RouteError{api, code, std::move(message)};
+}
+
+// The key each API expects, in the header shape it expects. Nullopt when accepted.
+std::optional<RouteError> check_key(Api api, const net::Request& request, std::string_view query_key,
+                                    std::string_view required) {
+    std::string_view key;
+    switch (api) {
+        case Api::openai: {
+            std::string_view auth = header(request, "authorization");
+            if (iequals_prefix(auth, "bearer ")) key = auth.substr(7);
+            if (key.empty()) {
+                return route_error(api, Errc::unauthorized,
+                                   "You didn't provide an API key. You need to provide your API key "
+                                   "in an Authorization header using Bearer auth (i.e. "
+                                   "Authorization: Bearer YOUR_KEY).");
+            }
+            if (!required.empty() && key != required) {
+                return route_error(api, Errc::unauthorized, "Incorrect API key provided.");
+            }
+            return std::nullopt;
+        }
+        case Api::anthropic:
+            key = header(request, "x-api-key");
+            if (key.empty()) return route_error(api, Errc::unauthorized, "x-api-key header is required");
+            if (!required.empty() && key != required) {
+                return route_error(api, Errc::unauthorized, "invalid x-api-key");
+            }
+            return std::nullopt;
+        case Api::gemini:
+            key = header(request, "x-goog-api-key");
+            if (key.empty()) key = query_key;
+            if (key.empty()) {
+                return route_error(api, Errc::forbidden,
+                                   "Method doesn't allow unregistered callers (callers without "
+                                   "established identity). Please use API Key or other form of "
+                                   "API consumer identity to call this API.");
+            }
+            if (!required.empty() && key != required) {
+                return route_error(api, Errc::bad_request,
+                                   "API key not valid. Please pass a valid API key.");
+            }
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+void throw_exception_from_error(const RouteError& e, const boost::source_location&) {
+    throw std::runtime_error(e.message);
+}
+
+boost::system::result<Route, RouteError> route_request(const net::Request& request,
+                                                       std::string_view required_key) {
+    const std::string_view target(request.target());
+    const std::size_t query_at = target.find('?');
+    const std::string_view path = target.substr(0, query_at);
+    std::string query_key;
+    bool alt_sse = false;
+    if (query_at != std::string_view::npos) {
+        auto params = boost::urls::parse_query(target.substr(query_at + 1));
+        if (params) {
+            for (const auto& param : *params) {
+                if (param.key == "key") query_key = param.value;
+                if (param.key == "alt" && param.value == "sse") alt_sse = true;
+            }
+        }
+    }
+    const bool get = request.method() == http::verb::get;
+    const bool post = request.method() == http::verb::post;
+
+    if (get && path == "/healthz") return Route{Route::Kind::health};
+    if (get && path == "/sim/stats") return Route{Route::Kind::stats};
+
+    Route route;
+    if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
+        route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
+        if (path == "/v1/models" && (!header(request, "x-api-key").empty() ||
+                                     !header(request, "anthropic-version").empty())) {
+            route.api = Api::anthropic;
+        }
+        route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
+    } else if (path == "/v1beta/models") {
+        route.api = Api::gemini;
+        route.kind = Route::Kind::models;
+    } else if (path.starts_with(kGeminiPrefix)) {
+        route.api = Api::gemini;
+        const std::string_view rest = path.substr(kGeminiPrefix.size());
+        const std::size_t colon = rest.rfind(':');
+        const std::string_view method = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+        if (method != "generateContent" && method != "streamGenerateContent") {
+            return route_error(Api::gemini, Errc::not_found,
+                               fmt::format("Method not found: {} (expected "
+                                           "models/{{model}}:generateContent or "
+                                           ":streamGenerateContent)",
+                                           path));
+        }
+        route.kind = Route::Kind::completion;
+        route.model = std::string(rest.substr(0, colon));
+        route.stream = method == "streamGenerateContent";
+        if (route.stream && !alt_sse) {
+            return route_error(Api::gemini, Errc::bad_request,
+                               "This simulator streams Server-Sent Events only: add ?alt=sse to "
+                               "streamGenerateContent.");
+        }
+    } else {
+        return route_error(Api::openai, Errc::not_found,
+                           fmt::format("Unknown path {} (the sim serves /v1/chat/completions, "
+                                       "/v1/messages, /v1beta/models/{{model}}:generateContent, "
+                                       "/v1/models)",
+                                       path));
+    }
+    const bool method_ok = route.kind == Route::Kind::models ? get : post;
+    if (!method_ok) {
+        return route_error(route.api, Errc::method_not_allowed,
+                           fmt::format("Method {} is not allowed on {}",
+                                       std::string_view(request.method_string()), path));
+    }
+    if (route.api == Api::anthropic && route.kind == Route::Kind::completion &&
+        header(request, "anthropic-version").empty()) {
+        if (auto missing = check_key(route.api, request, query_key, required_key)) return *missing;
+        return route_error(Api::anthropic, Errc::bad_request, "anthropic-version: header is required");
+    }
+    if (auto refused = check_key(route.api, request, query_key, required_key)) return *refused;
+    return route;
+}
+
+Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route) {
+    auto chat = dialect::parse_request(route.api, request.body(), route.model, route.stream);
+    if (!chat) return chat.error();
+    WireRequest wire;
+    wire.api = route.api;
+    wire.chat = std::move(*chat);
+    if (route.api != Api::openai) wire.chat.include_usage = true;
+    for (const auto& field : request) {
+        if (iequals_prefix(field.name_string(), "x-sim-")) {
+            wire.sim_headers.emplace_back(field.name_string(), field.value());
+        }
+    }
+    return wire;
+}
+
+std::string canonical_prompt(const dialect::ChatRequest& request) {
+    std::string text;
+    for (const auto& tool : request.tools) {
+        fmt::format_to(std::back_inserter(text), "tool: {} {} {}\n", tool.name, tool.description,
+                       tool.parameters);
+    }
+    for (const auto& message : request.messages) {
+        text += dialect::to_string(message.role);
+        text += ": ";
+        for (const auto& part : message.content) {
+            if (part.kind == dialect::ContentPart::Kind::text) {
+                text += part.text;
+            } else {
+                text += "[image]";  // images are priced per image, not per byte, by real APIs
+            }
+        }
+        for (const auto& call : message.tool_calls) {
+            fmt::format_to(std::back_inserter(text), " call {}({})", call.name, call.arguments);
+        }
+        text += '\n';
+    }
+    return text;
+}
+
+std::string new_response_id(Api api) {
+    switch (api) {
+        case Api::openai: return new_request_id("chatcmpl-");
+        case Api::anthropic: return new_request_id("msg_");
+        case Api::gemini: return new_request_id();
+    }
+    return new_request_id();
+}
+
+std::string models_json(Api api, const Profile& profile) {
+    boost::json::array data;
+    for (const auto& model : profile.models) {
+        boost::json::object entry;
+        switch (api) {
+            case Api::openai:
+                entry["id"] = model;
+                entry["object"] = "model";
+                entry["created"] = 1'700'000'000;
+                entry["owned_by"] = "tokenradar-sim";
+                break;
+            case Api::anthropic:
+                entry["type"] = "model";
+                entry["id"] = model;
+                entry["display_name"] = model;
+                entry["created_at"] = "2024-01-01T00:00:00Z";
+                break;
+            case Api::gemini:
+                entry["name"] = "models/" + model;
+                entry["displayName"] = model;
+                entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
+                                                                          "streamGenerateContent"};
+                break;
+        }
+        data.push_back(std::move(entry));
+    }
+    boost::json::object body;
+    if (api == Api::gemini) {
+        body["models"] = std::move(data);
+    } else if (api == Api::anthropic) {
+        body["first_id"] = profile.models.empty() ? "" : profile.models.front();
+        body["last_id"] = profile.models.empty() ? "" : profile.models.back();
+        body["has_more"] = false;
+        body["data"] = std::move(data);
+    } else {
+        body["object"] = "list";
+        body["data"] = std::move(data);
+    }
+    return boost::json::serialize(body);
+}
+
+std::string stats_json(const SimStats& s) {
+    boost::json::object o;
+    o["requests"] = s.requests;
+    o["chunks"] = s.chunks;
+    o["running"] = s.running;
+    o["queued"] = s.queued;
+    boost::json::object lateness;
+    lateness["p50_us"] = static_cast<double>(s.lateness_p50_ns) / 1e3;
+    lateness["p99_us"] = static_cast<double>(s.lateness_p99_ns) / 1e3;
+    lateness["max_us"] = static_cast<double>(s.lateness_max_ns) / 1e3;
+    o["lateness"] = std::move(lateness);
+    return boost::json::serialize(o);
+}
+
+dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model) {
+    dialect::ChatResponse r;
+    r.id = std::move(id);
+    r.model = std::move(model);
+    r.text = join_tokens(plan.tokens);
+    r.finish_reason = plan.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
+                                                                : dialect::FinishReason::length;
+    r.usage.prompt_tokens = plan.prompt_tokens;
+    r.usage.cached_prompt_tokens = plan.cached_prompt_tokens;
+    r.usage.output_tokens = plan.output_tokens;
+    r.created = wall_now_us() / 1'000'000;
+    return r;
+}
+
+StreamWriter::StreamWriter(Api api, const RequestPlan& plan, std::string id, std::string model,
+                           bool include_usage)
+    : api_(api), plan_(plan), id_(std::move(id)), model_(std::move(model)) {
+    dialect::StreamMeta meta;
+    meta.id = id_;
+    meta.model = model_;
+    meta.created = wall_now_us() / 1'000'000;
+    meta.include_usage = include_usage;
+    encoder_ = dialect::make_stream_encoder(api, std::move(meta));
+}
+
+dialect::Usage StreamWriter::usage_through(std::size_t tokens) const {
+    dialect::Usage usage;
+    usage.prompt_tokens = plan_.prompt_tokens;
+    usage.cached_prompt_tokens = plan_.cached_prompt_tokens;
+    usage.output_tokens = static_cast<std::int64_t>(tokens);
+    return usage;
+}
+
+void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& out) {
+    const Chunk& chunk = plan_.chunks[index];
+    if (index == 0) {
+        auto role = dialect::StreamDelta::make(dialect::StreamDelta::Kind::role);
+        role.id = id_;
+        role.name = model_;
+        encoder_->encode(role, out);
+        if (api_ == Api::anthropic) {
+            // message_start carries the input usage on the real API.
+            auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
+            usage.usage = usage_through(0);
+            encoder_->encode(usage, out);
+        }
+    }
+    tokens_sent_ = chunk.first_token + chunk.token_count;
+    if (malformed) {
+        out += "data: {\"malformed\":\"";
+        out += plan_.chunk_text(index);
+        out += "\n\n";
+        return;
+    }
+    encoder_->encode(dialect::StreamDelta::make_text(plan_.chunk_text(index)), out);
+    if (api_ == Api::gemini) {
+        // Gemini repeats cumulative usage on every chunk.
+        auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
+        usage.usage = usage_through(static_cast<std::size_t>(tokens_sent_));
+        encoder_->encode(usage, out);
+    }
+}
+
+void StreamWriter::finish(std::string& out) {
+    auto finish = dialect::StreamDelta::make(dialect::StreamDelta::Kind::finish);
+    finish.finish_reason = plan_.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
+                                                                      : dialect::FinishReason::length;
+    encoder_->encode(finish, out);
+    auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
+    usage.usage = usage_through(static_cast<std::size_t>(plan_.output_tokens));
+    encoder_->encode(usage, out);
+    encoder_->finish(out);
+}
+
+}  // namespace tokenradar::sim

@@ -1,0 +1,86 @@
+#pragma once
+// The sim's wire layer, sans-IO: which dialect and operation a request is (paths, auth
+// header shapes of the real APIs), the neutral request parsed from it, and the bytes of
+// responses and stream chunks for a RequestPlan. sim_server.cpp only paces and writes.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/stream_delta.hpp>
+#include <tokenradar/net/request_reader.hpp>
+#include <tokenradar/sim/latency_model.hpp>
+#include <tokenradar/sim/overrides.hpp>
+#include <tokenradar/sim/sim_server.hpp>
+
+#include <boost/system/result.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tokenradar::sim {
+
+struct Route {
+    enum class Kind { health, stats, models, completion };
+    Kind kind = Kind::health;
+    dialect::Api api = dialect::Api::openai;
+    std::string model;    // Gemini: from the path
+    bool stream = false;  // Gemini: streamGenerateContent
+};
+
+// A request the sim refuses before parsing its body, in the shape of `api`.
+struct RouteError {
+    dialect::Api api = dialect::Api::openai;
+    Errc code = Errc::not_found;
+    std::string message;
+};
+[[noreturn]] void throw_exception_from_error(const RouteError& e, const boost::source_location&);
+
+// Paths and auth of the real APIs:
+//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key,
+//   anthropic-version), POST /v1beta/models/{model}:generateContent and
+//   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
+//   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
+//   GET /healthz and GET /sim/stats (no auth). `required_key` empty: any non-empty key.
+boost::system::result<Route, RouteError> route_request(const net::Request& request,
+                                                       std::string_view required_key);
+
+struct WireRequest {
+    dialect::Api api = dialect::Api::openai;
+    dialect::ChatRequest chat;
+    std::vector<Header> sim_headers;  // x-sim-* (views into the request)
+};
+Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route);
+
+// The text the prompt-token count and the prefix cache see: tools, then every message as
+// "role: content" lines, in order, so a stable prefix of the conversation is a stable prefix
+// of this text in every dialect.
+std::string canonical_prompt(const dialect::ChatRequest& request);
+
+std::string new_response_id(dialect::Api api);
+std::string models_json(dialect::Api api, const Profile& profile);
+std::string stats_json(const SimStats& stats);
+dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model);
+
+// Encodes a plan's chunks as SSE events of one dialect.
+class StreamWriter {
+public:
+    StreamWriter(dialect::Api api, const RequestPlan& plan, std::string id, std::string model,
+                 bool include_usage);
+    // Appends chunk `index` (the role/start events before chunk 0). A malformed chunk is
+    // an event whose JSON is cut short.
+    void encode_chunk(std::size_t index, bool malformed, std::string& out);
+    // Finish reason, usage and the dialect's terminal events.
+    void finish(std::string& out);
+
+private:
+    dialect::Usage usage_through(std::size_t tokens) const;
+
+    dialect::Api api_;
+    const RequestPlan& plan_;
+    std::unique_ptr<dialect::StreamEncoder> encoder_;
+    std::string id_;
+    std::string model_;
+    std::int64_t tokens_sent_ = 0;
+};
+
+}  // namespace tokenradar::sim

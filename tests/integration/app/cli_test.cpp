@@ -1,0 +1,85 @@
+// The binary's bad-input contract: a one-line error naming what is wrong, exit code 2,
+// never a crash.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tokenradar {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Outcome {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+Outcome run(const std::string& args) {
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto out = dir / "tokenradar_cli_out.txt";
+    const auto err = dir / "tokenradar_cli_err.txt";
+    const std::string command = std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(command.c_str());
+    const auto slurp = [](const std::filesystem::path& p) {
+        std::ifstream in(p);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    };
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(Cli, BenchBadInputIsOneLineAndExitCode2) {
+    const std::string common = " --workload chat --requests 1 --concurrency 1";
+    struct Case {
+        std::string args;
+        std::string says;
+    } cases[] = {
+        {"bench --target a=mistral:http://127.0.0.1:9/v1#m" + common, "unknown API 'mistral'"},
+        {"bench --target nonsense" + common, "missing NAME="},
+        {"bench --target a=openai:http://127.0.0.1:9/v1" + common, "missing #MODEL"},
+        {"bench --target a=openai:ftp://x/v1#m" + common, "scheme"},
+        {"bench --target a=openai:http://127.0.0.1:1/v1#m" + common, "target a:"},
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload /nonexistent/w.toml --requests 1 --concurrency 1",
+         "/nonexistent/w.toml"},
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --requests 1", "--concurrency"},
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --concurrency 1 --duration 10parsecs",
+         "invalid duration"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.args);
+        auto o = run(c.args);
+        EXPECT_EQ(o.exit_code, 2);
+        EXPECT_THAT(o.err, HasSubstr(c.says));
+        EXPECT_EQ(lines(o.err), 1) << o.err;
+    }
+}
+
+TEST(Cli, InvalidWorkloadFileNamesFileLineAndKey) {
+    const auto path = std::filesystem::temp_directory_path() / "tokenradar_cli_bad_workload.toml";
+    std::ofstream(path) << "max_tokens = \"lots\"\n[prompt]\nuser = \"x\"\n";
+    auto o = run("bench --target a=openai:http://127.0.0.1:9/v1#m --workload " + path.string() +
+                 " --requests 1 --concurrency 1");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_THAT(o.err, HasSubstr(path.string() + ":1: max_tokens: expected an integer"));
+}
+
+TEST(Cli, SimBadProfileIsOneLineAndExitCode2) {
+    auto o = run("sim --profile no-such-profile --port 0");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_THAT(o.err, HasSubstr("no-such-profile"));
+    EXPECT_EQ(lines(o.err), 1) << o.err;
+}
+
+}  // namespace
+}  // namespace tokenradar

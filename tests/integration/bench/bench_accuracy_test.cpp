@@ -1,0 +1,139 @@
+// bench against the sim's ground truth: the acceptance numbers of the bench issue.
+// Timing-sensitive (label `timing`): run on the optimised build, not under ASan.
+
+#include <tokenradar/bench/runner.hpp>
+
+#include "../../support/sim_fixture.hpp"
+
+#include <tokenradar/bench/report.hpp>
+#include <tokenradar/core/resource_dir.hpp>
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+namespace tokenradar::bench {
+namespace {
+
+using testing::SimFixture;
+
+Workload short_workload(std::int64_t max_tokens) {
+    Workload w;
+    w.name = "accuracy";
+    w.task = "accuracy";
+    w.max_tokens = max_tokens;
+    w.user_template = "Tell me about {nonce}.";
+    return w;
+}
+
+Target sim_target(const std::string& name, const SimFixture& sim, const std::string& model) {
+    const EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
+    auto t = parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env).value();
+    t.key = Secret("sk-test");
+    return t;
+}
+
+std::map<std::string, std::int64_t> read_trace_ttft(const std::filesystem::path& path) {
+    std::map<std::string, std::int64_t> ttft;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto v = boost::json::parse(line);
+        ttft[std::string(v.at("response_id").as_string())] = v.at("ttft_ns").as_int64();
+    }
+    return ttft;
+}
+
+void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
+    const auto trace = std::filesystem::temp_directory_path() /
+                       ("tokenradar_accuracy_" + std::to_string(concurrency) + ".jsonl");
+    std::filesystem::remove(trace);
+    sim::SimServerOptions sim_options;
+    sim_options.trace = sim::TraceSink::open(trace).value();
+    SimFixture sim("fixed", sim_options, 1);
+
+    RunOptions o;
+    o.targets.push_back(sim_target("fixed", sim, "fixed"));
+    o.workload = short_workload(20);
+    o.requests = requests;
+    o.concurrency = concurrency;
+    o.client.max_idle_per_host = concurrency;
+    std::atomic<bool> stop{false};
+    RunResult result = run_bench(o, stop, {});
+    ASSERT_EQ(result.records.size(), requests);
+
+    auto report = summarize_target("fixed", result.records);
+    EXPECT_EQ(report.errors, 0u);
+    EXPECT_NEAR(report.ttft_ms->p50, 250.0, 1.0) << "concurrency " << concurrency;
+    EXPECT_NEAR(report.tpot_ms->p50, 20.0, 0.1) << "concurrency " << concurrency;
+
+    // Per request, joined with the sim's intended timings on the response id.
+    const auto truth = read_trace_ttft(trace);
+    std::size_t joined = 0, within = 0;
+    for (const auto& m : result.records) {
+        auto it = truth.find(m.response_id);
+        if (it == truth.end()) continue;
+        ++joined;
+        const double error_ms = std::abs(*derive(m).ttft_ms - static_cast<double>(it->second) / 1e6);
+        within += error_ms < 2.0 ? 1 : 0;
+    }
+    EXPECT_EQ(joined, requests);
+    EXPECT_GE(static_cast<double>(within), 0.99 * static_cast<double>(requests));
+}
+
+TEST(BenchAccuracy, FixedProfileAtConcurrencyOne) { expect_fixed_accuracy(1, 12); }
+
+TEST(BenchAccuracy, FixedProfileAtConcurrency500) { expect_fixed_accuracy(500, 500); }
+
+// The published comparison (../shared/design.md), gen-500 against the four profiles, at an
+// off-peak hour (a Sunday at 03:00 in New York) so Gemini's business-hours peak is off.
+TEST(BenchAccuracy, PublishedComparisonProfilesWithin5Percent) {
+    struct Expected {
+        const char* profile;
+        const char* model;
+        double ttft_ms;
+        double tokens_per_s;
+    };
+    const Expected expected[] = {{"gpt-4o-like", "gpt-4o", 280, 42},
+                                 {"claude-3.5-sonnet-like", "claude-3-5-sonnet-latest", 310, 38},
+                                 {"gemini-1.5-pro-like", "gemini-1.5-pro", 620, 29},
+                                 {"llama-3-70b-like", "llama-3-70b", 410, 35}};
+    sim::SimServerOptions sim_options;
+    sim_options.pinned_wall_time_us = 1'764'489'600LL * 1'000'000;  // Sun 2025-11-30 03:00 New York
+    std::vector<std::unique_ptr<SimFixture>> sims;
+    RunOptions o;
+    for (const auto& e : expected) {
+        auto profile = sim::load_profile(e.profile, testing::profiles_dir());
+        ASSERT_TRUE(profile.serves(e.model)) << e.profile << " does not serve " << e.model;
+        sims.push_back(std::make_unique<SimFixture>(profile, sim_options));
+        o.targets.push_back(sim_target(e.profile, *sims.back(), e.model));
+    }
+    o.workload = load_workload("gen-500", find_resource_dir("workloads"));
+    o.requests = 100;
+    o.concurrency = 200;  // about 50 per profile: below every profile's capacity
+    o.client.max_idle_per_host = 200;
+    std::atomic<bool> stop{false};
+    RunResult result = run_bench(o, stop, {});
+
+    std::vector<TargetReport> reports;
+    for (const auto& target : o.targets) {
+        std::vector<Measurement> mine;
+        for (const auto& m : result.records) {
+            if (m.labels.provider == target.name) mine.push_back(m);
+        }
+        reports.push_back(summarize_target(target.name, mine));
+    }
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        SCOPED_TRACE(expected[i].profile);
+        EXPECT_LT(reports[i].error_rate(), 0.03);  // the profiles' own small fault rates
+        EXPECT_NEAR(reports[i].ttft_ms->p50, expected[i].ttft_ms, 0.05 * expected[i].ttft_ms);
+        EXPECT_NEAR(reports[i].decode_tps->p50, expected[i].tokens_per_s, 0.05 * expected[i].tokens_per_s);
+    }
+    const std::string markdown = render_markdown(reports);
+    EXPECT_NE(markdown.find("| gpt-4o-like | gpt-4o |"), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace tokenradar::bench

@@ -1,0 +1,163 @@
+// bench's measuring client against crafted streams: each case is one way real providers
+// (or broken ones) stream, measured exactly as metrics.md says.
+
+#include <tokenradar/bench/probe.hpp>
+
+#include "../../support/run_sync.hpp"
+#include "../../support/scripted_server.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tokenradar::bench {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::Script;
+using testing::ScriptedServer;
+
+std::string sse(std::string_view data) { return "data: " + std::string(data) + "\n\n"; }
+
+std::string openai_chunk(std::string_view delta, std::string_view finish = "null") {
+    return sse(R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":)" +
+               std::string(delta) + R"(,"finish_reason":)" + std::string(finish) + "}]}");
+}
+
+const std::string kUsageChunk =
+    sse(R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}})");
+const std::string kDone = sse("[DONE]");
+
+ProbeResult probe(const ScriptedServer& server, dialect::Api api = dialect::Api::openai, bool stream = true) {
+    Target target;
+    target.name = "t";
+    target.api = api;
+    target.base = net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
+    target.model = "m";
+    target.key = Secret("sk-test");
+    ProbeRequest request;
+    request.prompt.user = "hello";
+    request.prompt.max_tokens = 5;
+    request.prompt.stream = stream;
+    request.task = "chat";
+    request.request_id = "r1";
+    request.first_token_timeout = milliseconds(2000);
+    boost::asio::io_context ioc;
+    net::HttpClient client(ioc.get_executor());
+    return testing::run_sync(ioc, run_probe(client, target, request));
+}
+
+double ms(std::optional<std::int64_t> later, std::int64_t earlier) { return static_cast<double>(*later - earlier) / 1e6; }
+
+TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+                                            {milliseconds(60), openai_chunk(R"({"content":"Hello"})")},
+                                            {milliseconds(20), openai_chunk(R"({"content":" there"})")},
+                                            {milliseconds(20), openai_chunk(R"({"content":"!"})")},
+                                            {milliseconds(0), openai_chunk("{}", "\"stop\"")},
+                                            {milliseconds(0), kUsageChunk + kDone}}});
+    auto r = probe(server);
+    const auto& m = r.record;
+    ASSERT_EQ(m.status, "ok") << r.error;
+    EXPECT_EQ(m.response_id, "chatcmpl-x");
+    EXPECT_LT(ms(m.t.first_chunk, m.t.send), 20);
+    EXPECT_NEAR(ms(m.t.first_token, m.t.send), 60, 15);
+    EXPECT_EQ(m.output_tokens, 5);  // usage only in the last chunk
+    EXPECT_EQ(m.prompt_tokens, 11);
+    EXPECT_EQ(m.token_source, TokenSource::usage);
+    EXPECT_EQ(m.output_events, 3);
+    // TPOT over N - 1 = 4 intervals spanning the 40 ms between first and last token.
+    EXPECT_NEAR(*derive(m).tpot_ms, 10, 3);
+}
+
+TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(30), openai_chunk(R"({"role":"assistant","reasoning_content":"Let me think"})")},
+                                            {milliseconds(80), openai_chunk(R"({"content":"42"})")},
+                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}});
+    auto m = probe(server).record;
+    ASSERT_EQ(m.status, "ok");
+    EXPECT_NEAR(ms(m.t.first_token, m.t.send), 30, 15);
+    EXPECT_NEAR(ms(m.t.first_answer, m.t.send), 110, 20);
+}
+
+std::string gemini_chunk(std::string_view text, int cumulative_tokens, bool last) {
+    return sse(R"({"candidates":[{"content":{"role":"model","parts":[{"text":")" + std::string(text) + R"("}]})" +
+               (last ? std::string(R"(,"finishReason":"STOP")") : std::string()) +
+               R"(}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":)" +
+               std::to_string(cumulative_tokens) + R"(,"totalTokenCount":)" + std::to_string(7 + cumulative_tokens) +
+               R"(},"modelVersion":"m","responseId":"g1"})");
+}
+
+TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(40), gemini_chunk("one two three", 3, false)},
+                                            {milliseconds(30), gemini_chunk(" four five six", 6, false)},
+                                            {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}});
+    auto m = probe(server, dialect::Api::gemini).record;
+    ASSERT_EQ(m.status, "ok");
+    EXPECT_EQ(m.output_tokens, 9);  // the last cumulative value, not the sum
+    EXPECT_EQ(m.prompt_tokens, 7);
+    EXPECT_DOUBLE_EQ(*derive(m).tokens_per_chunk, 3.0);
+    EXPECT_NEAR(*derive(m).tpot_ms, 60.0 / 8, 2);  // (t_last - t_first) / (N - 1)
+}
+
+TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(10), openai_chunk(R"({"content":"abcdefgh"})")},
+                                            {milliseconds(10), openai_chunk(R"({"content":"ijkl"})")},
+                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}});
+    auto m = probe(server).record;
+    ASSERT_EQ(m.status, "ok");
+    EXPECT_EQ(m.token_source, TokenSource::estimate);
+    EXPECT_EQ(m.output_tokens, 3);  // 12 bytes / 4
+}
+
+TEST(BenchProbe, MalformedChunkIsAProtocolError) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(5), openai_chunk(R"({"content":"ok"})")},
+                                            {milliseconds(5), sse(R"({"choices":[{"delta":{"content":"bro)")},
+                                            {milliseconds(5), kDone}}});
+    auto r = probe(server);
+    EXPECT_EQ(r.record.status, "protocol_error");
+    EXPECT_FALSE(r.error.empty());
+}
+
+TEST(BenchProbe, DisconnectMidStreamIsAConnectionError) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(5), openai_chunk(R"({"content":"partial"})")}},
+                                 .abort_at_end = true});
+    auto m = probe(server).record;
+    EXPECT_EQ(m.status, "connection_error");
+    EXPECT_TRUE(m.t.first_token.has_value());
+}
+
+TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
+    ScriptedServer server(Script{.status = 429,
+                                 .content_type = "application/json",
+                                 .headers = {{"retry-after", "2"}},
+                                 .pieces = {{milliseconds(0), R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})"}}});
+    auto r = probe(server);
+    EXPECT_EQ(r.record.status, "http_429");
+    EXPECT_EQ(r.record.http_status, 429);
+    EXPECT_NE(r.error.find("Rate limit reached"), std::string::npos);
+    EXPECT_FALSE(r.record.t.first_token.has_value());
+}
+
+TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
+    ScriptedServer server(Script{.pieces = {{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+                                            {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}});
+    auto m = probe(server).record;  // first-token timeout 2 s
+    EXPECT_EQ(m.status, "timeout_first_token");
+}
+
+TEST(BenchProbe, UnreachableHostIsAConnectionError) {
+    Target target;
+    target.name = "t";
+    target.base = net::parse_url("http://127.0.0.1:1/v1").value();
+    target.model = "m";
+    ProbeRequest request;
+    request.prompt.user = "x";
+    request.prompt.max_tokens = 1;
+    boost::asio::io_context ioc;
+    net::HttpClient client(ioc.get_executor());
+    auto r = testing::run_sync(ioc, run_probe(client, target, request));
+    EXPECT_EQ(r.record.status, "connection_error");
+    EXPECT_NE(r.error.find("127.0.0.1:1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenradar::bench

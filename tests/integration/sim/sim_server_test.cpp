@@ -1,0 +1,344 @@
+// The simulated providers end to end: real sockets on 127.0.0.1, the real client, the real
+// codecs. What a user of `tokenradar sim` relies on.
+
+#include <tokenradar/sim/sim_server.hpp>
+
+#include "../../support/run_sync.hpp"
+#include "../../support/sim_fixture.hpp"
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/http_call.hpp>
+#include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/net/http_client.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+
+#include <boost/json/parse.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace tokenradar {
+namespace {
+
+using dialect::Api;
+using testing::SimFixture;
+namespace http = boost::beast::http;
+namespace asio = boost::asio;
+
+struct StreamOutcome {
+    unsigned status = 0;
+    std::string error;  // transport or decode failure
+    std::string text;
+    std::string response_id;
+    dialect::StreamAccumulator acc;
+    std::int64_t t_send = 0;
+};
+
+dialect::ChatRequest chat(std::string model, bool stream, std::int64_t max_tokens,
+                          std::string user = "Say something about latency.") {
+    dialect::ChatRequest r;
+    r.model = std::move(model);
+    r.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(std::move(user))}, {}, {}, {}});
+    r.max_tokens = max_tokens;
+    r.stream = stream;
+    r.include_usage = true;
+    return r;
+}
+
+net::Url url_of(const SimFixture& sim, std::string target) {
+    auto url = net::parse_url(sim.base_url()).value();
+    url.target = std::move(target);
+    return url;
+}
+
+asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url base, Api api,
+                                           dialect::ChatRequest request, net::HeaderList extra) {
+    StreamOutcome out;
+    auto call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("sk-test")).value();
+    base.target = call.target;
+    for (auto& h : extra) call.headers.push_back(h);
+    auto opened = co_await client.open(http::verb::post, base, call.headers, call.body);
+    if (!opened) {
+        out.error = opened.error().message;
+        co_return out;
+    }
+    auto& response = **opened;
+    out.status = response.status();
+    out.t_send = response.timings().t_send;
+    if (out.status != 200) {
+        auto body = co_await response.read_all(1 << 20);
+        out.text = body ? *body : "";
+        co_return out;
+    }
+    sse::SseParser parser;
+    auto decoder = dialect::make_stream_decoder(api);
+    std::vector<dialect::StreamDelta> deltas;
+    while (true) {
+        auto piece = co_await response.read_some();
+        const auto now = steady_now_ns();
+        if (!piece) {
+            out.error = piece.error().message;
+            break;
+        }
+        if (piece->empty()) {
+            out.acc.on_end(now);
+            break;
+        }
+        (void)parser.feed(*piece, [&](const sse::SseEvent& e) {
+            deltas.clear();
+            if (auto r = decoder->decode(e.event, e.data, deltas); !r) {
+                out.error = "decode: " + r.error().message;
+                return;
+            }
+            for (const auto& d : deltas) {
+                if (d.kind == dialect::StreamDelta::Kind::text) out.text += d.text;
+                if (d.kind == dialect::StreamDelta::Kind::role && out.response_id.empty()) out.response_id = d.id;
+            }
+            out.acc.on_event(now, deltas);
+        });
+    }
+    co_return out;
+}
+
+class SimServerTest : public ::testing::Test {
+protected:
+    StreamOutcome stream(SimFixture& sim, Api api, dialect::ChatRequest request, net::HeaderList extra = {}) {
+        net::HttpClient client(ioc_.get_executor());
+        return testing::run_sync(ioc_, stream_once(client, url_of(sim, "/"), api, std::move(request), std::move(extra)));
+    }
+    net::HttpClient::Response call(SimFixture& sim, http::verb verb, std::string target, net::HeaderList headers,
+                                   std::string body) {
+        net::HttpClient client(ioc_.get_executor());
+        auto r = testing::run_sync(ioc_, client.request(verb, url_of(sim, std::move(target)), headers, std::move(body)));
+        EXPECT_TRUE(r) << (r ? "" : r.error().message);
+        return r ? std::move(*r) : net::HttpClient::Response{};
+    }
+    asio::io_context ioc_;
+};
+
+TEST_F(SimServerTest, EveryDialectStreamsValidEventsWithExactUsage) {
+    SimFixture sim("instant");
+    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+        SCOPED_TRACE(std::string(dialect::to_string(api)));
+        auto out = stream(sim, api, chat("gpt-4o", true, 37));
+        ASSERT_EQ(out.status, 200u) << out.text;
+        EXPECT_EQ(out.error, "");
+        EXPECT_TRUE(out.acc.saw_done());
+        EXPECT_EQ(out.acc.usage().output_tokens, 37);
+        EXPECT_GT(out.acc.usage().prompt_tokens.value_or(0), 0);
+        EXPECT_EQ(out.acc.finish_reason(), dialect::FinishReason::length);
+        EXPECT_FALSE(out.text.empty());
+    }
+}
+
+TEST_F(SimServerTest, EveryDialectAnswersWholeResponses) {
+    SimFixture sim("instant");
+    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+        SCOPED_TRACE(std::string(dialect::to_string(api)));
+        auto request = chat("gpt-4o", false, 12);
+        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("k")).value();
+        auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
+        ASSERT_EQ(r.status, 200u) << r.body;
+        auto parsed = dialect::parse_response(api, r.body);
+        ASSERT_TRUE(parsed) << parsed.error().message;
+        EXPECT_EQ(parsed->usage.output_tokens, 12);
+        EXPECT_FALSE(parsed->text.empty());
+    }
+}
+
+TEST_F(SimServerTest, SameSeedGivesSameTextAcrossDialects) {
+    SimFixture sim("instant");
+    auto a = stream(sim, Api::openai, chat("gpt-4o", true, 20), {{"x-sim-seed", "7"}});
+    auto b = stream(sim, Api::anthropic, chat("gpt-4o", true, 20), {{"x-sim-seed", "7"}});
+    EXPECT_EQ(a.text, b.text);
+    EXPECT_FALSE(a.text.empty());
+}
+
+TEST_F(SimServerTest, ErrorsHaveTheRealApisStatusAndShape) {
+    sim::SimServerOptions options;
+    options.limits.max_body_bytes = 4096;
+    SimFixture sim("instant", options);
+    const std::string body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
+
+    auto no_key = call(sim, http::verb::post, "/v1/chat/completions", {{"content-type", "application/json"}}, body);
+    EXPECT_EQ(no_key.status, 401u);
+    EXPECT_EQ(dialect::parse_error_body(Api::openai, 401, no_key.body).code, Errc::unauthorized);
+
+    auto anthropic_no_key = call(sim, http::verb::post, "/v1/messages", {{"anthropic-version", "2023-06-01"}},
+                                 R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(anthropic_no_key.status, 401u);
+    auto v = boost::json::parse(anthropic_no_key.body);
+    EXPECT_EQ(v.at("type").as_string(), "error");
+    EXPECT_EQ(v.at("error").at("type").as_string(), "authentication_error");
+
+    auto gemini_no_key = call(sim, http::verb::post, "/v1beta/models/gpt-4o:generateContent", {},
+                              R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})");
+    EXPECT_EQ(gemini_no_key.status, 403u);
+    EXPECT_EQ(boost::json::parse(gemini_no_key.body).at("error").at("status").as_string(), "PERMISSION_DENIED");
+
+    const net::HeaderList auth{{"authorization", "Bearer k"}};
+    auto unknown_model = call(sim, http::verb::post, "/v1/chat/completions", auth,
+                              R"({"model":"nope","messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(unknown_model.status, 404u);
+    EXPECT_THAT(unknown_model.body, ::testing::HasSubstr("nope"));
+
+    auto malformed = call(sim, http::verb::post, "/v1/chat/completions", auth, "{\"model\":");
+    EXPECT_EQ(malformed.status, 400u);
+    EXPECT_EQ(dialect::parse_error_body(Api::openai, 400, malformed.body).code, Errc::bad_request);
+
+    auto oversized = call(sim, http::verb::post, "/v1/chat/completions", auth, std::string(10000, 'x'));
+    EXPECT_EQ(oversized.status, 413u);
+
+    auto models = call(sim, http::verb::get, "/v1/models", auth, "");
+    EXPECT_EQ(models.status, 200u);
+    EXPECT_THAT(models.body, ::testing::HasSubstr("\"gpt-4o\""));
+}
+
+sim::Profile queue_profile(std::int64_t capacity, std::int64_t queue_limit) {
+    return sim::parse_profile(fmt::format(R"(
+name = "queue-test"
+models = ["m"]
+[ttft]
+base_ms = 100.0
+[decode]
+tokens_per_s = 50.0
+tokens_per_chunk = 1
+[capacity]
+max_concurrent = {}
+queue_limit = {}
+)", capacity, queue_limit), "queue-test.toml");
+}
+
+// Runs `count` streams at once on one io_context and returns when all have finished.
+std::vector<StreamOutcome> stream_many(asio::io_context& ioc, const net::Url& base, int count, std::int64_t tokens) {
+    net::HttpClient client(ioc.get_executor());
+    std::vector<StreamOutcome> results(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        asio::co_spawn(ioc, stream_once(client, base, Api::openai, chat("m", true, tokens), {}),
+                       [&results, i](std::exception_ptr e, StreamOutcome out) {
+                           if (e) std::rethrow_exception(e);
+                           results[static_cast<std::size_t>(i)] = std::move(out);
+                       });
+    }
+    ioc.restart();
+    ioc.run();
+    return results;
+}
+
+TEST_F(SimServerTest, TtftGrowsWhenConcurrencyExceedsCapacityAndFullQueueGets429) {
+    {
+        SimFixture sim(queue_profile(2, 10));
+        auto results = stream_many(ioc_, url_of(sim, "/"), 6, 5);
+        std::vector<double> ttft;
+        for (const auto& r : results) {
+            ASSERT_EQ(r.status, 200u);
+            ttft.push_back(ns_to_ms(*r.acc.times().first_token - r.t_send));
+        }
+        std::sort(ttft.begin(), ttft.end());
+        // Two run at once (100 ms); the others wait for a slot (5 tokens take 180 ms).
+        EXPECT_LT(ttft[1], 150);
+        EXPECT_GT(ttft[5], 100 + 2 * 180 - 20);
+    }
+    {
+        SimFixture sim(queue_profile(1, 1));
+        auto results = stream_many(ioc_, url_of(sim, "/"), 3, 5);
+        int rejected = 0;
+        for (const auto& r : results) rejected += r.status == 429 ? 1 : 0;
+        EXPECT_EQ(rejected, 1);
+    }
+}
+
+TEST_F(SimServerTest, RepeatedLongPrefixIsCachedAndFaster) {
+    auto profile = sim::parse_profile(R"(
+name = "cache-test"
+models = ["m"]
+[ttft]
+base_ms = 20.0
+prefill_ms_per_1k_tokens = 400.0
+[decode]
+tokens_per_s = 1000.0
+[prefix_cache]
+block_tokens = 16
+capacity_blocks = 10000
+)", "cache-test.toml");
+    SimFixture sim(profile);
+    const std::string prefix(8000, 'p');  // 2,000 tokens: 800 ms of prefill when not cached
+    auto first = stream(sim, Api::openai, chat("m", true, 3, prefix + " first question"));
+    auto second = stream(sim, Api::openai, chat("m", true, 3, prefix + " second question"));
+    ASSERT_EQ(first.status, 200u);
+    ASSERT_EQ(second.status, 200u);
+    EXPECT_EQ(first.acc.usage().cached_prompt_tokens.value_or(0), 0);
+    EXPECT_GE(second.acc.usage().cached_prompt_tokens.value_or(0), 1984);
+    const double ttft_first = ns_to_ms(*first.acc.times().first_token - first.t_send);
+    const double ttft_second = ns_to_ms(*second.acc.times().first_token - second.t_send);
+    EXPECT_GT(ttft_first, 800);
+    EXPECT_LT(ttft_second, 100);
+}
+
+TEST_F(SimServerTest, InjectedFaultsBehaveAsTheyWouldOnTheWire) {
+    SimFixture sim("instant");
+    auto limited = call(sim, http::verb::post, "/v1/chat/completions",
+                        {{"authorization", "Bearer k"}, {"x-sim-fault", "429"}},
+                        R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(limited.status, 429u);
+    EXPECT_EQ(limited.headers["retry-after"], "1");
+
+    auto cut = stream(sim, Api::openai, chat("gpt-4o", true, 50),
+                      {{"x-sim-fault", "disconnect"}, {"x-sim-fault-at-token", "20"}, {"x-sim-tokens-per-chunk", "1"},
+                       {"x-sim-tpot-ms", "1"}});
+    EXPECT_NE(cut.error, "");
+    EXPECT_FALSE(cut.acc.saw_done());
+    EXPECT_FALSE(cut.text.empty());
+
+    auto garbled = stream(sim, Api::openai, chat("gpt-4o", true, 10),
+                          {{"x-sim-fault", "malformed"}, {"x-sim-fault-at-token", "3"}});
+    EXPECT_THAT(garbled.error, ::testing::HasSubstr("decode"));
+
+    auto stalled = stream(sim, Api::openai, chat("gpt-4o", true, 6),
+                          {{"x-sim-fault", "stall"}, {"x-sim-fault-at-token", "3"}, {"x-sim-stall-ms", "300"}});
+    ASSERT_EQ(stalled.error, "");
+    const auto& gaps = stalled.acc.chunk_gaps_ns();
+    ASSERT_FALSE(gaps.empty());
+    EXPECT_GE(*std::max_element(gaps.begin(), gaps.end()), 290'000'000);
+}
+
+TEST_F(SimServerTest, TraceLinesJoinOnResponseIds) {
+    const auto path = std::filesystem::temp_directory_path() / "tokenradar_sim_trace_test.jsonl";
+    std::filesystem::remove(path);
+    sim::SimServerOptions options;
+    options.trace = sim::TraceSink::open(path).value();
+    std::vector<std::string> ids;
+    {
+        SimFixture sim("fixed", options);
+        for (int i = 0; i < 3; ++i) ids.push_back(stream(sim, Api::openai, chat("gpt-4o", true, 3)).response_id);
+    }
+    std::ifstream in(path);
+    std::string line;
+    std::vector<std::string> traced;
+    while (std::getline(in, line)) {
+        auto v = boost::json::parse(line);
+        traced.emplace_back(v.at("response_id").as_string());
+        EXPECT_EQ(v.at("ttft_ns").as_int64(), 250'000'000);
+    }
+    EXPECT_EQ(traced, ids);
+}
+
+TEST_F(SimServerTest, ClientThatLeavesFreesItsSlot) {
+    SimFixture sim(queue_profile(1, 5));
+    {
+        net::HttpClient client(ioc_.get_executor());
+        auto call = dialect::make_http_call(Api::openai, "/v1", chat("m", true, 100), Secret("k")).value();
+        auto url = url_of(sim, call.target);
+        auto opened = testing::run_sync(ioc_, client.open(http::verb::post, url, call.headers, call.body));
+        ASSERT_TRUE(opened);
+        (*opened)->cancel();  // leaves mid-stream, holding the only slot
+    }
+    auto next = stream(sim, Api::openai, chat("m", true, 2));
+    EXPECT_EQ(next.status, 200u);
+    EXPECT_TRUE(next.acc.saw_done());
+}
+
+}  // namespace
+}  // namespace tokenradar
