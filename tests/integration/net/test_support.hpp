@@ -46,6 +46,7 @@ public:
     Url url(std::string_view target = "/") const;
     HttpServer& server() { return server_; }
     std::uint16_t port() const { return server_.port(); }
+    asio::io_context& ioc() { return ioc_; }
 
 private:
     asio::io_context ioc_;
