@@ -1,0 +1,114 @@
+#pragma once
+// HTTP/1.1 server: keep-alive, chunked streaming, request limits, header/idle timeouts,
+// graceful shutdown. One coroutine per connection on its own strand, so the io_context may
+// run on several threads.
+//
+// What suspends: every ResponseWriter function except abort()/client_gone(); the Handler.
+// Cancellation: when the peer closes or errors while a handler runs, or when stop()'s grace
+// period ends, the handler coroutine receives terminal cancellation (its pending awaits,
+// e.g. an HttpClient read, complete with operation_aborted) and the socket is closed.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/net/asio.hpp>
+#include <tokenradar/net/request_reader.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tokenradar::net {
+
+// ServerLimits and Request are defined in request_reader.hpp (shared with the fuzzer).
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+namespace detail {
+class ServerConnection;
+struct ServerState;
+}  // namespace detail
+
+// One per request, owned by the server; valid until the handler returns. All functions
+// must be called from the handler coroutine (they run on the connection's strand).
+class ResponseWriter {
+public:
+    ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
+                   std::int64_t request_read_ns);
+    ResponseWriter(const ResponseWriter&) = delete;
+    ResponseWriter& operator=(const ResponseWriter&) = delete;
+
+    // Whole response with Content-Length. Suspends until written (write timeout = the
+    // server's idle_timeout). No Server/Date headers are added: they cost per response and
+    // no client of ours needs them.
+    asio::awaitable<boost::system::error_code> send(beast::http::status status,
+                                                    std::string_view content_type,
+                                                    std::string body,
+                                                    const HeaderList& headers = {});
+    // Streaming: status + headers with chunked transfer encoding (HTTP/1.0 peers get an
+    // unframed body ended by close), then chunks, then finish().
+    asio::awaitable<boost::system::error_code> start_stream(beast::http::status status,
+                                                            std::string_view content_type,
+                                                            const HeaderList& headers = {});
+    // Writes one chunk straight to the socket (TCP_NODELAY, no buffering, no copy).
+    // An empty view writes nothing.
+    asio::awaitable<boost::system::error_code> write_chunk(std::string_view bytes);
+    // The final 0-size chunk.
+    asio::awaitable<boost::system::error_code> finish();
+    // Closes the socket now without finishing (simulates a mid-stream disconnect).
+    void abort();
+
+    bool client_gone() const;                 // the peer closed or errored
+    std::int64_t request_read_ns() const { return request_read_ns_; }  // steady_now_ns()
+    bool started() const { return started_; }  // status line written
+    bool complete() const { return complete_; } // whole response written
+    bool keep_alive() const { return keep_alive_; }
+
+private:
+    detail::ServerConnection* conn_;
+    bool keep_alive_;
+    unsigned version_;
+    std::int64_t request_read_ns_;
+    bool started_ = false;
+    bool streaming_ = false;
+    bool complete_ = false;
+};
+
+// The handler answers through the writer. If it throws before writing, the client gets a
+// 500; if it throws or returns mid-stream, the connection is closed. Returning without
+// writing anything yields a 500 too.
+using Handler = std::function<asio::awaitable<void>(Request&, ResponseWriter&)>;
+
+class HttpServer {
+public:
+    HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits = {});
+    // Closes the acceptor. Destroy only after stop() and after the io_context stopped
+    // running, or connections are left to finish on their own.
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    // Binds and listens (port 0 -> ephemeral). Errc::internal with "listen host:port: why".
+    Result<asio::ip::tcp::endpoint> listen(std::string_view host, std::uint16_t port);
+    // Spawns the accept loop on the io_context. Call after listen().
+    void start();
+    std::uint16_t port() const;
+    // Stops accepting, closes idle keep-alive connections, lets in-flight responses finish
+    // within `grace` (they are sent with Connection: close), then cancels the rest.
+    // Thread-safe; returns at once.
+    void stop(std::chrono::milliseconds grace);
+    std::size_t active_connections() const;
+
+private:
+    std::shared_ptr<detail::ServerState> state_;
+};
+
+}  // namespace tokenradar::net

@@ -1,0 +1,43 @@
+#pragma once
+// The server's request reader as sans-IO pieces: how a parser is configured from the
+// server limits and how its errors map to responses. HttpServer uses these over a socket;
+// the fuzzer and unit tests use parse_request() over bytes in memory.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/net/asio.hpp>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace tokenradar::net {
+
+struct ServerLimits {
+    std::size_t max_header_bytes = 16 * 1024;          // over -> 431
+    std::size_t max_body_bytes = 4 * 1024 * 1024;      // over -> 413
+    std::chrono::milliseconds header_timeout{10'000};  // whole request head + body must arrive in this
+    std::chrono::milliseconds idle_timeout{60'000};    // keep-alive idle between requests
+    std::chrono::milliseconds shutdown_grace{10'000};
+};
+
+using Request = beast::http::request<beast::http::string_body>;
+using RequestParser = beast::http::request_parser<beast::http::string_body>;
+
+// Applies the header and body limits to a fresh parser.
+void configure_request_parser(RequestParser& parser, const ServerLimits& limits);
+
+// The response a parse error deserves: Errc::headers_too_large (431),
+// Errc::payload_too_large (413) or Errc::bad_request (400). nullopt for errors that are not
+// the client's request (eof, timeouts, resets): those close the connection silently.
+std::optional<Errc> classify_request_error(const boost::system::error_code& ec);
+
+// Parses one request from `bytes` exactly as the server would. Returns the request, or the
+// Errc the server would answer with (Errc::bad_request also for truncated input).
+Result<Request> parse_request(std::string_view bytes, const ServerLimits& limits);
+
+}  // namespace tokenradar::net

@@ -1,0 +1,509 @@
+#include <tokenradar/net/http_client.hpp>
+
+#include <tokenradar/core/clock.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <fmt/format.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <sys/socket.h>
+
+#include <array>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+namespace tokenradar::net {
+
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using ErrorCode = boost::system::error_code;
+
+namespace {
+
+constexpr std::size_t kBodyPiece = 4096;
+constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
+
+bool idempotent(http::verb v) {
+    switch (v) {
+        case http::verb::get:
+        case http::verb::head:
+        case http::verb::options:
+        case http::verb::trace:
+        case http::verb::put:
+        case http::verb::delete_: return true;
+        default: return false;
+    }
+}
+
+}  // namespace
+
+namespace detail {
+
+struct ClientConnection {
+    explicit ClientConnection(asio::any_io_executor ex) : plain(std::in_place, std::move(ex)) {}
+
+    std::string key;  // pool key: scheme://host:port
+    std::optional<beast::tcp_stream> plain;  // set until TLS wraps it
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+    beast::flat_buffer buffer{1 << 20};
+    Clock::time_point idle_since{};
+
+    beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+
+    void close() {
+        ErrorCode ignored;
+        lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+        lowest().socket().close(ignored);
+    }
+
+    // A pooled connection the server closed (EOF) or that has unexpected bytes waiting is
+    // stale: checked without blocking before the request is written.
+    bool looks_alive() {
+        auto& sock = lowest().socket();
+        if (!sock.is_open() || buffer.size() != 0) return false;
+        char byte = 0;
+        ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0) return false;                  // orderly close
+        if (n > 0) return false;                   // unsolicited bytes (or TLS alert)
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+};
+
+struct ClientPool {
+    ClientPool(asio::any_io_executor e, ClientOptions o)
+        : ex(std::move(e)), options(std::move(o)), ssl_ctx(ssl::context::tls_client) {
+        ErrorCode ec;
+        ssl_ctx.set_default_verify_paths(ec);
+        if (ec) ssl_error = fmt::format("system CA store: {}", ec.message());
+        if (!options.ca_file.empty()) {
+            ssl_ctx.load_verify_file(options.ca_file, ec);
+            if (ec) ssl_error = fmt::format("ca_file '{}': {}", options.ca_file, ec.message());
+        }
+        ssl_ctx.set_verify_mode(options.verify_tls ? ssl::verify_peer : ssl::verify_none);
+    }
+
+    std::unique_ptr<ClientConnection> take(const std::string& key) {
+        std::lock_guard lock(mu);
+        auto it = idle.find(key);
+        if (it == idle.end()) return nullptr;
+        auto& stack = it->second;
+        while (!stack.empty()) {
+            auto conn = std::move(stack.back());  // most recently used: least likely stale
+            stack.pop_back();
+            if (conn->looks_alive()) return conn;
+        }
+        return nullptr;
+    }
+
+    void put(std::unique_ptr<ClientConnection> conn) {
+        conn->lowest().expires_never();
+        std::lock_guard lock(mu);
+        auto& stack = idle[conn->key];
+        if (stack.size() >= options.max_idle_per_host) stack.erase(stack.begin());
+        conn->idle_since = Clock::now();
+        stack.push_back(std::move(conn));
+    }
+
+    std::size_t idle_count() {
+        std::lock_guard lock(mu);
+        std::size_t n = 0;
+        for (auto& [k, v] : idle) n += v.size();
+        return n;
+    }
+
+    asio::any_io_executor ex;
+    ClientOptions options;
+    ssl::context ssl_ctx;
+    std::string ssl_error;  // set when the CA store could not be loaded
+
+    std::mutex mu;
+    std::unordered_map<std::string, std::vector<std::unique_ptr<ClientConnection>>> idle;
+};
+
+// A phase deadline capped by the total deadline; says which one a timeout belongs to.
+struct Deadline {
+    Clock::time_point phase;
+    Clock::time_point total;
+    Errc phase_errc;
+
+    Deadline(std::chrono::milliseconds phase_timeout, Clock::time_point total_deadline, Errc e)
+        : phase(Clock::now() + phase_timeout), total(total_deadline), phase_errc(e) {}
+    Clock::time_point at() const { return std::min(phase, total); }
+    Errc timeout_errc() const { return total <= phase ? Errc::timeout_total : phase_errc; }
+};
+
+struct ResponseState {
+    std::shared_ptr<ClientPool> pool;
+    std::unique_ptr<ClientConnection> conn;
+    http::response_parser<http::buffer_body> parser;
+    RequestTimings timings;
+    Clock::time_point total_deadline;
+    std::string authority;
+    bool first_piece = true;
+    bool done = false;
+    bool cancelled = false;
+    std::array<char, kBodyPiece> piece{};
+};
+
+}  // namespace detail
+
+using detail::ClientConnection;
+using detail::ClientPool;
+using detail::Deadline;
+using detail::ResponseState;
+
+namespace {
+
+std::string ssl_detail(const ErrorCode& ec) {
+    if (ec.category() == asio::error::get_ssl_category()) {
+        char buf[256];
+        ::ERR_error_string_n(static_cast<unsigned long>(ec.value()), buf, sizeof buf);
+        return buf;
+    }
+    return ec.message();
+}
+
+// Maps an I/O error of one phase to our error enum with a message naming host:port.
+Error io_error(const ErrorCode& ec, const Deadline& deadline, std::string_view authority,
+               std::string_view what, bool handshake = false) {
+    if (ec == beast::error::timeout) {
+        Errc e = deadline.timeout_errc();
+        return Error(e, fmt::format("{}: {}: {}", authority, what,
+                                    make_error_code(e).message()));
+    }
+    if (ec == asio::error::operation_aborted) {
+        return Error(Errc::cancelled, fmt::format("{}: {}: cancelled", authority, what));
+    }
+    if (handshake) {
+        return Error(Errc::tls_failed,
+                     fmt::format("{}: TLS handshake: {}", authority, ssl_detail(ec)));
+    }
+    if (ec.category() == http::make_error_code(http::error::end_of_stream).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        return Error(Errc::protocol_error,
+                     fmt::format("{}: {}: malformed HTTP: {}", authority, what, ec.message()));
+    }
+    return Error(Errc::connection_error,
+                 fmt::format("{}: {}: {}", authority, what, ssl_detail(ec)));
+}
+
+template <class Stream>
+asio::awaitable<ErrorCode> write_request(Stream& stream,
+                                         http::request<http::string_body>& request) {
+    auto [ec, n] = co_await http::async_write(stream, request, use_nothrow);
+    co_return ec;
+}
+
+template <class Stream>
+asio::awaitable<ErrorCode> read_head(Stream& stream, beast::flat_buffer& buffer,
+                                     http::response_parser<http::buffer_body>& parser) {
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+    co_return ec;
+}
+
+template <class Stream>
+asio::awaitable<ErrorCode> read_body_some(Stream& stream, beast::flat_buffer& buffer,
+                                          http::response_parser<http::buffer_body>& parser) {
+    auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, use_nothrow);
+    co_return ec;
+}
+
+asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
+    std::shared_ptr<ClientPool> pool, Url url, std::string key, RequestTimings* timings,
+    Clock::time_point total_deadline) {
+    const std::string authority = url.authority();
+    const ClientOptions& options = pool->options;
+    auto conn = std::make_unique<ClientConnection>(pool->ex);
+    conn->key = std::move(key);
+    Deadline deadline(options.connect_timeout, total_deadline, Errc::timeout_connect);
+
+    // IP literals skip the resolver (its getaddrinfo thread cannot be timed out).
+    std::vector<tcp::endpoint> endpoints;
+    ErrorCode ec;
+    auto address = asio::ip::make_address(url.host, ec);
+    if (!ec) {
+        endpoints.emplace_back(address, url.port);
+    } else {
+        tcp::resolver resolver(pool->ex);
+        auto [rec, results] =
+            co_await resolver.async_resolve(url.host, std::to_string(url.port), use_nothrow);
+        if (rec) {
+            if (rec == asio::error::operation_aborted) {
+                co_return Error(Errc::cancelled, fmt::format("{}: resolve: cancelled", authority));
+            }
+            co_return Error(Errc::connect_failed,
+                            fmt::format("{}: resolve: {}", authority, rec.message()));
+        }
+        for (const auto& r : results) endpoints.push_back(r.endpoint());
+    }
+
+    const std::int64_t t0 = steady_now_ns();
+    auto& tcp_stream = *conn->plain;
+    tcp_stream.expires_at(deadline.at());
+    auto [cec, endpoint] = co_await tcp_stream.async_connect(endpoints, use_nothrow);
+    if (cec) {
+        if (cec == beast::error::timeout || cec == asio::error::operation_aborted) {
+            co_return io_error(cec, deadline, authority, "connect");
+        }
+        co_return Error(Errc::connect_failed,
+                        fmt::format("{}: connect: {}", authority, cec.message()));
+    }
+    tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+    timings->connect_ns = steady_now_ns() - t0;
+
+    if (url.tls()) {
+        if (!pool->ssl_error.empty()) {
+            co_return Error(Errc::tls_failed, fmt::format("{}: {}", authority, pool->ssl_error));
+        }
+        const std::int64_t t1 = steady_now_ns();
+        conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
+            std::move(*conn->plain), pool->ssl_ctx);
+        conn->plain.reset();
+        auto& tls = *conn->tls;
+        asio::ip::make_address(url.host, ec);
+        const bool is_ip = !ec;  // SNI carries names only
+        if (!is_ip &&
+            // SSL_set_tlsext_host_name without its C-style cast.
+            ::SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME,
+                       TLSEXT_NAMETYPE_host_name, const_cast<char*>(url.host.c_str())) != 1) {
+            co_return Error(Errc::tls_failed, fmt::format("{}: cannot set SNI", authority));
+        }
+        if (options.verify_tls) {
+            tls.set_verify_callback(ssl::host_name_verification(url.host));
+        }
+        beast::get_lowest_layer(tls).expires_at(deadline.at());
+        auto [hec] = co_await tls.async_handshake(ssl::stream_base::client, use_nothrow);
+        if (hec) {
+            co_return io_error(hec, deadline, authority, "TLS handshake",
+                               hec != beast::error::timeout &&
+                                   hec != asio::error::operation_aborted);
+        }
+        timings->tls_ns = steady_now_ns() - t1;
+    }
+    co_return conn;
+}
+
+enum class Attempt { ok, retry, fail };
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// StreamingResponse
+
+StreamingResponse::StreamingResponse(std::unique_ptr<ResponseState> state)
+    : state_(std::move(state)) {}
+StreamingResponse::~StreamingResponse() = default;
+
+unsigned StreamingResponse::status() const { return state_->parser.get().result_int(); }
+const http::fields& StreamingResponse::headers() const { return state_->parser.get().base(); }
+const RequestTimings& StreamingResponse::timings() const { return state_->timings; }
+bool StreamingResponse::done() const { return state_->done; }
+
+void StreamingResponse::cancel() {
+    state_->cancelled = true;
+    if (state_->conn) state_->conn->close();
+}
+
+namespace {
+
+// The body was read to the end: pool the connection if the exchange left it clean.
+void finish_response(ResponseState& s) {
+    s.done = true;
+    if (!s.conn) return;
+    if (s.parser.keep_alive() && !s.parser.need_eof() && s.conn->buffer.size() == 0) {
+        s.pool->put(std::move(s.conn));
+    } else {
+        s.conn.reset();
+    }
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
+    ResponseState& s = *state_;
+    if (s.done) co_return std::string_view{};
+    if (s.cancelled || !s.conn) {
+        co_return Error(Errc::cancelled, fmt::format("{}: read: cancelled", s.authority));
+    }
+    const auto& options = s.pool->options;
+    Deadline deadline(s.first_piece ? options.first_byte_timeout : options.idle_timeout,
+                      s.total_deadline,
+                      s.first_piece ? Errc::timeout_first_byte : Errc::timeout_idle);
+    ClientConnection& conn = *s.conn;
+    conn.lowest().expires_at(deadline.at());
+    for (;;) {
+        auto& body = s.parser.get().body();
+        body.data = s.piece.data();
+        body.size = s.piece.size();
+        // if/else, not ?: -- GCC 12 mis-compiles co_await inside a conditional expression.
+        ErrorCode ec;
+        if (conn.tls) {
+            ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
+        } else {
+            ec = co_await read_body_some(*conn.plain, conn.buffer, s.parser);
+        }
+        if (ec == http::error::need_buffer) ec = {};
+        if (ec) {
+            if (s.cancelled) ec = asio::error::operation_aborted;
+            s.conn->close();
+            s.conn.reset();
+            co_return io_error(ec, deadline, s.authority, "reading body");
+        }
+        const std::size_t got = s.piece.size() - s.parser.get().body().size;
+        if (s.parser.is_done()) {
+            finish_response(s);
+        } else if (got == 0) {
+            continue;  // only framing (a chunk header) arrived
+        }
+        if (got > 0) {
+            s.first_piece = false;
+            if (s.conn) s.conn->lowest().expires_never();
+        }
+        co_return std::string_view(s.piece.data(), got);
+    }
+}
+
+asio::awaitable<Result<std::string>> StreamingResponse::read_all(std::size_t max_bytes) {
+    std::string out;
+    for (;;) {
+        auto piece = co_await read_some();
+        if (!piece) co_return piece.error();
+        if (piece->empty()) co_return out;
+        if (out.size() + piece->size() > max_bytes) {
+            cancel();
+            co_return Error(Errc::payload_too_large,
+                            fmt::format("{}: response body over {} bytes", state_->authority,
+                                        max_bytes));
+        }
+        out.append(*piece);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// HttpClient
+
+HttpClient::HttpClient(asio::any_io_executor ex, ClientOptions options)
+    : ex_(ex), pool_(std::make_shared<ClientPool>(std::move(ex), std::move(options))) {}
+HttpClient::~HttpClient() = default;
+
+std::size_t HttpClient::idle_connections() const { return pool_->idle_count(); }
+
+asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
+    http::verb method, const Url& url,
+    const std::vector<std::pair<std::string, std::string>>& headers, std::string body) {
+    const ClientOptions& options = pool_->options;
+    const auto total_deadline = Clock::now() + options.total_timeout;
+    const std::string authority = url.authority();
+    const std::string key = fmt::format("{}://{}", url.scheme, authority);
+
+    http::request<http::string_body> request{method, url.target, 11};
+    const bool default_port = url.port == (url.tls() ? 443 : 80);
+    request.set(http::field::host,
+                default_port ? (url.host.find(':') != std::string::npos
+                                    ? fmt::format("[{}]", url.host)
+                                    : url.host)
+                             : authority);
+    for (const auto& [name, value] : headers) request.insert(name, value);
+    if (request.find(http::field::user_agent) == request.end()) {
+        request.set(http::field::user_agent, "tokenradar");
+    }
+    request.body() = std::move(body);
+    request.keep_alive(true);
+    request.prepare_payload();
+
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        auto state = std::make_unique<ResponseState>();
+        state->pool = pool_;
+        state->total_deadline = total_deadline;
+        state->authority = authority;
+        state->conn = attempt == 0 ? pool_->take(key) : nullptr;
+        const bool reused = state->conn != nullptr;
+        state->timings.reused_connection = reused;
+        if (!reused) {
+            auto connected = co_await connect(pool_, url, key, &state->timings, total_deadline);
+            if (!connected) co_return connected.error();
+            state->conn = std::move(*connected);
+        }
+        ClientConnection& conn = *state->conn;
+
+        Deadline deadline(options.headers_timeout, total_deadline, Errc::timeout_headers);
+        conn.lowest().expires_at(deadline.at());
+        state->timings.t_send = steady_now_ns();
+        ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
+        if (conn.tls) {
+            ec = co_await write_request(*conn.tls, request);
+        } else {
+            ec = co_await write_request(*conn.plain, request);
+        }
+        if (ec) {
+            conn.close();
+            if (reused && ec != beast::error::timeout && ec != asio::error::operation_aborted) {
+                continue;  // stale pooled connection: the server never saw the request
+            }
+            co_return io_error(ec, deadline, authority, "writing request");
+        }
+
+        auto& parser = state->parser;
+        parser.header_limit(kMaxResponseHeader);
+        parser.body_limit(boost::none);  // bodies are streamed in pieces, never held whole
+        if (method == http::verb::head) parser.skip(true);
+        if (conn.tls) {
+            ec = co_await read_head(*conn.tls, conn.buffer, parser);
+        } else {
+            ec = co_await read_head(*conn.plain, conn.buffer, parser);
+        }
+        if (ec) {
+            conn.close();
+            const bool closed_before_answer =
+                ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
+                ec == asio::error::eof;
+            if (reused && closed_before_answer && idempotent(method)) continue;
+            co_return io_error(ec, deadline, authority, "reading response head");
+        }
+        state->timings.t_headers = steady_now_ns();
+        conn.lowest().expires_never();
+        if (parser.is_done()) finish_response(*state);
+        co_return std::make_unique<StreamingResponse>(std::move(state));
+    }
+    co_return Error(Errc::connection_error,
+                    fmt::format("{}: pooled connection closed and retry failed", authority));
+}
+
+asio::awaitable<Result<HttpClient::Response>> HttpClient::request(
+    http::verb method, const Url& url,
+    const std::vector<std::pair<std::string, std::string>>& headers, std::string body,
+    std::size_t max_body) {
+    auto opened = co_await open(method, url, headers, std::move(body));
+    if (!opened) co_return opened.error();
+    StreamingResponse& response = **opened;
+    auto all = co_await response.read_all(max_body);
+    if (!all) co_return all.error();
+    Response out;
+    out.status = response.status();
+    out.headers = response.headers();
+    out.body = std::move(*all);
+    out.timings = response.timings();
+    co_return out;
+}
+
+}  // namespace tokenradar::net

@@ -1,0 +1,247 @@
+// Client and server against each other on 127.0.0.1 (no timing assertions here; those are
+// in http_timing_test.cpp under the `timing` label).
+
+#include <tokenradar/net/http_client.hpp>
+#include <tokenradar/net/http_server.hpp>
+
+#include "test_support.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace tokenradar::net::test {
+namespace {
+
+namespace http = beast::http;
+using asio::ip::tcp;
+
+class HttpTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        observed().requests = 0;
+        observed().handlers_done = 0;
+        observed().client_gone = false;
+    }
+    asio::io_context ioc;
+};
+
+TEST_F(HttpTest, KeepAliveReusesTheConnection) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto first = run(ioc, get(&client, server.url("/a"), {}));
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(first->status, 200u);
+    EXPECT_EQ(first->body, "ok");
+    EXPECT_FALSE(first->timings.reused_connection);
+    EXPECT_GT(first->timings.connect_ns, 0);
+    EXPECT_EQ(client.idle_connections(), 1u);
+
+    auto second = run(ioc, get(&client, server.url("/b"), {}));
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_TRUE(second->timings.reused_connection);
+    EXPECT_EQ(second->timings.connect_ns, 0);
+    EXPECT_EQ(second->headers["x-echo-target"], "/b");
+    EXPECT_EQ(server.server().active_connections(), 1u);
+    EXPECT_LE(second->timings.t_send, second->timings.t_headers);
+}
+
+TEST_F(HttpTest, PostBodyIsEchoed) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, client.request(http::verb::post, server.url("/echo"),
+                                            {{"content-type", "application/json"}},
+                                            R"({"model":"m"})"));
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->body, R"({"model":"m"})");
+    EXPECT_EQ(response->headers["x-echo-method"], "POST");
+}
+
+TEST_F(HttpTest, ChunkedStreamArrivesWholeAndConnectionIsPooled) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto result = run(ioc, stream_get(&client, server.url("/stream"), {{"x-chunks", "50"}}));
+    ASSERT_FALSE(result.error) << result.error->message;
+    std::string expected;
+    for (int i = 0; i < 50; ++i) expected += "chunk-" + std::to_string(i) + "\n";
+    EXPECT_EQ(result.body(), expected);
+    EXPECT_EQ(client.idle_connections(), 1u);  // fully read + keep-alive -> pooled
+}
+
+TEST_F(HttpTest, HeaderBlockOverLimitGets431) {
+    ServerLimits limits;
+    limits.max_header_bytes = 1024;
+    TestServer server(limits);
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, server.url(), {{"x-big", std::string(4000, 'a')}}));
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->status, 431u);
+    EXPECT_NE(response->body.find("\"error\""), std::string::npos);
+}
+
+TEST_F(HttpTest, BodyOverLimitGets413WithJsonError) {
+    ServerLimits limits;
+    limits.max_body_bytes = 1024;
+    TestServer server(limits);
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, client.request(http::verb::post, server.url(), {},
+                                            std::string(64 * 1024, 'x')));
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->status, 413u);
+    EXPECT_NE(response->body.find("invalid_request_error"), std::string::npos);
+}
+
+TEST_F(HttpTest, HandlerThrowingBeforeWritingGives500) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, server.url(), {{"x-throw", "before"}}));
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->status, 500u);
+}
+
+TEST_F(HttpTest, HandlerThrowingMidStreamClosesTheConnection) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "3"}, {"x-throw", "after"}}));
+    EXPECT_EQ(result.status, 200u);
+    ASSERT_TRUE(result.error);
+    EXPECT_EQ(result.error->code, make_error_code(Errc::connection_error));
+}
+
+TEST_F(HttpTest, AbortMidStreamIsAConnectionErrorForTheClient) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "3"}, {"x-abort", "1"}}));
+    ASSERT_TRUE(result.error);
+    EXPECT_EQ(result.error->code, make_error_code(Errc::connection_error));
+    EXPECT_EQ(result.body(), "chunk-0\n");
+    EXPECT_EQ(client.idle_connections(), 0u);
+}
+
+asio::awaitable<Result<std::size_t>> read_one_then_cancel(HttpClient* client, Url url) {
+    // A named list: GCC 12 rejects braced temporaries inside a co_await expression.
+    const HeaderList headers{{"x-chunks", "2"}, {"x-stall", "5000"}};
+    auto opened = co_await client->open(http::verb::get, url, headers, "");
+    if (!opened) co_return opened.error();
+    auto& response = **opened;
+    auto piece = co_await response.read_some();
+    if (!piece) co_return piece.error();
+    std::size_t n = piece->size();
+    response.cancel();
+    auto after = co_await response.read_some();
+    if (after) co_return Error(Errc::internal, "read after cancel succeeded");
+    if (after.error().code != make_error_code(Errc::cancelled)) co_return after.error();
+    co_return n;
+}
+
+TEST_F(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    auto start = std::chrono::steady_clock::now();
+    auto n = run(ioc, read_one_then_cancel(&client, server.url()));
+    ASSERT_TRUE(n) << n.error().message;
+    EXPECT_EQ(*n, std::string("chunk-0\n").size());
+    EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); },
+                         std::chrono::milliseconds(3000)));
+    // The handler was cancelled, not left to sit out its 5 s stall.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000));
+    EXPECT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
+                         std::chrono::milliseconds(3000)));
+}
+
+TEST_F(HttpTest, ConnectionRefusedIsConnectFailed) {
+    std::uint16_t port = 0;
+    {
+        tcp::acceptor probe(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+        port = probe.local_endpoint().port();
+    }
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, Url{"http", "127.0.0.1", port, "/"}, {}));
+    ASSERT_FALSE(response);
+    EXPECT_EQ(response.error().code, make_error_code(Errc::connect_failed));
+    EXPECT_NE(response.error().message.find("127.0.0.1:" + std::to_string(port)),
+              std::string::npos);
+}
+
+TEST_F(HttpTest, StalePooledConnectionIsReplacedByAFreshOne) {
+    ServerLimits limits;
+    limits.idle_timeout = std::chrono::milliseconds(50);
+    TestServer server(limits);
+    HttpClient client(ioc.get_executor());
+    auto first = run(ioc, get(&client, server.url(), {}));
+    ASSERT_TRUE(first) << first.error().message;
+    ASSERT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
+                         std::chrono::milliseconds(3000)));
+    auto second = run(ioc, get(&client, server.url(), {}));
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(second->status, 200u);
+    EXPECT_FALSE(second->timings.reused_connection);
+}
+
+// A peer that answers garbage: the client reports a protocol error.
+TEST_F(HttpTest, MalformedResponseIsProtocolError) {
+    asio::io_context server_ioc;
+    tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const auto port = acceptor.local_endpoint().port();
+    std::thread peer([&] {
+        tcp::socket socket = acceptor.accept();
+        char buf[1024];
+        boost::system::error_code ec;
+        socket.read_some(asio::buffer(buf), ec);
+        asio::write(socket, asio::buffer(std::string_view("HTTP/1.1 2x0 OK\r\n\r\n")), ec);
+        socket.shutdown(tcp::socket::shutdown_both, ec);
+    });
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, Url{"http", "127.0.0.1", port, "/"}, {}));
+    peer.join();
+    ASSERT_FALSE(response);
+    EXPECT_EQ(response.error().code, make_error_code(Errc::protocol_error));
+}
+
+TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
+    auto server = std::make_unique<TestServer>();
+    HttpClient client(ioc.get_executor());
+    StreamResult result;
+    std::thread reader([&] {
+        asio::io_context own;
+        HttpClient c(own.get_executor());
+        result = run(own, stream_get(&c, server->url(),
+                                     {{"x-chunks", "10"}, {"x-chunk-delay", "30"}}));
+    });
+    ASSERT_TRUE(wait_for([] { return observed().requests.load() == 1; },
+                         std::chrono::milliseconds(3000)));
+    server->server().stop(std::chrono::milliseconds(5000));
+    reader.join();
+    ASSERT_FALSE(result.error) << result.error->message;
+    EXPECT_EQ(result.pieces.size() >= 1, true);
+    EXPECT_NE(result.body().find("chunk-9\n"), std::string::npos);
+    // No longer accepting.
+    auto after = run(ioc, get(&client, server->url(), {}));
+    EXPECT_FALSE(after);
+}
+
+TEST_F(HttpTest, ShutdownGraceEndsALongStream) {
+    auto server = std::make_unique<TestServer>();
+    StreamResult result;
+    std::thread reader([&] {
+        asio::io_context own;
+        HttpClient c(own.get_executor());
+        result = run(own, stream_get(&c, server->url(), {{"x-chunks", "2"}, {"x-stall", "20000"}}));
+    });
+    ASSERT_TRUE(wait_for([] { return observed().requests.load() == 1; },
+                         std::chrono::milliseconds(3000)));
+    auto start = std::chrono::steady_clock::now();
+    server->server().stop(std::chrono::milliseconds(100));
+    reader.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(5000));
+    ASSERT_TRUE(result.error);
+    EXPECT_EQ(result.error->code, make_error_code(Errc::connection_error));
+}
+
+}  // namespace
+}  // namespace tokenradar::net::test
