@@ -261,7 +261,8 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
     std::vector<ContentPart> system;
     json::array msgs;
     json::array pending_results;  // tool results waiting for their user message
-    Path mp = Path().key("messages");
+    Path root;
+    Path mp = root.key("messages");
     for (std::size_t i = 0; i < req.messages.size(); ++i) {
         const Message& m = req.messages[i];
         switch (m.role) {

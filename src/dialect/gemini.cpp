@@ -266,7 +266,8 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
     json::array contents;
     json::array system_parts;
     json::array pending_results;
-    Path mp = Path().key("messages");
+    Path root;
+    Path mp = root.key("messages");
     for (std::size_t i = 0; i < req.messages.size(); ++i) {
         const Message& m = req.messages[i];
         if (m.role != Role::tool && !pending_results.empty()) {

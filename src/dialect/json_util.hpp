@@ -21,8 +21,11 @@ namespace json = boost::json;
 class Path {
 public:
     Path() = default;
-    Path key(std::string_view k) const { return Path(this, k, kNoIndex); }
-    Path at(std::size_t i) const { return Path(this, {}, i); }
+    Path key(std::string_view k) const& { return Path(this, k, kNoIndex); }
+    Path at(std::size_t i) const& { return Path(this, {}, i); }
+    // A child of a temporary would dangle (found by the request fuzzers): refuse to compile.
+    Path key(std::string_view) const&& = delete;
+    Path at(std::size_t) const&& = delete;
     std::string str() const;
 
 private:
