@@ -566,7 +566,10 @@ void AnthropicStreamEncoder::encode(const StreamDelta& d, std::string& out) {
     using K = StreamDelta::Kind;
     if (terminated_) return;
     switch (d.kind) {
-        case K::role: ensure_started(out); break;
+        case K::role:
+            meta_.adopt(d);
+            ensure_started(out);
+            break;
         case K::usage: usage_.merge(d.usage); break;
         case K::text:
             ensure_started(out);

@@ -525,7 +525,7 @@ void GeminiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
     using K = StreamDelta::Kind;
     if (terminated_) return;
     switch (d.kind) {
-        case K::role:
+        case K::role: meta_.adopt(d); break;
         case K::ignorable: break;
         case K::usage: usage_.merge(d.usage); break;
         case K::text:

@@ -492,7 +492,10 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
     using K = StreamDelta::Kind;
     if (terminated_) return;
     switch (d.kind) {
-        case K::role: ensure_role(out); break;
+        case K::role:
+            meta_.adopt(d);
+            ensure_role(out);
+            break;
         case K::text:
             ensure_role(out);
             write_chunk(meta_, json::object{{"content", d.text}}, nullptr, out);

@@ -68,12 +68,18 @@ public:
                                 std::vector<StreamDelta>& out) = 0;
 };
 
-// Identity of the stream an encoder writes, for the fields every chunk repeats.
+// Identity of the stream an encoder writes, for the fields every chunk repeats. An empty id
+// or model is taken from the first role delta (the upstream's message id and model).
 struct StreamMeta {
     std::string id;     // chatcmpl-... / msg_... / responseId
     std::string model;
     std::int64_t created = 0;  // unix seconds (OpenAI chunks)
     bool include_usage = true;  // OpenAI: emit the usage chunk (stream_options.include_usage)
+
+    void adopt(const StreamDelta& role) {
+        if (id.empty()) id = role.id;
+        if (model.empty()) model = role.name;
+    }
 };
 
 // Encodes deltas as SSE events of a dialect, appending bytes to `out`. Stateful: it opens

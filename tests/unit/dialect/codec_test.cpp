@@ -140,5 +140,18 @@ TEST(Codec, TranslatesEveryStreamIntoEveryDialect) {
     }
 }
 
+TEST(Codec, EncodersAdoptUpstreamIdAndModelWhenMetaIsEmpty) {
+    auto src = decode_stream(Api::anthropic, read_fixture("anthropic/stream_basic.sse"));
+    ASSERT_TRUE(src.ok);
+    for (Api to : {Api::openai, Api::anthropic, Api::gemini}) {
+        auto enc = make_stream_encoder(to, StreamMeta{});
+        std::string out;
+        for (const auto& d : src.flat()) enc->encode(d, out);
+        enc->finish(out);
+        EXPECT_NE(out.find("msg_01Xk3QkZ9"), std::string::npos) << to_string(to);
+        EXPECT_NE(out.find("claude-3-5-sonnet-20241022"), std::string::npos) << to_string(to);
+    }
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect
