@@ -1,0 +1,118 @@
+#pragma once
+// The neutral chat model every dialect parses into and emits from. The gateway translates
+// OpenAI <-> Anthropic / Gemini through it; same-dialect passthrough uses `original`.
+//
+// Token semantics are OpenAI's, whatever the dialect: prompt_tokens includes cached and
+// cache-creation tokens; output_tokens includes reasoning tokens (Gemini's
+// candidatesTokenCount + thoughtsTokenCount, Anthropic's output_tokens).
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenradar::dialect {
+
+enum class Api { openai, anthropic, gemini };
+std::string_view to_string(Api api) noexcept;
+std::optional<Api> parse_api(std::string_view name) noexcept;
+
+enum class Role { system, user, assistant, tool };
+std::string_view to_string(Role role) noexcept;
+
+struct ContentPart {
+    enum class Kind { text, image_url, image_base64 };
+    Kind kind = Kind::text;
+    std::string text;        // text
+    std::string url;         // image_url
+    std::string media_type;  // image_base64 (required), image_url (optional)
+    std::string data;        // image_base64: the base64 payload
+
+    static ContentPart make_text(std::string t) {
+        ContentPart p;
+        p.text = std::move(t);
+        return p;
+    }
+    bool operator==(const ContentPart&) const = default;
+};
+
+struct ToolCall {
+    std::string id;         // may be empty for Gemini
+    std::string name;
+    std::string arguments;  // JSON text of the arguments object
+    bool operator==(const ToolCall&) const = default;
+};
+
+struct Message {
+    Role role = Role::user;
+    std::vector<ContentPart> content;
+    std::vector<ToolCall> tool_calls;  // assistant only
+    std::string tool_call_id;          // tool only: the call this result answers
+    std::string name;                  // tool only: the function's name (Gemini needs it)
+    bool operator==(const Message&) const = default;
+};
+
+struct ToolDefinition {
+    std::string name;
+    std::string description;
+    std::string parameters;  // JSON schema text; empty when none
+    bool operator==(const ToolDefinition&) const = default;
+};
+
+struct ChatRequest {
+    std::string model;  // Gemini: from the URL path, not the body
+    std::vector<Message> messages;
+    std::vector<ToolDefinition> tools;
+    std::optional<std::int64_t> max_tokens;
+    std::optional<double> temperature;
+    std::optional<double> top_p;
+    std::vector<std::string> stop;
+    bool stream = false;         // Gemini: streamGenerateContent vs generateContent
+    bool include_usage = false;  // always true for Anthropic and Gemini, which always report
+    // The request as received, so same-dialect passthrough loses nothing (cache_control,
+    // vendor fields...). Not part of equality.
+    boost::json::object original;
+
+    bool operator==(const ChatRequest& o) const {
+        return model == o.model && messages == o.messages && tools == o.tools &&
+               max_tokens == o.max_tokens && temperature == o.temperature &&
+               top_p == o.top_p && stop == o.stop && stream == o.stream &&
+               include_usage == o.include_usage;
+    }
+};
+
+struct Usage {
+    std::optional<std::int64_t> prompt_tokens;
+    std::optional<std::int64_t> cached_prompt_tokens;
+    std::optional<std::int64_t> cache_creation_tokens;
+    std::optional<std::int64_t> output_tokens;
+    std::optional<std::int64_t> reasoning_tokens;
+
+    bool empty() const noexcept {
+        return !prompt_tokens && !cached_prompt_tokens && !cache_creation_tokens &&
+               !output_tokens && !reasoning_tokens;
+    }
+    // Fields present in `later` replace ours (usage reports are cumulative).
+    void merge(const Usage& later) noexcept;
+    bool operator==(const Usage&) const = default;
+};
+
+enum class FinishReason { stop, length, tool_calls, content_filter, error, other };
+std::string_view to_string(FinishReason r) noexcept;
+
+struct ChatResponse {
+    std::string id;
+    std::string model;
+    std::string text;       // the answer
+    std::string reasoning;  // reasoning / thinking text, when the provider returns it
+    std::vector<ToolCall> tool_calls;
+    std::optional<FinishReason> finish_reason;
+    Usage usage;
+    std::int64_t created = 0;  // unix seconds (OpenAI); 0 when the dialect has none
+    bool operator==(const ChatResponse&) const = default;
+};
+
+}  // namespace tokenradar::dialect

@@ -1,0 +1,56 @@
+#pragma once
+// OpenAI Chat Completions (POST /v1/chat/completions), also what OpenAI-compatible servers
+// (vLLM, SGLang, DeepSeek, OpenRouter...) speak. Pure functions over bytes; no I/O.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/stream_delta.hpp>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace tokenradar::dialect {
+
+class EventJson;  // private: a reusable arena for one event's JSON
+
+// Errc::bad_request with the field path on invalid input ("messages[2].role: expected ...").
+Result<ChatRequest> parse_openai_request(std::string_view body);
+Result<std::string> emit_openai_request(const ChatRequest& request);
+
+// Errc::protocol_error on a body that is not a chat.completion.
+Result<ChatResponse> parse_openai_response(std::string_view body);
+std::string emit_openai_response(const ChatResponse& response);
+
+// `data: [DONE]` -> done; `choices: []` + usage -> usage; `reasoning_content` / `reasoning`
+// -> reasoning; `{"error":{...}}` -> error. Only choice index 0 is decoded.
+class OpenAiStreamDecoder final : public StreamDecoder {
+public:
+    OpenAiStreamDecoder();
+    ~OpenAiStreamDecoder() override;
+    Result<void> decode(std::string_view event, std::string_view data,
+                        std::vector<StreamDelta>& out) override;
+
+private:
+    std::unique_ptr<EventJson> json_;
+};
+
+// Role chunk, content chunks, finish chunk, then (include_usage) the usage chunk with
+// `choices: []`, then `data: [DONE]`. Reasoning is sent as `reasoning_content`.
+class OpenAiStreamEncoder final : public StreamEncoder {
+public:
+    explicit OpenAiStreamEncoder(StreamMeta meta) : meta_(std::move(meta)) {}
+    void encode(const StreamDelta& delta, std::string& out) override;
+    void finish(std::string& out) override;
+
+private:
+    void ensure_role(std::string& out);
+    StreamMeta meta_;
+    Usage usage_;
+    bool role_sent_ = false;
+    bool terminated_ = false;
+};
+
+}  // namespace tokenradar::dialect

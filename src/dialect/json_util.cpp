@@ -1,0 +1,149 @@
+#include "json_util.hpp"
+
+namespace tokenradar::dialect {
+
+std::string Path::str() const {
+    if (parent_ == nullptr) return {};
+    std::string s = parent_->str();
+    if (index_ != kNoIndex) {
+        s += '[';
+        s += std::to_string(index_);
+        s += ']';
+    } else {
+        if (!s.empty()) s += '.';
+        s.append(key_);
+    }
+    return s;
+}
+
+void Reader::fail(const Path& p, std::string_view what) {
+    if (error_) return;
+    std::string where = p.str();
+    if (where.empty()) where = "body";
+    error_.emplace(errc_, where + ": " + std::string(what));
+}
+
+const json::value* Reader::find(const json::object& o, std::string_view key) noexcept {
+    const json::value* v = o.if_contains(key);
+    return (v == nullptr || v->is_null()) ? nullptr : v;
+}
+
+const json::value* Reader::lookup(const json::object& o, std::string_view key, const Path& p,
+                                  bool required) {
+    if (error_) return nullptr;
+    const json::value* v = find(o, key);
+    if (v == nullptr && required) fail_key(p, key, "required");
+    return v;
+}
+
+const json::object* Reader::object(const json::object& o, std::string_view key, const Path& p,
+                                   bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return nullptr;
+    if (!v->is_object()) {
+        fail_key(p, key, "expected an object");
+        return nullptr;
+    }
+    return &v->get_object();
+}
+
+const json::array* Reader::array(const json::object& o, std::string_view key, const Path& p,
+                                 bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return nullptr;
+    if (!v->is_array()) {
+        fail_key(p, key, "expected an array");
+        return nullptr;
+    }
+    return &v->get_array();
+}
+
+std::optional<std::string_view> Reader::string(const json::object& o, std::string_view key,
+                                               const Path& p, bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) {
+        fail_key(p, key, "expected a string");
+        return std::nullopt;
+    }
+    const json::string& s = v->get_string();
+    return std::string_view(s.data(), s.size());
+}
+
+std::optional<std::int64_t> Reader::integer(const json::object& o, std::string_view key,
+                                            const Path& p, bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return std::nullopt;
+    if (v->is_int64()) return v->get_int64();
+    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
+        return static_cast<std::int64_t>(v->get_uint64());
+    }
+    if (v->is_double()) {
+        double d = v->get_double();
+        if (d >= -9.0e18 && d <= 9.0e18 && static_cast<double>(static_cast<std::int64_t>(d)) == d) {
+            return static_cast<std::int64_t>(d);
+        }
+    }
+    fail_key(p, key, "expected an integer");
+    return std::nullopt;
+}
+
+std::optional<double> Reader::number(const json::object& o, std::string_view key, const Path& p,
+                                     bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return std::nullopt;
+    if (v->is_number()) return v->to_number<double>();
+    fail_key(p, key, "expected a number");
+    return std::nullopt;
+}
+
+std::optional<bool> Reader::boolean(const json::object& o, std::string_view key, const Path& p,
+                                    bool required) {
+    const json::value* v = lookup(o, key, p, required);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_bool()) {
+        fail_key(p, key, "expected true or false");
+        return std::nullopt;
+    }
+    return v->get_bool();
+}
+
+const json::object* Reader::as_object(const json::value& v, const Path& p) {
+    if (error_) return nullptr;
+    if (!v.is_object()) {
+        fail(p, "expected an object");
+        return nullptr;
+    }
+    return &v.get_object();
+}
+
+Result<json::object> parse_object(std::string_view body, Errc errc) {
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec) return Error(errc, "body: invalid JSON (" + ec.message() + ")");
+    if (!v.is_object()) return Error(errc, "body: expected a JSON object");
+    return std::move(v.get_object());
+}
+
+Result<const json::object*> EventJson::parse(std::string_view data) {
+    value_ = json::value();  // drop the previous value before its memory is reused
+    mr_.release();
+    boost::system::error_code ec;
+    json::parse_options opts;
+    opts.max_depth = 64;
+    value_ = json::parse(data, ec, json::storage_ptr(&mr_), opts);
+    if (ec) return Error(Errc::protocol_error, "event data: invalid JSON (" + ec.message() + ")");
+    if (!value_.is_object()) return Error(Errc::protocol_error, "event data: expected a JSON object");
+    return &value_.get_object();
+}
+
+std::string to_json_text(const json::value& v) { return json::serialize(v); }
+
+std::optional<json::object> parse_json_object(std::string_view text) {
+    boost::system::error_code ec;
+    json::value v = json::parse(text, ec);
+    if (ec || !v.is_object()) return std::nullopt;
+    return std::move(v.get_object());
+}
+
+}  // namespace tokenradar::dialect

@@ -1,0 +1,100 @@
+#pragma once
+// Private helpers for reading JSON with errors that name the field path, and for decoding
+// stream events without a heap allocation per event.
+
+#include <tokenradar/core/error.hpp>
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tokenradar::dialect {
+
+namespace json = boost::json;
+
+// A field path built on the stack; rendered ("messages[2].role") only when reporting.
+// A Path refers to its parent, so keep parents alive as named variables.
+class Path {
+public:
+    Path() = default;
+    Path key(std::string_view k) const& { return Path(this, k, kNoIndex); }
+    Path at(std::size_t i) const& { return Path(this, {}, i); }
+    // A child of a temporary would dangle (found by the request fuzzers): refuse to compile.
+    Path key(std::string_view) const&& = delete;
+    Path at(std::size_t) const&& = delete;
+    std::string str() const;
+
+private:
+    static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+    Path(const Path* parent, std::string_view k, std::size_t i)
+        : parent_(parent), key_(k), index_(i) {}
+    const Path* parent_ = nullptr;
+    std::string_view key_;
+    std::size_t index_ = kNoIndex;
+};
+
+// Reads fields and remembers the first error. Accessors return empty results after an
+// error, so parsing code checks `failed()` at convenient points, not after every read.
+class Reader {
+public:
+    explicit Reader(Errc errc) : errc_(errc) {}
+
+    bool failed() const noexcept { return error_.has_value(); }
+    Error take_error() { return std::move(*error_); }
+    void fail(const Path& p, std::string_view what);
+    void fail_key(const Path& parent, std::string_view key, std::string_view what) {
+        fail(parent.key(key), what);
+    }
+
+    // nullptr when absent or JSON null.
+    static const json::value* find(const json::object& o, std::string_view key) noexcept;
+
+    const json::object* object(const json::object& o, std::string_view key, const Path& p,
+                               bool required = false);
+    const json::array* array(const json::object& o, std::string_view key, const Path& p,
+                             bool required = false);
+    std::optional<std::string_view> string(const json::object& o, std::string_view key,
+                                           const Path& p, bool required = false);
+    std::optional<std::int64_t> integer(const json::object& o, std::string_view key,
+                                        const Path& p, bool required = false);
+    std::optional<double> number(const json::object& o, std::string_view key, const Path& p,
+                                 bool required = false);
+    std::optional<bool> boolean(const json::object& o, std::string_view key, const Path& p,
+                                bool required = false);
+    // An element (or any value) that must be an object.
+    const json::object* as_object(const json::value& v, const Path& p);
+
+private:
+    const json::value* lookup(const json::object& o, std::string_view key, const Path& p,
+                              bool required);
+    Errc errc_;
+    std::optional<Error> error_;
+};
+
+// Parses a whole body that must be a JSON object.
+Result<json::object> parse_object(std::string_view body, Errc errc);
+
+// Parses one stream event into a reusable arena; the returned object is valid until the
+// next parse().
+class EventJson {
+public:
+    EventJson() : mr_(buffer_, sizeof buffer_) {}
+    EventJson(const EventJson&) = delete;
+    EventJson& operator=(const EventJson&) = delete;
+    Result<const json::object*> parse(std::string_view data);
+
+private:
+    unsigned char buffer_[8192];
+    json::monotonic_resource mr_;
+    json::value value_;
+};
+
+std::string to_json_text(const json::value& v);
+// JSON text -> object; nullopt when it is not a JSON object.
+std::optional<json::object> parse_json_object(std::string_view text);
+
+}  // namespace tokenradar::dialect

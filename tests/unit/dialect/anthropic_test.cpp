@@ -1,0 +1,209 @@
+#include <tokenradar/dialect/anthropic.hpp>
+
+#include "dialect_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tokenradar::dialect {
+namespace {
+
+using namespace testing_util;
+using K = StreamDelta::Kind;
+
+TEST(AnthropicRequest, ParsesSystemToolsImagesAndResults) {
+    auto req = parse_anthropic_request(read_fixture("anthropic/request_tools.json"));
+    ASSERT_TRUE(req) << req.error().message;
+    EXPECT_EQ(req->model, "claude-sonnet-4-20250514");
+    EXPECT_EQ(req->max_tokens, 512);
+    EXPECT_TRUE(req->include_usage);
+    ASSERT_EQ(req->messages.size(), 4u);
+    EXPECT_EQ(req->messages[0].role, Role::system);
+    EXPECT_EQ(req->messages[0].content[0].text, "Use tools.");
+    const auto& user = req->messages[1].content;
+    ASSERT_EQ(user.size(), 3u);
+    EXPECT_EQ(user[1].kind, ContentPart::Kind::image_base64);
+    EXPECT_EQ(user[2].kind, ContentPart::Kind::image_url);
+    const auto& asst = req->messages[2];
+    EXPECT_EQ(asst.content[0].text, "Checking.");
+    ASSERT_EQ(asst.tool_calls.size(), 1u);
+    EXPECT_EQ(asst.tool_calls[0].arguments, R"({"location":"Paris"})");
+    EXPECT_EQ(req->messages[3].role, Role::tool);
+    EXPECT_EQ(req->messages[3].tool_call_id, "toolu_01A");
+    EXPECT_EQ(req->messages[3].content[0].text, "18C, cloudy");
+    ASSERT_EQ(req->tools.size(), 1u);
+    // cache_control survives in the original for passthrough.
+    EXPECT_TRUE(req->original.at("system").as_array()[0].as_object().contains("cache_control"));
+}
+
+TEST(AnthropicRequest, RoundTrips) {
+    for (const char* f : {"anthropic/request_basic.json", "anthropic/request_tools.json"}) {
+        auto req = parse_anthropic_request(read_fixture(f));
+        ASSERT_TRUE(req) << f << ": " << req.error().message;
+        auto body = emit_anthropic_request(*req);
+        ASSERT_TRUE(body) << body.error().message;
+        auto again = parse_anthropic_request(*body);
+        ASSERT_TRUE(again) << again.error().message << "\n" << *body;
+        EXPECT_EQ(*again, *req) << *body;
+    }
+}
+
+TEST(AnthropicRequest, ErrorsNameTheFieldPath) {
+    struct Case {
+        const char* body;
+        const char* message;
+    } cases[] = {
+        {R"({"model":"m","messages":[]})", "max_tokens: required"},
+        {R"({"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]})",
+         "messages[0].role: expected one of user, assistant"},
+        {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file"}}]}]})",
+         "messages[0].content[0].source.type: expected one of base64, url"},
+        {R"({"model":"m","max_tokens":5,"messages":[{"role":"user"}]})", "messages[0].content: required"},
+        {R"({"model":"m","max_tokens":5,"system":[{"type":"image"}],"messages":[]})",
+         "system[0].type: expected text"},
+        {R"({"model":"m","max_tokens":5,"messages":[],"tools":[{"name":"f"}]})",
+         "tools[0].input_schema: required"},
+    };
+    for (const auto& c : cases) {
+        auto r = parse_anthropic_request(c.body);
+        ASSERT_FALSE(r) << c.body;
+        EXPECT_EQ(r.error().message, c.message);
+    }
+}
+
+TEST(AnthropicRequest, EmitFromOpenAiShape) {
+    ChatRequest req;
+    req.model = "claude";
+    Message sys;
+    sys.role = Role::system;
+    sys.content.push_back(ContentPart::make_text("be nice"));
+    Message user;
+    user.content.push_back(ContentPart::make_text("hi"));
+    Message asst;
+    asst.role = Role::assistant;
+    asst.tool_calls.push_back({"call_1", "f", "not json"});
+    req.messages = {sys, user, asst};
+    auto bad = emit_anthropic_request(req);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "messages[2].tool_calls[0].arguments: expected a JSON object");
+    req.messages[2].tool_calls[0].arguments = R"({"x":1})";
+    Message t1;
+    t1.role = Role::tool;
+    t1.tool_call_id = "call_1";
+    t1.content.push_back(ContentPart::make_text("r1"));
+    req.messages.push_back(t1);
+    auto body = emit_anthropic_request(req);
+    ASSERT_TRUE(body);
+    EXPECT_EQ(*body,
+              R"({"model":"claude","max_tokens":4096,"system":"be nice","messages":[{"role":"user","content":"hi"},)"
+              R"({"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"f","input":{"x":1}}]},)"
+              R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"r1"}]}]})");
+}
+
+TEST(AnthropicResponse, ParsesAndRoundTrips) {
+    auto resp = parse_anthropic_response(read_fixture("anthropic/response_basic.json"));
+    ASSERT_TRUE(resp) << resp.error().message;
+    EXPECT_EQ(resp->text, "Hi! My name is Claude.");
+    EXPECT_EQ(resp->finish_reason, FinishReason::stop);
+    EXPECT_EQ(resp->usage.prompt_tokens, 2095 + 2048);  // input_tokens excludes cache reads
+    EXPECT_EQ(resp->usage.cached_prompt_tokens, 2048);
+    EXPECT_EQ(resp->usage.cache_creation_tokens, 0);
+    EXPECT_EQ(resp->usage.output_tokens, 503);
+    auto again = parse_anthropic_response(emit_anthropic_response(*resp));
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *resp);
+
+    auto tools = parse_anthropic_response(read_fixture("anthropic/response_tool_use.json"));
+    ASSERT_TRUE(tools);
+    EXPECT_EQ(tools->reasoning, "Need the weather tool.");
+    EXPECT_EQ(tools->finish_reason, FinishReason::tool_calls);
+    ASSERT_EQ(tools->tool_calls.size(), 1u);
+    auto again2 = parse_anthropic_response(emit_anthropic_response(*tools));
+    ASSERT_TRUE(again2);
+    EXPECT_EQ(*again2, *tools);
+}
+
+TEST(AnthropicStream, BasicWithPingAndCacheRead) {
+    auto d = decode_stream(Api::anthropic, read_fixture("anthropic/stream_basic.sse"));
+    ASSERT_TRUE(d.ok) << d.error;
+    ASSERT_EQ(d.events.size(), 8u);
+    EXPECT_EQ(d.events[0][0].kind, K::role);
+    EXPECT_EQ(d.events[0][0].id, "msg_01Xk3QkZ9");
+    EXPECT_EQ(d.events[2][0].kind, K::ignorable);  // ping
+    EXPECT_EQ(d.text(), "Hello! How can I help?");
+    auto usage = d.of(K::usage);
+    ASSERT_EQ(usage.size(), 2u);
+    EXPECT_EQ(usage[0].usage.prompt_tokens, 12 + 2048);
+    EXPECT_EQ(usage[0].usage.cached_prompt_tokens, 2048);
+    EXPECT_EQ(usage[1].usage.output_tokens, 9);
+    EXPECT_FALSE(usage[1].usage.prompt_tokens.has_value());
+    EXPECT_EQ(d.of(K::finish).at(0).finish_reason, FinishReason::stop);
+    EXPECT_EQ(d.flat().back().kind, K::done);
+}
+
+TEST(AnthropicStream, ThinkingThenText) {
+    auto d = decode_stream(Api::anthropic, read_fixture("anthropic/stream_thinking.sse"));
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.text(K::reasoning), "Let me work out 27 * 453.\n27 * 453 = 12231.");
+    EXPECT_EQ(d.text(), "27 * 453 = 12,231");
+    EXPECT_EQ(d.of(K::usage).at(0).usage.cache_creation_tokens, 1500);
+    EXPECT_EQ(d.of(K::usage).at(0).usage.prompt_tokens, 1540);
+}
+
+TEST(AnthropicStream, ToolUse) {
+    auto d = decode_stream(Api::anthropic, read_fixture("anthropic/stream_tool_use.sse"));
+    ASSERT_TRUE(d.ok) << d.error;
+    auto calls = d.of(K::tool_call);
+    ASSERT_EQ(calls.size(), 4u);
+    EXPECT_EQ(calls[0].index, 0);  // first tool call, although content block 1
+    EXPECT_EQ(calls[0].id, "toolu_01NRLabsLyVH");
+    EXPECT_EQ(calls[0].name, "get_weather");
+    std::string args;
+    for (const auto& c : calls) args += c.arguments;
+    EXPECT_EQ(args, R"({"location": "Paris"})");
+    EXPECT_EQ(d.of(K::finish).at(0).finish_reason, FinishReason::tool_calls);
+}
+
+TEST(AnthropicStream, ErrorEvent) {
+    auto d = decode_stream(Api::anthropic, read_fixture("anthropic/stream_error.sse"));
+    ASSERT_TRUE(d.ok) << d.error;
+    auto e = d.of(K::error);
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].error_type, "overloaded_error");
+    EXPECT_EQ(e[0].error_code, Errc::overloaded);
+    EXPECT_EQ(e[0].text, "Overloaded");
+}
+
+TEST(AnthropicStream, EncoderFromOpenAiOrderedDeltas) {
+    // What an OpenAI upstream decodes to: role, reasoning, text, tool call, finish, usage, done.
+    auto src = decode_stream(Api::openai, read_fixture("openai/stream_reasoning.sse"));
+    ASSERT_TRUE(src.ok);
+    std::string bytes = encode_all(Api::anthropic, src.flat(), StreamMeta{"msg_1", "claude-x", 0, true});
+    EXPECT_EQ(bytes.rfind("event: message_start\n", 0), 0u) << bytes;
+    auto d = decode_stream(Api::anthropic, bytes);
+    ASSERT_TRUE(d.ok) << d.error;
+    EXPECT_EQ(d.text(), src.text());
+    EXPECT_EQ(d.text(K::reasoning), src.text(K::reasoning));
+    EXPECT_EQ(d.of(K::finish).at(0).finish_reason, FinishReason::stop);
+    // Usage arrived after finish upstream; it still reaches message_delta.
+    EXPECT_EQ(d.of(K::usage).back().usage.output_tokens, 42);
+    EXPECT_EQ(d.of(K::usage).back().usage.prompt_tokens, 18);
+    EXPECT_EQ(d.flat().back().kind, K::done);
+    // Block indexes: thinking block 0, text block 1.
+    EXPECT_NE(bytes.find(R"({"type":"content_block_start","index":1,"content_block":{"type":"text")"), std::string::npos);
+}
+
+TEST(AnthropicStream, EncoderReencodesItsOwnFixtures) {
+    for (const auto& f : stream_fixtures("anthropic")) {
+        auto src = decode_stream(Api::anthropic, read_fixture(f));
+        ASSERT_TRUE(src.ok) << f;
+        auto d = decode_stream(Api::anthropic, encode_all(Api::anthropic, src.flat()));
+        ASSERT_TRUE(d.ok) << f << d.error;
+        EXPECT_EQ(d.text(), src.text()) << f;
+        EXPECT_EQ(d.text(K::reasoning), src.text(K::reasoning)) << f;
+        EXPECT_EQ(tool_summary(d), tool_summary(src)) << f;
+        EXPECT_EQ(d.of(K::error).size(), src.of(K::error).size()) << f;
+    }
+}
+
+}  // namespace
+}  // namespace tokenradar::dialect
