@@ -15,8 +15,12 @@ void StreamAccumulator::on_event(std::int64_t t_ns, std::span<const StreamDelta>
             if (d.kind == K::text) answer = true;
         }
         switch (d.kind) {
-            case K::usage: usage_.merge(d.usage); break;
-            case K::finish: finish_ = d.finish_reason; break;
+            case K::usage:
+                usage_.merge(d.usage);
+                break;
+            case K::finish:
+                finish_ = d.finish_reason;
+                break;
             case K::error:
                 if (!error_) error_ = StreamError{d.error_code, d.error_type, d.text};
                 break;
@@ -26,7 +30,8 @@ void StreamAccumulator::on_event(std::int64_t t_ns, std::span<const StreamDelta>
                     times_.done = t_ns;
                 }
                 break;
-            default: break;
+            default:
+                break;
         }
     }
     if (output) {

@@ -31,7 +31,7 @@ struct StreamError {
 };
 
 class StreamAccumulator {
-public:
+  public:
     // One call per SSE event, with the deltas it decoded to (possibly none), t_ns from the
     // steady clock when the event was read.
     void on_event(std::int64_t t_ns, std::span<const StreamDelta> deltas);
@@ -53,7 +53,7 @@ public:
     // Gaps between consecutive output-carrying events, in ns (output_events - 1 entries).
     const std::vector<std::int64_t>& chunk_gaps_ns() const noexcept { return gaps_; }
 
-private:
+  private:
     StreamTimes times_;
     Usage usage_;
     std::optional<FinishReason> finish_;

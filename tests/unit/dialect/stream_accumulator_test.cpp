@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/stream_accumulator.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -51,9 +53,9 @@ TEST(StreamAccumulator, ReasoningCountsAsTokenButNotAnswer) {
 
 TEST(StreamAccumulator, ToolArgumentsAreOutput) {
     auto acc = accumulate(Api::anthropic, "anthropic/stream_tool_use.sse");
-    EXPECT_EQ(acc.times().first_token, 4000);   // the text delta after the ping
-    EXPECT_EQ(acc.times().last_token, 9000);    // last input_json_delta
-    EXPECT_EQ(acc.output_events(), 3u);         // empty partial_json does not count
+    EXPECT_EQ(acc.times().first_token, 4000);  // the text delta after the ping
+    EXPECT_EQ(acc.times().last_token, 9000);   // last input_json_delta
+    EXPECT_EQ(acc.output_events(), 3u);        // empty partial_json does not count
     EXPECT_EQ(acc.finish_reason(), FinishReason::tool_calls);
     EXPECT_EQ(acc.usage().prompt_tokens, 377);  // from message_start, kept after message_delta
     EXPECT_EQ(acc.usage().output_tokens, 65);
