@@ -83,6 +83,22 @@ TEST(StreamAccumulator, InStreamErrorAndEndOfBody) {
     EXPECT_FALSE(acc.finish_reason());
 }
 
+TEST(StreamAccumulator, ClassifiesEachEvent) {
+    auto d = decode_stream(Api::openai, read_fixture("openai/stream_reasoning.sse"));
+    ASSERT_TRUE(d.ok);
+    StreamAccumulator acc;
+    std::vector<EventClass> got;
+    for (std::size_t i = 0; i < d.events.size(); ++i) {
+        got.push_back(acc.on_event(static_cast<std::int64_t>(i), d.events[i]));
+        EXPECT_EQ(got.back(), classify(d.events[i]));
+    }
+    ASSERT_EQ(got.size(), 8u);
+    EXPECT_EQ(got[0], (EventClass{false, false, false}));  // role chunk, empty reasoning
+    EXPECT_EQ(got[1], (EventClass{true, false, false}));   // reasoning
+    EXPECT_EQ(got[4], (EventClass{true, true, false}));    // answer
+    EXPECT_EQ(got[7], (EventClass{false, false, true}));   // [DONE]
+}
+
 TEST(StreamAccumulator, EventWithoutDeltasStillCountsAsChunk) {
     StreamAccumulator acc;
     acc.on_event(5, {});
