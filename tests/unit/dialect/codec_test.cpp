@@ -149,6 +149,36 @@ TEST(Codec, TranslatesEveryStreamIntoEveryDialect) {
     }
 }
 
+TEST(Codec, UnknownAndEdgeEventsAreIgnorableNotErrors) {
+    std::vector<StreamDelta> out;
+    auto an = make_stream_decoder(Api::anthropic);
+    ASSERT_TRUE(an->decode("future_event", R"({"type":"future_event","x":1})", out));
+    ASSERT_TRUE(an->decode("ping", "{}", out));  // no type in data: the event name decides
+    ASSERT_TRUE(an->decode(
+        "content_block_delta",
+        R"({"type":"content_block_delta","index":9,"delta":{"type":"input_json_delta","partial_json":"{"}})",
+        out));  // a block that never started
+    for (const auto& d : out) EXPECT_EQ(d.kind, K::ignorable);
+    out.clear();
+    auto oa = make_stream_decoder(Api::openai);
+    ASSERT_TRUE(oa->decode("message", "[DONE] ", out));
+    ASSERT_TRUE(oa->decode("message",
+                           R"({"choices":[{"index":1,"delta":{"content":"other choice"}}]})", out));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].kind, K::done);
+    EXPECT_EQ(out[1].kind, K::ignorable);
+    out.clear();
+    auto ge = make_stream_decoder(Api::gemini);
+    ASSERT_TRUE(ge->decode(
+        "message",
+        R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"MAX_TOKENS"}]})",
+        out));
+    EXPECT_EQ(out.back().kind, K::done);
+    EXPECT_EQ(out[out.size() - 2].finish_reason, FinishReason::length);
+    EXPECT_FALSE(
+        ge->decode("message", R"({"candidates":[{"content":{"parts":[{"text":1}]}}]})", out));
+}
+
 TEST(Codec, EncodersAdoptUpstreamIdAndModelWhenMetaIsEmpty) {
     auto src = decode_stream(Api::anthropic, read_fixture("anthropic/stream_basic.sse"));
     ASSERT_TRUE(src.ok);
