@@ -16,21 +16,24 @@ namespace {
 // About `bytes` of chat.completion.chunk events, one to a few tokens each, plus the usage
 // chunk and [DONE], shaped like OpenAI's wire output.
 std::string openai_stream(std::size_t bytes) {
-    static const char* kTokens[] = {"The", " quick", " brown", " fox", " jumps", " over",
-                                    " the", " lazy", " dog", ".", "\\n", " It", " was",
-                                    " a bright", " cold day", " in April"};
+    static const char* kTokens[] = {"The",  " quick",    " brown",    " fox",     " jumps", " over",
+                                    " the", " lazy",     " dog",      ".",        "\\n",    " It",
+                                    " was", " a bright", " cold day", " in April"};
     std::string s;
     std::size_t i = 0;
-    s += R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","system_fingerprint":"fp_f4e629d0a5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})"
-         "\n\n";
+    s +=
+        R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","system_fingerprint":"fp_f4e629d0a5","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null})"
+        "\n\n";
     while (s.size() < bytes) {
-        s += R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","system_fingerprint":"fp_f4e629d0a5","choices":[{"index":0,"delta":{"content":")";
+        s +=
+            R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","system_fingerprint":"fp_f4e629d0a5","choices":[{"index":0,"delta":{"content":")";
         s += kTokens[i++ % std::size(kTokens)];
         s += R"("},"logprobs":null,"finish_reason":null}],"usage":null})"
              "\n\n";
     }
-    s += R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","choices":[],"usage":{"prompt_tokens":1220,"completion_tokens":512,"total_tokens":1732}})"
-         "\n\ndata: [DONE]\n\n";
+    s +=
+        R"(data: {"id":"chatcmpl-9bY2vLxQ3","object":"chat.completion.chunk","created":1718345013,"model":"gpt-4o-2024-05-13","choices":[],"usage":{"prompt_tokens":1220,"completion_tokens":512,"total_tokens":1732}})"
+        "\n\ndata: [DONE]\n\n";
     return s;
 }
 
@@ -55,7 +58,8 @@ void BM_SseParser_OpenAiStream_4KiB(benchmark::State& state) {
         }
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
-    state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SseParser_OpenAiStream_4KiB);
 
@@ -63,14 +67,18 @@ void BM_SseParser_OpenAiStream_Crlf_4KiB(benchmark::State& state) {
     std::string lf = openai_stream(1 << 20);
     std::string bytes;
     for (char c : lf) {
-        if (c == '\n') bytes += "\r\n";
-        else bytes += c;
+        if (c == '\n')
+            bytes += "\r\n";
+        else
+            bytes += c;
     }
     const auto chunks = chunks_of(bytes, 4096);
     for (auto _ : state) {
         tokenradar::sse::SseParser parser;
         for (auto c : chunks) {
-            auto r = parser.feed(c, [&](const tokenradar::sse::SseEvent& e) { benchmark::DoNotOptimize(e.data.data()); });
+            auto r = parser.feed(c, [&](const tokenradar::sse::SseEvent& e) {
+                benchmark::DoNotOptimize(e.data.data());
+            });
             benchmark::DoNotOptimize(r);
         }
     }
@@ -96,7 +104,8 @@ void BM_SseParserPlusOpenAiDecoder_4KiB(benchmark::State& state) {
         }
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes.size()));
-    state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SseParserPlusOpenAiDecoder_4KiB);
 

@@ -1,9 +1,10 @@
 #include <tokenradar/dialect/anthropic.hpp>
 
+// The rest of this component and its private helpers.
+#include "json_util.hpp"
+
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
-
-#include "json_util.hpp"
 
 namespace tokenradar::dialect {
 
@@ -19,10 +20,14 @@ FinishReason parse_stop_reason(std::string_view s) {
 
 std::string_view emit_stop_reason(FinishReason r) {
     switch (r) {
-        case FinishReason::length: return "max_tokens";
-        case FinishReason::tool_calls: return "tool_use";
-        case FinishReason::content_filter: return "refusal";
-        default: return "end_turn";
+        case FinishReason::length:
+            return "max_tokens";
+        case FinishReason::tool_calls:
+            return "tool_use";
+        case FinishReason::content_filter:
+            return "refusal";
+        default:
+            return "end_turn";
     }
 }
 
@@ -74,7 +79,8 @@ void read_text_blocks(Reader& r, const json::value& v, const Path& p,
             r.fail_key(bp, "type", "expected text");
             return;
         }
-        if (auto t = r.string(*b, "text", bp, true)) out.push_back(ContentPart::make_text(std::string(*t)));
+        if (auto t = r.string(*b, "text", bp, true))
+            out.push_back(ContentPart::make_text(std::string(*t)));
     }
 }
 
@@ -111,15 +117,13 @@ json::value blocks_or_string(const std::vector<ContentPart>& parts, json::array 
                 break;
             case ContentPart::Kind::image_url:
                 a.push_back(json::object{
-                    {"type", "image"},
-                    {"source", json::object{{"type", "url"}, {"url", c.url}}}});
+                    {"type", "image"}, {"source", json::object{{"type", "url"}, {"url", c.url}}}});
                 break;
             case ContentPart::Kind::image_base64:
-                a.push_back(json::object{
-                    {"type", "image"},
-                    {"source", json::object{{"type", "base64"},
-                                            {"media_type", c.media_type},
-                                            {"data", c.data}}}});
+                a.push_back(json::object{{"type", "image"},
+                                         {"source", json::object{{"type", "base64"},
+                                                                 {"media_type", c.media_type},
+                                                                 {"data", c.data}}}});
                 break;
         }
     }
@@ -155,8 +159,10 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
         auto role = r.string(*m, "role", ip, true);
         if (!role) break;
         Message msg;
-        if (*role == "user") msg.role = Role::user;
-        else if (*role == "assistant") msg.role = Role::assistant;
+        if (*role == "user")
+            msg.role = Role::user;
+        else if (*role == "assistant")
+            msg.role = Role::assistant;
         else {
             r.fail_key(ip, "role", "expected one of user, assistant");
             break;
@@ -185,7 +191,8 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
             auto type = r.string(*b, "type", bp, true);
             if (!type) break;
             if (*type == "text") {
-                if (auto t = r.string(*b, "text", bp, true)) msg.content.push_back(ContentPart::make_text(std::string(*t)));
+                if (auto t = r.string(*b, "text", bp, true))
+                    msg.content.push_back(ContentPart::make_text(std::string(*t)));
             } else if (*type == "image") {
                 ContentPart c;
                 if (read_image(r, *b, bp, c)) msg.content.push_back(std::move(c));
@@ -193,8 +200,10 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
                 ToolCall tc;
                 if (auto id = r.string(*b, "id", bp, true)) tc.id.assign(*id);
                 if (auto name = r.string(*b, "name", bp, true)) tc.name.assign(*name);
-                if (const json::object* input = r.object(*b, "input", bp)) tc.arguments = to_json_text(*input);
-                else tc.arguments = "{}";
+                if (const json::object* input = r.object(*b, "input", bp))
+                    tc.arguments = to_json_text(*input);
+                else
+                    tc.arguments = "{}";
                 msg.tool_calls.push_back(std::move(tc));
             } else if (*type == "tool_result" && msg.role == Role::user) {
                 Message tr;
@@ -210,8 +219,9 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
                 // them through `original`.
             } else {
                 r.fail_key(bp, "type",
-                           msg.role == Role::user ? "expected one of text, image, tool_result"
-                                                  : "expected one of text, image, tool_use, thinking");
+                           msg.role == Role::user
+                               ? "expected one of text, image, tool_result"
+                               : "expected one of text, image, tool_use, thinking");
             }
         }
         for (auto& tr : tool_results) req.messages.push_back(std::move(tr));
@@ -226,7 +236,8 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
             const json::object* t = r.as_object((*tools)[i], ip);
             if (!t) break;
             auto type = r.string(*t, "type", ip);
-            if (type && *type != "custom") continue;  // server tools (web_search...) have no schema here
+            if (type && *type != "custom")
+                continue;  // server tools (web_search...) have no schema here
             ToolDefinition def;
             if (auto name = r.string(*t, "name", ip, true)) def.name.assign(*name);
             if (auto d = r.string(*t, "description", ip)) def.description.assign(*d);
@@ -283,7 +294,8 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
                 break;
             case Role::assistant: {
                 if (!pending_results.empty()) {
-                    msgs.push_back(json::object{{"role", "user"}, {"content", std::move(pending_results)}});
+                    msgs.push_back(
+                        json::object{{"role", "user"}, {"content", std::move(pending_results)}});
                     pending_results = json::array();
                 }
                 json::array calls;
@@ -303,9 +315,9 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
                                                  {"name", tc.name},
                                                  {"input", std::move(*input)}});
                 }
-                msgs.push_back(json::object{
-                    {"role", "assistant"},
-                    {"content", blocks_or_string(m.content, {}, std::move(calls))}});
+                msgs.push_back(
+                    json::object{{"role", "assistant"},
+                                 {"content", blocks_or_string(m.content, {}, std::move(calls))}});
                 break;
             }
         }
@@ -320,9 +332,12 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
         for (const ToolDefinition& t : req.tools) {
             json::object jt{{"name", t.name}};
             if (!t.description.empty()) jt["description"] = t.description;
-            auto schema = t.parameters.empty() ? std::optional<json::object>(json::object{{"type", "object"}})
-                                               : parse_json_object(t.parameters);
-            if (!schema) return Error(Errc::bad_request, "tools: parameters of " + t.name + ": expected a JSON object");
+            auto schema = t.parameters.empty()
+                              ? std::optional<json::object>(json::object{{"type", "object"}})
+                              : parse_json_object(t.parameters);
+            if (!schema)
+                return Error(Errc::bad_request,
+                             "tools: parameters of " + t.name + ": expected a JSON object");
             jt["input_schema"] = std::move(*schema);
             tools.push_back(std::move(jt));
         }
@@ -364,7 +379,8 @@ Result<ChatResponse> parse_anthropic_response(std::string_view body) {
                 ToolCall tc;
                 if (auto id = r.string(*b, "id", bp)) tc.id.assign(*id);
                 if (auto name = r.string(*b, "name", bp)) tc.name.assign(*name);
-                if (const json::object* input = r.object(*b, "input", bp)) tc.arguments = to_json_text(*input);
+                if (const json::object* input = r.object(*b, "input", bp))
+                    tc.arguments = to_json_text(*input);
                 resp.tool_calls.push_back(std::move(tc));
             }
         }
@@ -379,7 +395,8 @@ Result<ChatResponse> parse_anthropic_response(std::string_view body) {
 std::string emit_anthropic_response(const ChatResponse& resp) {
     json::array content;
     if (!resp.reasoning.empty()) {
-        content.push_back(json::object{{"type", "thinking"}, {"thinking", resp.reasoning}, {"signature", ""}});
+        content.push_back(
+            json::object{{"type", "thinking"}, {"thinking", resp.reasoning}, {"signature", ""}});
     }
     if (!resp.text.empty()) content.push_back(json::object{{"type", "text"}, {"text", resp.text}});
     for (const ToolCall& tc : resp.tool_calls) {
@@ -394,8 +411,10 @@ std::string emit_anthropic_response(const ChatResponse& resp) {
                    {"role", "assistant"},
                    {"model", resp.model},
                    {"content", std::move(content)}};
-    if (resp.finish_reason) o["stop_reason"] = emit_stop_reason(*resp.finish_reason);
-    else o["stop_reason"] = nullptr;
+    if (resp.finish_reason)
+        o["stop_reason"] = emit_stop_reason(*resp.finish_reason);
+    else
+        o["stop_reason"] = nullptr;
     o["stop_sequence"] = nullptr;
     o["usage"] = usage_json(resp.usage, true);
     return json::serialize(o);
@@ -499,7 +518,8 @@ Result<void> AnthropicStreamDecoder::decode(std::string_view event, std::string_
             if (auto t = r.string(*e, "type", ep)) sd.error_type.assign(*t);
             if (auto m = r.string(*e, "message", ep)) sd.text.assign(*m);
         }
-        sd.error_code = errc_from_error_type(Api::anthropic, sd.error_type).value_or(Errc::upstream_http_error);
+        sd.error_code =
+            errc_from_error_type(Api::anthropic, sd.error_type).value_or(Errc::upstream_http_error);
         out.push_back(std::move(sd));
     }
     // ping, content_block_stop, signature/citation deltas and unknown future events carry
@@ -523,20 +543,18 @@ void write_event(std::string_view name, const json::object& o, std::string& out)
 void AnthropicStreamEncoder::ensure_started(std::string& out) {
     if (started_) return;
     started_ = true;
-    json::object msg{{"id", meta_.id},
-                     {"type", "message"},
-                     {"role", "assistant"},
-                     {"model", meta_.model},
-                     {"content", json::array{}},
-                     {"stop_reason", nullptr},
-                     {"stop_sequence", nullptr},
-                     {"usage", usage_json(usage_, true)}};
-    write_event("message_start", json::object{{"type", "message_start"}, {"message", std::move(msg)}}, out);
+    json::object msg{{"id", meta_.id},           {"type", "message"},
+                     {"role", "assistant"},      {"model", meta_.model},
+                     {"content", json::array{}}, {"stop_reason", nullptr},
+                     {"stop_sequence", nullptr}, {"usage", usage_json(usage_, true)}};
+    write_event("message_start",
+                json::object{{"type", "message_start"}, {"message", std::move(msg)}}, out);
 }
 
 void AnthropicStreamEncoder::close_block(std::string& out) {
     if (block_ == Block::none) return;
-    write_event("content_block_stop", json::object{{"type", "content_block_stop"}, {"index", block_index_}}, out);
+    write_event("content_block_stop",
+                json::object{{"type", "content_block_stop"}, {"index", block_index_}}, out);
     block_ = Block::none;
 }
 
@@ -546,8 +564,12 @@ void AnthropicStreamEncoder::open_block(Block kind, const StreamDelta& d, std::s
     block_ = kind;
     json::object cb;
     switch (kind) {
-        case Block::text: cb = {{"type", "text"}, {"text", ""}}; break;
-        case Block::thinking: cb = {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}; break;
+        case Block::text:
+            cb = {{"type", "text"}, {"text", ""}};
+            break;
+        case Block::thinking:
+            cb = {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}};
+            break;
         case Block::tool:
             tool_index_ = d.index;
             cb = {{"type", "tool_use"},
@@ -555,10 +577,13 @@ void AnthropicStreamEncoder::open_block(Block kind, const StreamDelta& d, std::s
                   {"name", d.name},
                   {"input", json::object{}}};
             break;
-        case Block::none: break;
+        case Block::none:
+            break;
     }
     write_event("content_block_start",
-                json::object{{"type", "content_block_start"}, {"index", block_index_}, {"content_block", std::move(cb)}},
+                json::object{{"type", "content_block_start"},
+                             {"index", block_index_},
+                             {"content_block", std::move(cb)}},
                 out);
 }
 
@@ -570,15 +595,18 @@ void AnthropicStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             meta_.adopt(d);
             ensure_started(out);
             break;
-        case K::usage: usage_.merge(d.usage); break;
+        case K::usage:
+            usage_.merge(d.usage);
+            break;
         case K::text:
             ensure_started(out);
             if (block_ != Block::text) open_block(Block::text, d, out);
-            write_event("content_block_delta",
-                        json::object{{"type", "content_block_delta"},
-                                     {"index", block_index_},
-                                     {"delta", json::object{{"type", "text_delta"}, {"text", d.text}}}},
-                        out);
+            write_event(
+                "content_block_delta",
+                json::object{{"type", "content_block_delta"},
+                             {"index", block_index_},
+                             {"delta", json::object{{"type", "text_delta"}, {"text", d.text}}}},
+                out);
             break;
         case K::reasoning:
             ensure_started(out);
@@ -586,7 +614,8 @@ void AnthropicStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             write_event("content_block_delta",
                         json::object{{"type", "content_block_delta"},
                                      {"index", block_index_},
-                                     {"delta", json::object{{"type", "thinking_delta"}, {"thinking", d.text}}}},
+                                     {"delta", json::object{{"type", "thinking_delta"},
+                                                            {"thinking", d.text}}}},
                         out);
             break;
         case K::tool_call:
@@ -601,10 +630,13 @@ void AnthropicStreamEncoder::encode(const StreamDelta& d, std::string& out) {
                             out);
             }
             break;
-        case K::finish: finish_ = d.finish_reason; break;
+        case K::finish:
+            finish_ = d.finish_reason;
+            break;
         case K::error: {
-            std::string type = d.error_type.empty() ? std::string(error_type(Api::anthropic, d.error_code))
-                                                    : d.error_type;
+            std::string type = d.error_type.empty()
+                                   ? std::string(error_type(Api::anthropic, d.error_code))
+                                   : d.error_type;
             write_event("error",
                         json::object{{"type", "error"},
                                      {"error", json::object{{"type", type}, {"message", d.text}}}},
@@ -612,7 +644,9 @@ void AnthropicStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             terminated_ = true;
             break;
         }
-        case K::done: finish(out); break;
+        case K::done:
+            finish(out);
+            break;
         case K::ignorable:
             if (started_) write_event("ping", json::object{{"type", "ping"}}, out);
             break;
@@ -626,7 +660,9 @@ void AnthropicStreamEncoder::finish(std::string& out) {
     json::object delta{{"stop_reason", emit_stop_reason(finish_.value_or(FinishReason::stop))},
                        {"stop_sequence", nullptr}};
     write_event("message_delta",
-                json::object{{"type", "message_delta"}, {"delta", std::move(delta)}, {"usage", usage_json(usage_, false)}},
+                json::object{{"type", "message_delta"},
+                             {"delta", std::move(delta)},
+                             {"usage", usage_json(usage_, false)}},
                 out);
     write_event("message_stop", json::object{{"type", "message_stop"}}, out);
     terminated_ = true;

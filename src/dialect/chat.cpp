@@ -5,9 +5,12 @@ namespace tokenradar::dialect {
 
 std::string_view to_string(Api api) noexcept {
     switch (api) {
-        case Api::openai: return "openai";
-        case Api::anthropic: return "anthropic";
-        case Api::gemini: return "gemini";
+        case Api::openai:
+            return "openai";
+        case Api::anthropic:
+            return "anthropic";
+        case Api::gemini:
+            return "gemini";
     }
     return "openai";
 }
@@ -21,22 +24,32 @@ std::optional<Api> parse_api(std::string_view name) noexcept {
 
 std::string_view to_string(Role role) noexcept {
     switch (role) {
-        case Role::system: return "system";
-        case Role::user: return "user";
-        case Role::assistant: return "assistant";
-        case Role::tool: return "tool";
+        case Role::system:
+            return "system";
+        case Role::user:
+            return "user";
+        case Role::assistant:
+            return "assistant";
+        case Role::tool:
+            return "tool";
     }
     return "user";
 }
 
 std::string_view to_string(FinishReason r) noexcept {
     switch (r) {
-        case FinishReason::stop: return "stop";
-        case FinishReason::length: return "length";
-        case FinishReason::tool_calls: return "tool_calls";
-        case FinishReason::content_filter: return "content_filter";
-        case FinishReason::error: return "error";
-        case FinishReason::other: return "other";
+        case FinishReason::stop:
+            return "stop";
+        case FinishReason::length:
+            return "length";
+        case FinishReason::tool_calls:
+            return "tool_calls";
+        case FinishReason::content_filter:
+            return "content_filter";
+        case FinishReason::error:
+            return "error";
+        case FinishReason::other:
+            return "other";
     }
     return "other";
 }
@@ -44,15 +57,24 @@ std::string_view to_string(FinishReason r) noexcept {
 std::string_view to_string(StreamDelta::Kind k) noexcept {
     using K = StreamDelta::Kind;
     switch (k) {
-        case K::role: return "role";
-        case K::text: return "text";
-        case K::reasoning: return "reasoning";
-        case K::tool_call: return "tool_call";
-        case K::usage: return "usage";
-        case K::finish: return "finish";
-        case K::error: return "error";
-        case K::done: return "done";
-        case K::ignorable: return "ignorable";
+        case K::role:
+            return "role";
+        case K::text:
+            return "text";
+        case K::reasoning:
+            return "reasoning";
+        case K::tool_call:
+            return "tool_call";
+        case K::usage:
+            return "usage";
+        case K::finish:
+            return "finish";
+        case K::error:
+            return "error";
+        case K::done:
+            return "done";
+        case K::ignorable:
+            return "ignorable";
     }
     return "ignorable";
 }

@@ -1,64 +1,83 @@
 #include <tokenradar/dialect/codec.hpp>
 
+// The rest of this component and its private helpers.
+#include "json_util.hpp"
+
 #include <tokenradar/dialect/anthropic.hpp>
 #include <tokenradar/dialect/gemini.hpp>
 #include <tokenradar/dialect/openai.hpp>
-
-#include "json_util.hpp"
 
 namespace tokenradar::dialect {
 
 Result<ChatRequest> parse_request(Api api, std::string_view body, std::string_view model,
                                   bool stream) {
     switch (api) {
-        case Api::openai: return parse_openai_request(body);
-        case Api::anthropic: return parse_anthropic_request(body);
-        case Api::gemini: return parse_gemini_request(body, model, stream);
+        case Api::openai:
+            return parse_openai_request(body);
+        case Api::anthropic:
+            return parse_anthropic_request(body);
+        case Api::gemini:
+            return parse_gemini_request(body, model, stream);
     }
     return Error(Errc::internal, "unknown api");
 }
 
 Result<std::string> emit_request(Api api, const ChatRequest& request) {
     switch (api) {
-        case Api::openai: return emit_openai_request(request);
-        case Api::anthropic: return emit_anthropic_request(request);
-        case Api::gemini: return emit_gemini_request(request);
+        case Api::openai:
+            return emit_openai_request(request);
+        case Api::anthropic:
+            return emit_anthropic_request(request);
+        case Api::gemini:
+            return emit_gemini_request(request);
     }
     return Error(Errc::internal, "unknown api");
 }
 
 Result<ChatResponse> parse_response(Api api, std::string_view body) {
     switch (api) {
-        case Api::openai: return parse_openai_response(body);
-        case Api::anthropic: return parse_anthropic_response(body);
-        case Api::gemini: return parse_gemini_response(body);
+        case Api::openai:
+            return parse_openai_response(body);
+        case Api::anthropic:
+            return parse_anthropic_response(body);
+        case Api::gemini:
+            return parse_gemini_response(body);
     }
     return Error(Errc::internal, "unknown api");
 }
 
 std::string emit_response(Api api, const ChatResponse& response) {
     switch (api) {
-        case Api::openai: return emit_openai_response(response);
-        case Api::anthropic: return emit_anthropic_response(response);
-        case Api::gemini: return emit_gemini_response(response);
+        case Api::openai:
+            return emit_openai_response(response);
+        case Api::anthropic:
+            return emit_anthropic_response(response);
+        case Api::gemini:
+            return emit_gemini_response(response);
     }
     return {};
 }
 
 std::unique_ptr<StreamDecoder> make_stream_decoder(Api api) {
     switch (api) {
-        case Api::anthropic: return std::make_unique<AnthropicStreamDecoder>();
-        case Api::gemini: return std::make_unique<GeminiStreamDecoder>();
-        case Api::openai: break;
+        case Api::anthropic:
+            return std::make_unique<AnthropicStreamDecoder>();
+        case Api::gemini:
+            return std::make_unique<GeminiStreamDecoder>();
+        case Api::openai:
+            break;
     }
     return std::make_unique<OpenAiStreamDecoder>();
 }
 
 std::unique_ptr<StreamEncoder> make_stream_encoder(Api api, StreamMeta meta) {
     switch (api) {
-        case Api::anthropic: return std::make_unique<AnthropicStreamEncoder>(std::move(meta));
-        case Api::gemini: return std::make_unique<GeminiStreamEncoder>(std::move(meta));
-        case Api::openai: break;
+        case Api::anthropic:
+            return std::make_unique<AnthropicStreamEncoder>(std::move(meta));
+        case Api::gemini:
+            return std::make_unique<GeminiStreamEncoder>(std::move(meta));
+        case Api::openai:
+            break;
     }
     return std::make_unique<OpenAiStreamEncoder>(std::move(meta));
 }
@@ -72,8 +91,10 @@ bool is_timeout(Errc e) {
         case Errc::timeout_first_byte:
         case Errc::timeout_first_token:
         case Errc::timeout_idle:
-        case Errc::timeout_total: return true;
-        default: return false;
+        case Errc::timeout_total:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -83,14 +104,22 @@ std::string_view anthropic_type(Errc e) {
         case Errc::bad_request:
         case Errc::method_not_allowed:
         case Errc::headers_too_large:
-        case Errc::unsupported: return "invalid_request_error";
-        case Errc::unauthorized: return "authentication_error";
-        case Errc::forbidden: return "permission_error";
-        case Errc::not_found: return "not_found_error";
-        case Errc::payload_too_large: return "request_too_large";
-        case Errc::rate_limited: return "rate_limit_error";
-        case Errc::overloaded: return "overloaded_error";
-        default: return "api_error";
+        case Errc::unsupported:
+            return "invalid_request_error";
+        case Errc::unauthorized:
+            return "authentication_error";
+        case Errc::forbidden:
+            return "permission_error";
+        case Errc::not_found:
+            return "not_found_error";
+        case Errc::payload_too_large:
+            return "request_too_large";
+        case Errc::rate_limited:
+            return "rate_limit_error";
+        case Errc::overloaded:
+            return "overloaded_error";
+        default:
+            return "api_error";
     }
 }
 
@@ -101,14 +130,22 @@ std::string_view gemini_status(Errc e) {
         case Errc::method_not_allowed:
         case Errc::headers_too_large:
         case Errc::payload_too_large:
-        case Errc::unsupported: return "INVALID_ARGUMENT";
-        case Errc::unauthorized: return "UNAUTHENTICATED";
-        case Errc::forbidden: return "PERMISSION_DENIED";
-        case Errc::not_found: return "NOT_FOUND";
-        case Errc::rate_limited: return "RESOURCE_EXHAUSTED";
-        case Errc::overloaded: return "UNAVAILABLE";
-        case Errc::cancelled: return "CANCELLED";
-        default: return "INTERNAL";
+        case Errc::unsupported:
+            return "INVALID_ARGUMENT";
+        case Errc::unauthorized:
+            return "UNAUTHENTICATED";
+        case Errc::forbidden:
+            return "PERMISSION_DENIED";
+        case Errc::not_found:
+            return "NOT_FOUND";
+        case Errc::rate_limited:
+            return "RESOURCE_EXHAUSTED";
+        case Errc::overloaded:
+            return "UNAVAILABLE";
+        case Errc::cancelled:
+            return "CANCELLED";
+        default:
+            return "INTERNAL";
     }
 }
 
@@ -116,9 +153,12 @@ std::string_view gemini_status(Errc e) {
 
 std::string_view error_type(Api api, Errc code) noexcept {
     switch (api) {
-        case Api::anthropic: return anthropic_type(code);
-        case Api::gemini: return gemini_status(code);
-        case Api::openai: break;
+        case Api::anthropic:
+            return anthropic_type(code);
+        case Api::gemini:
+            return gemini_status(code);
+        case Api::openai:
+            break;
     }
     return openai_error_type(code);
 }
@@ -130,19 +170,31 @@ int error_http_status(Api api, Errc code) noexcept {
 
 Errc errc_from_http_status(int status) noexcept {
     switch (status) {
-        case 400: return Errc::bad_request;
-        case 401: return Errc::unauthorized;
-        case 403: return Errc::forbidden;
-        case 404: return Errc::not_found;
-        case 405: return Errc::method_not_allowed;
-        case 408: return Errc::timeout_total;
-        case 413: return Errc::payload_too_large;
-        case 429: return Errc::rate_limited;
-        case 499: return Errc::cancelled;
+        case 400:
+            return Errc::bad_request;
+        case 401:
+            return Errc::unauthorized;
+        case 403:
+            return Errc::forbidden;
+        case 404:
+            return Errc::not_found;
+        case 405:
+            return Errc::method_not_allowed;
+        case 408:
+            return Errc::timeout_total;
+        case 413:
+            return Errc::payload_too_large;
+        case 429:
+            return Errc::rate_limited;
+        case 499:
+            return Errc::cancelled;
         case 503:
-        case 529: return Errc::overloaded;
-        case 504: return Errc::timeout_total;
-        default: break;
+        case 529:
+            return Errc::overloaded;
+        case 504:
+            return Errc::timeout_total;
+        default:
+            break;
     }
     if (status >= 400 && status < 500) return Errc::bad_request;
     return Errc::upstream_http_error;
@@ -157,8 +209,8 @@ std::optional<Errc> errc_from_error_type(Api api, std::string_view t) noexcept {
             if (t == "permission_error") return Errc::forbidden;
             if (t == "not_found_error" || t == "model_not_found") return Errc::not_found;
             if (t == "request_too_large") return Errc::payload_too_large;
-            if (t == "rate_limit_error" || t == "rate_limit_exceeded" || t == "insufficient_quota" ||
-                t == "tokens" || t == "requests") {
+            if (t == "rate_limit_error" || t == "rate_limit_exceeded" ||
+                t == "insufficient_quota" || t == "tokens" || t == "requests") {
                 return Errc::rate_limited;
             }
             if (t == "overloaded_error" || t == "server_overloaded") return Errc::overloaded;
@@ -178,7 +230,8 @@ std::optional<Errc> errc_from_error_type(Api api, std::string_view t) noexcept {
             if (t == "UNAVAILABLE") return Errc::overloaded;
             if (t == "DEADLINE_EXCEEDED") return Errc::timeout_total;
             if (t == "CANCELLED") return Errc::cancelled;
-            if (t == "INTERNAL" || t == "UNKNOWN" || t == "DATA_LOSS") return Errc::upstream_http_error;
+            if (t == "INTERNAL" || t == "UNKNOWN" || t == "DATA_LOSS")
+                return Errc::upstream_http_error;
             return std::nullopt;
     }
     return std::nullopt;
@@ -209,10 +262,20 @@ ErrorBody parse_error_body(Api api, int http_status_code, std::string_view body)
     // 400, 404 and 413 alike. The type decides for unspecific statuses (400, 5xx, 200 in a
     // stream).
     switch (http_status_code) {
-        case 401: case 403: case 404: case 405: case 408: case 413:
-        case 429: case 499: case 503: case 504: case 529:
+        case 401:
+        case 403:
+        case 404:
+        case 405:
+        case 408:
+        case 413:
+        case 429:
+        case 499:
+        case 503:
+        case 504:
+        case 529:
             return out;
-        default: break;
+        default:
+            break;
     }
     if (auto e = errc_from_error_type(api, out.type)) {
         out.code = *e;
@@ -229,11 +292,12 @@ std::string emit_error_body(Api api, Errc code, std::string_view message) {
                 {"type", "error"},
                 {"error", json::object{{"type", anthropic_type(code)}, {"message", message}}}});
         case Api::gemini:
-            return json::serialize(json::object{
-                {"error", json::object{{"code", error_http_status(api, code)},
-                                       {"message", message},
-                                       {"status", gemini_status(code)}}}});
-        case Api::openai: break;
+            return json::serialize(
+                json::object{{"error", json::object{{"code", error_http_status(api, code)},
+                                                    {"message", message},
+                                                    {"status", gemini_status(code)}}}});
+        case Api::openai:
+            break;
     }
     return openai_error_body(code, message);
 }

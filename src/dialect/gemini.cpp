@@ -1,9 +1,10 @@
 #include <tokenradar/dialect/gemini.hpp>
 
+// The rest of this component and its private helpers.
+#include "json_util.hpp"
+
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
-
-#include "json_util.hpp"
 
 namespace tokenradar::dialect {
 
@@ -23,11 +24,16 @@ FinishReason parse_finish(std::string_view s) {
 std::string_view emit_finish(FinishReason r) {
     switch (r) {
         case FinishReason::stop:
-        case FinishReason::tool_calls: return "STOP";
-        case FinishReason::length: return "MAX_TOKENS";
-        case FinishReason::content_filter: return "SAFETY";
-        case FinishReason::error: return "MALFORMED_FUNCTION_CALL";
-        case FinishReason::other: return "OTHER";
+        case FinishReason::tool_calls:
+            return "STOP";
+        case FinishReason::length:
+            return "MAX_TOKENS";
+        case FinishReason::content_filter:
+            return "SAFETY";
+        case FinishReason::error:
+            return "MALFORMED_FUNCTION_CALL";
+        case FinishReason::other:
+            return "OTHER";
     }
     return "OTHER";
 }
@@ -77,7 +83,9 @@ json::array parts_json(const std::vector<ContentPart>& parts) {
     json::array a;
     for (const ContentPart& c : parts) {
         switch (c.kind) {
-            case ContentPart::Kind::text: a.push_back(json::object{{"text", c.text}}); break;
+            case ContentPart::Kind::text:
+                a.push_back(json::object{{"text", c.text}});
+                break;
             case ContentPart::Kind::image_base64:
                 a.push_back(json::object{
                     {"inlineData", json::object{{"mimeType", c.media_type}, {"data", c.data}}}});
@@ -124,7 +132,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     Path jp = pp.at(j);
                     const json::object* part = r.as_object((*parts)[j], jp);
                     if (!part) break;
-                    if (auto t = r.string(*part, "text", jp, true)) m.content.push_back(ContentPart::make_text(std::string(*t)));
+                    if (auto t = r.string(*part, "text", jp, true))
+                        m.content.push_back(ContentPart::make_text(std::string(*t)));
                 }
             }
             req.messages.push_back(std::move(m));
@@ -138,8 +147,10 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
         if (!c) break;
         Message msg;
         auto role = r.string(*c, "role", ip);
-        if (!role || *role == "user") msg.role = Role::user;
-        else if (*role == "model") msg.role = Role::assistant;
+        if (!role || *role == "user")
+            msg.role = Role::user;
+        else if (*role == "model")
+            msg.role = Role::assistant;
         else {
             r.fail_key(ip, "role", "expected one of user, model");
             break;
@@ -187,7 +198,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     tc.arguments = args ? to_json_text(*args) : "{}";
                     msg.tool_calls.push_back(std::move(tc));
                 }
-            } else if (const json::value* fr = find2(*part, "functionResponse", "function_response")) {
+            } else if (const json::value* fr =
+                           find2(*part, "functionResponse", "function_response")) {
                 Path fp = jp.key("functionResponse");
                 if (const json::object* f = r.as_object(*fr, fp)) {
                     Message tm;
@@ -197,7 +209,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     if (const json::object* resp = r.object(*f, "response", fp)) {
                         const json::value* result = resp->if_contains("result");
                         if (resp->size() == 1 && result && result->is_string()) {
-                            tm.content.push_back(ContentPart::make_text(std::string(result->get_string())));
+                            tm.content.push_back(
+                                ContentPart::make_text(std::string(result->get_string())));
                         } else {
                             tm.content.push_back(ContentPart::make_text(to_json_text(*resp)));
                         }
@@ -205,7 +218,9 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     results.push_back(std::move(tm));
                 }
             } else {
-                r.fail(jp, "expected one of text, inlineData, fileData, functionCall, functionResponse");
+                r.fail(
+                    jp,
+                    "expected one of text, inlineData, fileData, functionCall, functionResponse");
             }
         }
         for (auto& tm : results) req.messages.push_back(std::move(tm));
@@ -233,7 +248,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                 ToolDefinition def;
                 if (auto name = r.string(*d, "name", kp, true)) def.name.assign(*name);
                 if (auto desc = r.string(*d, "description", kp)) def.description.assign(*desc);
-                if (const json::object* params = r.object(*d, "parameters", kp)) def.parameters = to_json_text(*params);
+                if (const json::object* params = r.object(*d, "parameters", kp))
+                    def.parameters = to_json_text(*params);
                 req.tools.push_back(std::move(def));
             }
         }
@@ -271,7 +287,8 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
     for (std::size_t i = 0; i < req.messages.size(); ++i) {
         const Message& m = req.messages[i];
         if (m.role != Role::tool && !pending_results.empty()) {
-            contents.push_back(json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
+            contents.push_back(
+                json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
             pending_results = json::array();
         }
         switch (m.role) {
@@ -288,13 +305,17 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
                 if (name.empty()) {
                     Path ip = mp.at(i);
                     Path np = ip.key("tool_call_id");
-                    return Error(Errc::bad_request, np.str() + ": no earlier tool call with this id (Gemini needs the function name)");
+                    return Error(
+                        Errc::bad_request,
+                        np.str() +
+                            ": no earlier tool call with this id (Gemini needs the function name)");
                 }
                 pending_results.push_back(function_response(m, name));
                 break;
             }
             case Role::user:
-                contents.push_back(json::object{{"role", "user"}, {"parts", parts_json(m.content)}});
+                contents.push_back(
+                    json::object{{"role", "user"}, {"parts", parts_json(m.content)}});
                 break;
             case Role::assistant: {
                 json::array parts = parts_json(m.content);
@@ -321,7 +342,8 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
     if (!pending_results.empty()) {
         contents.push_back(json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
     }
-    if (!system_parts.empty()) o["systemInstruction"] = json::object{{"parts", std::move(system_parts)}};
+    if (!system_parts.empty())
+        o["systemInstruction"] = json::object{{"parts", std::move(system_parts)}};
     o["contents"] = std::move(contents);
     if (!req.tools.empty()) {
         json::array decls;
@@ -330,7 +352,9 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
             if (!t.description.empty()) d["description"] = t.description;
             if (!t.parameters.empty()) {
                 auto params = parse_json_object(t.parameters);
-                if (!params) return Error(Errc::bad_request, "tools: parameters of " + t.name + ": expected a JSON object");
+                if (!params)
+                    return Error(Errc::bad_request,
+                                 "tools: parameters of " + t.name + ": expected a JSON object");
                 d["parameters"] = std::move(*params);
             }
             decls.push_back(std::move(d));
@@ -413,14 +437,16 @@ Result<ChatResponse> parse_gemini_response(std::string_view body) {
         }
     }
     Path up = top.key("usageMetadata");
-    if (const json::object* u = r.object(o, "usageMetadata", top)) resp.usage = read_usage(r, *u, up);
+    if (const json::object* u = r.object(o, "usageMetadata", top))
+        resp.usage = read_usage(r, *u, up);
     if (r.failed()) return r.take_error();
     return resp;
 }
 
 std::string emit_gemini_response(const ChatResponse& resp) {
     json::array parts;
-    if (!resp.reasoning.empty()) parts.push_back(json::object{{"text", resp.reasoning}, {"thought", true}});
+    if (!resp.reasoning.empty())
+        parts.push_back(json::object{{"text", resp.reasoning}, {"thought", true}});
     if (!resp.text.empty()) parts.push_back(json::object{{"text", resp.text}});
     for (const ToolCall& tc : resp.tool_calls) {
         auto args = parse_json_object(tc.arguments);
@@ -456,7 +482,8 @@ Result<void> GeminiStreamDecoder::decode(std::string_view /*event*/, std::string
         if (auto m = r.string(*err, "message", ep)) d.text.assign(*m);
         if (auto s = r.string(*err, "status", ep)) d.error_type.assign(*s);
         d.error_code = errc_from_error_type(Api::gemini, d.error_type)
-                           .value_or(errc_from_http_status(static_cast<int>(r.integer(*err, "code", ep).value_or(500))));
+                           .value_or(errc_from_http_status(
+                               static_cast<int>(r.integer(*err, "code", ep).value_or(500))));
         if (r.failed()) return r.take_error();
         out.push_back(std::move(d));
         return {};
@@ -493,7 +520,8 @@ Result<void> GeminiStreamDecoder::decode(std::string_view /*event*/, std::string
     if (cv.finish) {
         StreamDelta d = StreamDelta::make(K::finish);
         d.finish_reason = parse_finish(*cv.finish);
-        if (d.finish_reason == FinishReason::stop && tool_calls_ > 0) d.finish_reason = FinishReason::tool_calls;
+        if (d.finish_reason == FinishReason::stop && tool_calls_ > 0)
+            d.finish_reason = FinishReason::tool_calls;
         out.push_back(std::move(d));
         out.push_back(StreamDelta::make(K::done));
     }
@@ -525,14 +553,21 @@ void GeminiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
     using K = StreamDelta::Kind;
     if (terminated_) return;
     switch (d.kind) {
-        case K::role: meta_.adopt(d); break;
-        case K::ignorable: break;
-        case K::usage: usage_.merge(d.usage); break;
+        case K::role:
+            meta_.adopt(d);
+            break;
+        case K::ignorable:
+            break;
+        case K::usage:
+            usage_.merge(d.usage);
+            break;
         case K::text:
-            write_chunk(meta_, usage_, json::array{json::object{{"text", d.text}}}, std::nullopt, out);
+            write_chunk(meta_, usage_, json::array{json::object{{"text", d.text}}}, std::nullopt,
+                        out);
             break;
         case K::reasoning:
-            write_chunk(meta_, usage_, json::array{json::object{{"text", d.text}, {"thought", true}}},
+            write_chunk(meta_, usage_,
+                        json::array{json::object{{"text", d.text}, {"thought", true}}},
                         std::nullopt, out);
             break;
         case K::tool_call: {
@@ -543,18 +578,22 @@ void GeminiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             tc.arguments += d.arguments;
             break;
         }
-        case K::finish: finish_ = d.finish_reason; break;
+        case K::finish:
+            finish_ = d.finish_reason;
+            break;
         case K::error: {
-            json::object err{{"code", error_http_status(Api::gemini, d.error_code)},
-                             {"message", d.text},
-                             {"status", d.error_type.empty()
-                                            ? std::string(error_type(Api::gemini, d.error_code))
-                                            : d.error_type}};
+            json::object err{
+                {"code", error_http_status(Api::gemini, d.error_code)},
+                {"message", d.text},
+                {"status", d.error_type.empty() ? std::string(error_type(Api::gemini, d.error_code))
+                                                : d.error_type}};
             sse::SseWriter::data(out, json::serialize(json::object{{"error", std::move(err)}}));
             terminated_ = true;
             break;
         }
-        case K::done: finish(out); break;
+        case K::done:
+            finish(out);
+            break;
     }
 }
 

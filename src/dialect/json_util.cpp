@@ -133,7 +133,8 @@ Result<const json::object*> EventJson::parse(std::string_view data) {
     opts.max_depth = 64;
     value_ = json::parse(data, ec, json::storage_ptr(&mr_), opts);
     if (ec) return Error(Errc::protocol_error, "event data: invalid JSON (" + ec.message() + ")");
-    if (!value_.is_object()) return Error(Errc::protocol_error, "event data: expected a JSON object");
+    if (!value_.is_object())
+        return Error(Errc::protocol_error, "event data: expected a JSON object");
     return &value_.get_object();
 }
 

@@ -19,7 +19,7 @@ namespace json = boost::json;
 // A field path built on the stack; rendered ("messages[2].role") only when reporting.
 // A Path refers to its parent, so keep parents alive as named variables.
 class Path {
-public:
+  public:
     Path() = default;
     Path key(std::string_view k) const& { return Path(this, k, kNoIndex); }
     Path at(std::size_t i) const& { return Path(this, {}, i); }
@@ -28,7 +28,7 @@ public:
     Path at(std::size_t) const&& = delete;
     std::string str() const;
 
-private:
+  private:
     static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
     Path(const Path* parent, std::string_view k, std::size_t i)
         : parent_(parent), key_(k), index_(i) {}
@@ -40,7 +40,7 @@ private:
 // Reads fields and remembers the first error. Accessors return empty results after an
 // error, so parsing code checks `failed()` at convenient points, not after every read.
 class Reader {
-public:
+  public:
     explicit Reader(Errc errc) : errc_(errc) {}
 
     bool failed() const noexcept { return error_.has_value(); }
@@ -59,8 +59,8 @@ public:
                              bool required = false);
     std::optional<std::string_view> string(const json::object& o, std::string_view key,
                                            const Path& p, bool required = false);
-    std::optional<std::int64_t> integer(const json::object& o, std::string_view key,
-                                        const Path& p, bool required = false);
+    std::optional<std::int64_t> integer(const json::object& o, std::string_view key, const Path& p,
+                                        bool required = false);
     std::optional<double> number(const json::object& o, std::string_view key, const Path& p,
                                  bool required = false);
     std::optional<bool> boolean(const json::object& o, std::string_view key, const Path& p,
@@ -68,7 +68,7 @@ public:
     // An element (or any value) that must be an object.
     const json::object* as_object(const json::value& v, const Path& p);
 
-private:
+  private:
     const json::value* lookup(const json::object& o, std::string_view key, const Path& p,
                               bool required);
     Errc errc_;
@@ -81,13 +81,13 @@ Result<json::object> parse_object(std::string_view body, Errc errc);
 // Parses one stream event into a reusable arena; the returned object is valid until the
 // next parse().
 class EventJson {
-public:
+  public:
     EventJson() : mr_(buffer_, sizeof buffer_) {}
     EventJson(const EventJson&) = delete;
     EventJson& operator=(const EventJson&) = delete;
     Result<const json::object*> parse(std::string_view data);
 
-private:
+  private:
     unsigned char buffer_[8192];
     json::monotonic_resource mr_;
     json::value value_;

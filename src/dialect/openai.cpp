@@ -1,9 +1,10 @@
 #include <tokenradar/dialect/openai.hpp>
 
+// The rest of this component and its private helpers.
+#include "json_util.hpp"
+
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
-
-#include "json_util.hpp"
 
 namespace tokenradar::dialect {
 
@@ -29,10 +30,14 @@ FinishReason parse_finish(std::string_view s) {
 
 std::string_view emit_finish(FinishReason r) {
     switch (r) {
-        case FinishReason::length: return "length";
-        case FinishReason::tool_calls: return "tool_calls";
-        case FinishReason::content_filter: return "content_filter";
-        default: return "stop";
+        case FinishReason::length:
+            return "length";
+        case FinishReason::tool_calls:
+            return "tool_calls";
+        case FinishReason::content_filter:
+            return "content_filter";
+        default:
+            return "stop";
     }
 }
 
@@ -292,7 +297,9 @@ Result<std::string> emit_openai_request(const ChatRequest& req) {
             if (!t.description.empty()) fn["description"] = t.description;
             if (!t.parameters.empty()) {
                 auto params = parse_json_object(t.parameters);
-                if (!params) return Error(Errc::bad_request, "tools: parameters of " + t.name + ": expected a JSON object");
+                if (!params)
+                    return Error(Errc::bad_request,
+                                 "tools: parameters of " + t.name + ": expected a JSON object");
                 fn["parameters"] = std::move(*params);
             }
             tools.push_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
@@ -332,14 +339,17 @@ Result<ChatResponse> parse_openai_response(std::string_view body) {
             Path mp = c0.key("message");
             if (const json::object* m = r.object(*choice, "message", c0, true)) {
                 if (auto text = r.string(*m, "content", mp)) resp.text.assign(*text);
-                if (auto rc = r.string(*m, "reasoning_content", mp)) resp.reasoning.assign(*rc);
-                else if (auto rs = r.string(*m, "reasoning", mp)) resp.reasoning.assign(*rs);
+                if (auto rc = r.string(*m, "reasoning_content", mp))
+                    resp.reasoning.assign(*rc);
+                else if (auto rs = r.string(*m, "reasoning", mp))
+                    resp.reasoning.assign(*rs);
                 Path tp = mp.key("tool_calls");
                 if (const json::array* calls = r.array(*m, "tool_calls", mp)) {
                     read_tool_calls(r, *calls, tp, resp.tool_calls);
                 }
             }
-            if (auto fr = r.string(*choice, "finish_reason", c0)) resp.finish_reason = parse_finish(*fr);
+            if (auto fr = r.string(*choice, "finish_reason", c0))
+                resp.finish_reason = parse_finish(*fr);
         }
     }
     Path up = top.key("usage");
@@ -351,13 +361,17 @@ Result<ChatResponse> parse_openai_response(std::string_view body) {
 std::string emit_openai_response(const ChatResponse& resp) {
     json::object msg;
     msg["role"] = "assistant";
-    if (resp.text.empty() && !resp.tool_calls.empty()) msg["content"] = nullptr;
-    else msg["content"] = resp.text;
+    if (resp.text.empty() && !resp.tool_calls.empty())
+        msg["content"] = nullptr;
+    else
+        msg["content"] = resp.text;
     if (!resp.reasoning.empty()) msg["reasoning_content"] = resp.reasoning;
     if (!resp.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(resp.tool_calls);
     json::object choice{{"index", 0}, {"message", std::move(msg)}, {"logprobs", nullptr}};
-    if (resp.finish_reason) choice["finish_reason"] = emit_finish(*resp.finish_reason);
-    else choice["finish_reason"] = nullptr;
+    if (resp.finish_reason)
+        choice["finish_reason"] = emit_finish(*resp.finish_reason);
+    else
+        choice["finish_reason"] = nullptr;
     json::object o{{"id", resp.id},
                    {"object", "chat.completion"},
                    {"created", resp.created},
@@ -371,7 +385,8 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
                                          std::vector<StreamDelta>& out) {
     using K = StreamDelta::Kind;
     std::string_view trimmed = data;
-    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\n')) trimmed.remove_suffix(1);
+    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\n'))
+        trimmed.remove_suffix(1);
     if (trimmed == "[DONE]") {
         out.push_back(StreamDelta::make(K::done));
         return {};
@@ -387,7 +402,8 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
         StreamDelta d = StreamDelta::make(K::error);
         if (auto m = r.string(*err, "message", ep)) d.text.assign(*m);
         if (auto t = r.string(*err, "type", ep)) d.error_type.assign(*t);
-        d.error_code = errc_from_error_type(Api::openai, d.error_type).value_or(Errc::upstream_http_error);
+        d.error_code =
+            errc_from_error_type(Api::openai, d.error_type).value_or(Errc::upstream_http_error);
         if (auto code = Reader::find(*err, "code"); code && code->is_string()) {
             if (auto e = errc_from_error_type(Api::openai, code->get_string())) d.error_code = *e;
         }
@@ -431,13 +447,15 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
                         if (!call) break;
                         StreamDelta d = StreamDelta::make(K::tool_call);
                         auto index = r.integer(*call, "index", kp).value_or(0);
-                        if (index < 0 || index > 1 << 20) r.fail_key(kp, "index", "expected a small non-negative integer");
+                        if (index < 0 || index > 1 << 20)
+                            r.fail_key(kp, "index", "expected a small non-negative integer");
                         d.index = static_cast<int>(index);
                         if (auto id = r.string(*call, "id", kp)) d.id.assign(*id);
                         Path fp = kp.key("function");
                         if (const json::object* fn = r.object(*call, "function", kp)) {
                             if (auto name = r.string(*fn, "name", fp)) d.name.assign(*name);
-                            if (auto args = r.string(*fn, "arguments", fp)) d.arguments.assign(*args);
+                            if (auto args = r.string(*fn, "arguments", fp))
+                                d.arguments.assign(*args);
                         }
                         out.push_back(std::move(d));
                     }
@@ -466,11 +484,12 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
 
 namespace {
 
-void write_chunk(const StreamMeta& meta, json::object delta, const char* finish,
-                 std::string& out) {
+void write_chunk(const StreamMeta& meta, json::object delta, const char* finish, std::string& out) {
     json::object choice{{"index", 0}, {"delta", std::move(delta)}, {"logprobs", nullptr}};
-    if (finish) choice["finish_reason"] = finish;
-    else choice["finish_reason"] = nullptr;
+    if (finish)
+        choice["finish_reason"] = finish;
+    else
+        choice["finish_reason"] = nullptr;
     json::object chunk{{"id", meta.id},
                        {"object", "chat.completion.chunk"},
                        {"created", meta.created},
@@ -521,7 +540,9 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
                         out);
             break;
         }
-        case K::usage: usage_.merge(d.usage); break;
+        case K::usage:
+            usage_.merge(d.usage);
+            break;
         case K::finish: {
             ensure_role(out);
             std::string reason(emit_finish(d.finish_reason));
@@ -529,18 +550,21 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             break;
         }
         case K::error: {
-            json::object err{{"message", d.text},
-                             {"type", d.error_type.empty()
-                                          ? std::string(error_type(Api::openai, d.error_code))
-                                          : d.error_type},
-                             {"param", nullptr},
-                             {"code", nullptr}};
+            json::object err{
+                {"message", d.text},
+                {"type", d.error_type.empty() ? std::string(error_type(Api::openai, d.error_code))
+                                              : d.error_type},
+                {"param", nullptr},
+                {"code", nullptr}};
             sse::SseWriter::data(out, json::serialize(json::object{{"error", std::move(err)}}));
             terminated_ = true;
             break;
         }
-        case K::done: finish(out); break;
-        case K::ignorable: break;
+        case K::done:
+            finish(out);
+            break;
+        case K::ignorable:
+            break;
     }
 }
 
@@ -548,12 +572,9 @@ void OpenAiStreamEncoder::finish(std::string& out) {
     if (terminated_) return;
     terminated_ = true;
     if (meta_.include_usage && !usage_.empty()) {
-        json::object chunk{{"id", meta_.id},
-                           {"object", "chat.completion.chunk"},
-                           {"created", meta_.created},
-                           {"model", meta_.model},
-                           {"choices", json::array{}},
-                           {"usage", usage_json(usage_)}};
+        json::object chunk{{"id", meta_.id},           {"object", "chat.completion.chunk"},
+                           {"created", meta_.created}, {"model", meta_.model},
+                           {"choices", json::array{}}, {"usage", usage_json(usage_)}};
         sse::SseWriter::data(out, json::serialize(chunk));
     }
     sse::SseWriter::data(out, "[DONE]");

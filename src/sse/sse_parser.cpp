@@ -12,9 +12,11 @@ constexpr std::string_view kBom = "\xEF\xBB\xBF";
 // First CR or LF in [p, end), or end. Two memchr passes beat a byte loop by a wide margin
 // because CR is rare: the second pass only scans up to the LF found by the first.
 const char* find_eol(const char* p, const char* end) noexcept {
-    const auto* lf = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+    const auto* lf =
+        static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
     const char* limit = lf ? lf : end;
-    const auto* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(limit - p)));
+    const auto* cr =
+        static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(limit - p)));
     return cr ? cr : limit;
 }
 
@@ -55,8 +57,10 @@ Result<void> SseParser::feed_lines(std::string_view bytes, Sink sink) {
         line_.clear();
         p = eol + 1;
         if (*eol == '\r') {
-            if (p == end) skip_lf_ = true;
-            else if (*p == '\n') ++p;
+            if (p == end)
+                skip_lf_ = true;
+            else if (*p == '\n')
+                ++p;
         }
     }
     while (p != end) {
@@ -68,8 +72,10 @@ Result<void> SseParser::feed_lines(std::string_view bytes, Sink sink) {
         process_line(std::string_view(p, static_cast<std::size_t>(eol - p)), sink);
         p = eol + 1;
         if (*eol == '\r') {
-            if (p == end) skip_lf_ = true;
-            else if (*p == '\n') ++p;
+            if (p == end)
+                skip_lf_ = true;
+            else if (*p == '\n')
+                ++p;
         }
     }
     return check_limit();
@@ -78,9 +84,9 @@ Result<void> SseParser::feed_lines(std::string_view bytes, Sink sink) {
 Result<void> SseParser::check_limit() {
     if (buffered_bytes() > options_.max_buffered_bytes) {
         failed_ = true;
-        return Error(Errc::protocol_error,
-                     "sse: event exceeds " + std::to_string(options_.max_buffered_bytes) +
-                         " buffered bytes");
+        return Error(Errc::protocol_error, "sse: event exceeds " +
+                                               std::to_string(options_.max_buffered_bytes) +
+                                               " buffered bytes");
     }
     return {};
 }

@@ -6,9 +6,7 @@ namespace tokenradar::sse {
 
 namespace {
 
-std::string_view first_line(std::string_view s) {
-    return s.substr(0, s.find_first_of("\r\n"));
-}
+std::string_view first_line(std::string_view s) { return s.substr(0, s.find_first_of("\r\n")); }
 
 // Appends one "<prefix><line>\n" per line of text, splitting at LF, CR or CRLF.
 void lines(std::string& out, std::string_view prefix, std::string_view text) {

@@ -32,8 +32,8 @@ Run run(std::string_view bytes, std::uint64_t split_seed) {
     SseParser p(SseParser::Options{.max_buffered_bytes = 1 << 24, .expose_comments = true});
     Run r;
     auto sink = [&](const SseEvent& e) {
-        r.events.push_back({std::string(e.event), std::string(e.data), std::string(e.id), e.retry,
-                            e.is_comment});
+        r.events.push_back(
+            {std::string(e.event), std::string(e.data), std::string(e.id), e.retry, e.is_comment});
     };
     std::uint64_t x = split_seed | 1;
     while (!bytes.empty() && r.ok) {

@@ -31,13 +31,13 @@ std::string emit_anthropic_response(const ChatResponse& response);
 
 // Tool-call indexes are numbered among tool_use blocks (0, 1, ...), not content blocks.
 class AnthropicStreamDecoder final : public StreamDecoder {
-public:
+  public:
     AnthropicStreamDecoder();
     ~AnthropicStreamDecoder() override;
     Result<void> decode(std::string_view event, std::string_view data,
                         std::vector<StreamDelta>& out) override;
 
-private:
+  private:
     std::unique_ptr<EventJson> json_;
     std::map<std::int64_t, int> tool_index_by_block_;
 };
@@ -45,12 +45,12 @@ private:
 // message_start (sent lazily with the usage known by then), one content block per run of
 // text / thinking / tool call, message_delta (stop_reason + usage) and message_stop on done.
 class AnthropicStreamEncoder final : public StreamEncoder {
-public:
+  public:
     explicit AnthropicStreamEncoder(StreamMeta meta) : meta_(std::move(meta)) {}
     void encode(const StreamDelta& delta, std::string& out) override;
     void finish(std::string& out) override;
 
-private:
+  private:
     enum class Block { none, text, thinking, tool };
     void ensure_started(std::string& out);
     void open_block(Block kind, const StreamDelta& d, std::string& out);

@@ -40,7 +40,7 @@ struct ContentPart {
 };
 
 struct ToolCall {
-    std::string id;         // may be empty for Gemini
+    std::string id;  // may be empty for Gemini
     std::string name;
     std::string arguments;  // JSON text of the arguments object
     bool operator==(const ToolCall&) const = default;
@@ -78,9 +78,8 @@ struct ChatRequest {
 
     bool operator==(const ChatRequest& o) const {
         return model == o.model && messages == o.messages && tools == o.tools &&
-               max_tokens == o.max_tokens && temperature == o.temperature &&
-               top_p == o.top_p && stop == o.stop && stream == o.stream &&
-               include_usage == o.include_usage;
+               max_tokens == o.max_tokens && temperature == o.temperature && top_p == o.top_p &&
+               stop == o.stop && stream == o.stream && include_usage == o.include_usage;
     }
 };
 

@@ -25,7 +25,7 @@ std::unique_ptr<StreamEncoder> make_stream_encoder(Api api, StreamMeta meta);
 // An upstream error, read from its body.
 struct ErrorBody {
     Errc code = Errc::upstream_http_error;
-    std::string type;     // the dialect's own: OpenAI type, Anthropic error.type, Gemini status
+    std::string type;  // the dialect's own: OpenAI type, Anthropic error.type, Gemini status
     std::string message;
     bool operator==(const ErrorBody&) const = default;
 };

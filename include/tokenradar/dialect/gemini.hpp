@@ -32,13 +32,13 @@ std::string emit_gemini_response(const ChatResponse& response);
 // as reasoning, functionCall parts as whole tool calls), and finish + done on the chunk with
 // finishReason. STOP after a function call is reported as tool_calls.
 class GeminiStreamDecoder final : public StreamDecoder {
-public:
+  public:
     GeminiStreamDecoder();
     ~GeminiStreamDecoder() override;
     Result<void> decode(std::string_view event, std::string_view data,
                         std::vector<StreamDelta>& out) override;
 
-private:
+  private:
     std::unique_ptr<EventJson> json_;
     int tool_calls_ = 0;
     bool started_ = false;
@@ -48,12 +48,12 @@ private:
 // calls are collected and sent whole (Gemini has no argument deltas) in the final chunk,
 // which carries finishReason and the final usage.
 class GeminiStreamEncoder final : public StreamEncoder {
-public:
+  public:
     explicit GeminiStreamEncoder(StreamMeta meta) : meta_(std::move(meta)) {}
     void encode(const StreamDelta& delta, std::string& out) override;
     void finish(std::string& out) override;
 
-private:
+  private:
     StreamMeta meta_;
     Usage usage_;
     std::map<int, ToolCall> tools_;

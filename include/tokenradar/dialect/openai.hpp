@@ -27,25 +27,25 @@ std::string emit_openai_response(const ChatResponse& response);
 // `data: [DONE]` -> done; `choices: []` + usage -> usage; `reasoning_content` / `reasoning`
 // -> reasoning; `{"error":{...}}` -> error. Only choice index 0 is decoded.
 class OpenAiStreamDecoder final : public StreamDecoder {
-public:
+  public:
     OpenAiStreamDecoder();
     ~OpenAiStreamDecoder() override;
     Result<void> decode(std::string_view event, std::string_view data,
                         std::vector<StreamDelta>& out) override;
 
-private:
+  private:
     std::unique_ptr<EventJson> json_;
 };
 
 // Role chunk, content chunks, finish chunk, then (include_usage) the usage chunk with
 // `choices: []`, then `data: [DONE]`. Reasoning is sent as `reasoning_content`.
 class OpenAiStreamEncoder final : public StreamEncoder {
-public:
+  public:
     explicit OpenAiStreamEncoder(StreamMeta meta) : meta_(std::move(meta)) {}
     void encode(const StreamDelta& delta, std::string& out) override;
     void finish(std::string& out) override;
 
-private:
+  private:
     void ensure_role(std::string& out);
     StreamMeta meta_;
     Usage usage_;

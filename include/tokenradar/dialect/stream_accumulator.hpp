@@ -30,11 +30,21 @@ struct StreamError {
     std::string message;
 };
 
+// What one event carried, as metrics.md classifies it.
+struct EventClass {
+    bool output = false;    // non-empty answer text, reasoning text or tool-call arguments
+    bool answer = false;    // non-empty answer text
+    bool terminal = false;  // a done delta
+    bool operator==(const EventClass&) const = default;
+};
+
+EventClass classify(std::span<const StreamDelta> deltas) noexcept;
+
 class StreamAccumulator {
-public:
+  public:
     // One call per SSE event, with the deltas it decoded to (possibly none), t_ns from the
-    // steady clock when the event was read.
-    void on_event(std::int64_t t_ns, std::span<const StreamDelta> deltas);
+    // steady clock when the event was read. Returns how the event was classified.
+    EventClass on_event(std::int64_t t_ns, std::span<const StreamDelta> deltas);
     // End of the response body; sets `done` if no terminal event did.
     void on_end(std::int64_t t_ns);
 
@@ -53,7 +63,7 @@ public:
     // Gaps between consecutive output-carrying events, in ns (output_events - 1 entries).
     const std::vector<std::int64_t>& chunk_gaps_ns() const noexcept { return gaps_; }
 
-private:
+  private:
     StreamTimes times_;
     Usage usage_;
     std::optional<FinishReason> finish_;

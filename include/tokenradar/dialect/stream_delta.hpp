@@ -60,7 +60,7 @@ std::string_view to_string(StreamDelta::Kind k) noexcept;
 // Decodes one SSE event of a dialect. Stateful (Anthropic block indexes, Gemini function-call
 // numbering), so one decoder per stream. Never suspends, does no I/O.
 class StreamDecoder {
-public:
+  public:
     virtual ~StreamDecoder() = default;
     // Appends the deltas of this event to `out`. A data payload that is not what the dialect
     // sends (bad JSON, wrong types) is Errc::protocol_error; nothing is appended then.
@@ -71,9 +71,9 @@ public:
 // Identity of the stream an encoder writes, for the fields every chunk repeats. An empty id
 // or model is taken from the first role delta (the upstream's message id and model).
 struct StreamMeta {
-    std::string id;     // chatcmpl-... / msg_... / responseId
+    std::string id;  // chatcmpl-... / msg_... / responseId
     std::string model;
-    std::int64_t created = 0;  // unix seconds (OpenAI chunks)
+    std::int64_t created = 0;   // unix seconds (OpenAI chunks)
     bool include_usage = true;  // OpenAI: emit the usage chunk (stream_options.include_usage)
 
     void adopt(const StreamDelta& role) {
@@ -86,7 +86,7 @@ struct StreamMeta {
 // and closes what the dialect needs (OpenAI role chunk; Anthropic message_start and content
 // blocks). One encoder per stream. Never suspends, does no I/O.
 class StreamEncoder {
-public:
+  public:
     virtual ~StreamEncoder() = default;
     virtual void encode(const StreamDelta& delta, std::string& out) = 0;
     // End of stream: emits whatever terminal events the dialect requires and were not yet

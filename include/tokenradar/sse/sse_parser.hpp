@@ -16,16 +16,16 @@ namespace tokenradar::sse {
 // One dispatched event, or one comment line when SseParser::Options::expose_comments is set.
 // The views point into the parser and are valid only during the callback that receives them.
 struct SseEvent {
-    std::string_view event;          // "message" when the block had no `event:` field
-    std::string_view data;           // `data:` lines joined with "\n"; for a comment, the text
-                                     // after the colon (one leading space stripped)
-    std::string_view id;             // the last event ID (persists across events, per the spec)
+    std::string_view event;              // "message" when the block had no `event:` field
+    std::string_view data;               // `data:` lines joined with "\n"; for a comment, the text
+                                         // after the colon (one leading space stripped)
+    std::string_view id;                 // the last event ID (persists across events, per the spec)
     std::optional<std::uint32_t> retry;  // a valid `retry:` seen in this event's block
-    bool is_comment = false;         // a ':' line; data holds the text after the ':'
+    bool is_comment = false;             // a ':' line; data holds the text after the ':'
 };
 
 class SseParser {
-public:
+  public:
     struct Options {
         // Bytes held between calls (a partial line plus the data of an undispatched event).
         // Exceeding it fails feed() with Errc::protocol_error instead of growing without bound.
@@ -42,7 +42,9 @@ public:
     // fails too, until reset().
     template <class F>
     Result<void> feed(std::string_view bytes, F&& on_event) {
-        auto thunk = [](void* ctx, const SseEvent& e) { (*static_cast<std::remove_reference_t<F>*>(ctx))(e); };
+        auto thunk = [](void* ctx, const SseEvent& e) {
+            (*static_cast<std::remove_reference_t<F>*>(ctx))(e);
+        };
         return feed_impl(bytes, Sink{&on_event, thunk});
     }
 
@@ -58,7 +60,7 @@ public:
     std::string_view last_event_id() const noexcept { return last_id_; }
     std::size_t buffered_bytes() const noexcept { return line_.size() + data_.size(); }
 
-private:
+  private:
     struct Sink {
         void* ctx;
         void (*fn)(void*, const SseEvent&);
@@ -77,9 +79,9 @@ private:
     std::string last_id_;
     std::optional<std::uint32_t> retry_;
     std::optional<std::uint32_t> last_retry_;
-    bool started_ = false;    // BOM check done
-    bool skip_lf_ = false;    // previous chunk ended with CR: a leading LF belongs to it
-    bool has_fields_ = false; // a field line was seen since the last dispatch
+    bool started_ = false;     // BOM check done
+    bool skip_lf_ = false;     // previous chunk ended with CR: a leading LF belongs to it
+    bool has_fields_ = false;  // a field line was seen since the last dispatch
     bool failed_ = false;
 };
 

@@ -8,7 +8,7 @@
 namespace tokenradar::sse {
 
 class SseWriter {
-public:
+  public:
     // "event: <event>\n" (omitted when empty) + "id: <id>\n" (omitted when empty) + one
     // "data: " line per line of data (split at LF, CR or CRLF; a parser gives them back joined
     // with LF) + "\n". Line breaks inside event or id are cut off there, since they would

@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/anthropic.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -57,7 +59,8 @@ TEST(AnthropicRequest, ErrorsNameTheFieldPath) {
          "messages[0].role: expected one of user, assistant"},
         {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"file"}}]}]})",
          "messages[0].content[0].source.type: expected one of base64, url"},
-        {R"({"model":"m","max_tokens":5,"messages":[{"role":"user"}]})", "messages[0].content: required"},
+        {R"({"model":"m","max_tokens":5,"messages":[{"role":"user"}]})",
+         "messages[0].content: required"},
         {R"({"model":"m","max_tokens":5,"system":[{"type":"image"}],"messages":[]})",
          "system[0].type: expected text"},
         {R"({"model":"m","max_tokens":5,"messages":[],"tools":[{"name":"f"}]})",
@@ -93,10 +96,11 @@ TEST(AnthropicRequest, EmitFromOpenAiShape) {
     req.messages.push_back(t1);
     auto body = emit_anthropic_request(req);
     ASSERT_TRUE(body);
-    EXPECT_EQ(*body,
-              R"({"model":"claude","max_tokens":4096,"system":"be nice","messages":[{"role":"user","content":"hi"},)"
-              R"({"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"f","input":{"x":1}}]},)"
-              R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"r1"}]}]})");
+    EXPECT_EQ(
+        *body,
+        R"({"model":"claude","max_tokens":4096,"system":"be nice","messages":[{"role":"user","content":"hi"},)"
+        R"({"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"f","input":{"x":1}}]},)"
+        R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"r1"}]}]})");
 }
 
 TEST(AnthropicResponse, ParsesAndRoundTrips) {
@@ -177,7 +181,8 @@ TEST(AnthropicStream, EncoderFromOpenAiOrderedDeltas) {
     // What an OpenAI upstream decodes to: role, reasoning, text, tool call, finish, usage, done.
     auto src = decode_stream(Api::openai, read_fixture("openai/stream_reasoning.sse"));
     ASSERT_TRUE(src.ok);
-    std::string bytes = encode_all(Api::anthropic, src.flat(), StreamMeta{"msg_1", "claude-x", 0, true});
+    std::string bytes =
+        encode_all(Api::anthropic, src.flat(), StreamMeta{"msg_1", "claude-x", 0, true});
     EXPECT_EQ(bytes.rfind("event: message_start\n", 0), 0u) << bytes;
     auto d = decode_stream(Api::anthropic, bytes);
     ASSERT_TRUE(d.ok) << d.error;
@@ -189,7 +194,9 @@ TEST(AnthropicStream, EncoderFromOpenAiOrderedDeltas) {
     EXPECT_EQ(d.of(K::usage).back().usage.prompt_tokens, 18);
     EXPECT_EQ(d.flat().back().kind, K::done);
     // Block indexes: thinking block 0, text block 1.
-    EXPECT_NE(bytes.find(R"({"type":"content_block_start","index":1,"content_block":{"type":"text")"), std::string::npos);
+    EXPECT_NE(
+        bytes.find(R"({"type":"content_block_start","index":1,"content_block":{"type":"text")"),
+        std::string::npos);
 }
 
 TEST(AnthropicStream, EncoderReencodesItsOwnFixtures) {

@@ -1,5 +1,4 @@
 #include <tokenradar/dialect/chat.hpp>
-
 #include <tokenradar/dialect/stream_delta.hpp>
 
 #include <gtest/gtest.h>

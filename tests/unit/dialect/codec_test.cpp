@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/codec.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -58,11 +60,13 @@ TEST(Codec, ErrorBodiesParse) {
     EXPECT_EQ(oa.code, Errc::rate_limited);
     EXPECT_EQ(oa.type, "tokens");
     EXPECT_EQ(oa.message.rfind("Rate limit reached", 0), 0u);
-    auto an = parse_error_body(Api::anthropic, 529, read_fixture("anthropic/error_overloaded.json"));
+    auto an =
+        parse_error_body(Api::anthropic, 529, read_fixture("anthropic/error_overloaded.json"));
     EXPECT_EQ(an.code, Errc::overloaded);
     EXPECT_EQ(an.type, "overloaded_error");
     EXPECT_EQ(an.message, "Overloaded");
-    auto ge = parse_error_body(Api::gemini, 429, read_fixture("gemini/error_resource_exhausted.json"));
+    auto ge =
+        parse_error_body(Api::gemini, 429, read_fixture("gemini/error_resource_exhausted.json"));
     EXPECT_EQ(ge.code, Errc::rate_limited);
     EXPECT_EQ(ge.type, "RESOURCE_EXHAUSTED");
     // Not JSON: classified by status, body kept as message.
@@ -80,9 +84,9 @@ TEST(Codec, ErrorBodiesEmitAndRoundTrip) {
     EXPECT_EQ(error_http_status(Api::anthropic, Errc::overloaded), 529);
     EXPECT_EQ(error_http_status(Api::openai, Errc::overloaded), 503);
     for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
-        for (Errc e : {Errc::bad_request, Errc::unauthorized, Errc::forbidden, Errc::not_found,
-                       Errc::payload_too_large, Errc::rate_limited, Errc::overloaded,
-                       Errc::timeout_total}) {
+        for (Errc e :
+             {Errc::bad_request, Errc::unauthorized, Errc::forbidden, Errc::not_found,
+              Errc::payload_too_large, Errc::rate_limited, Errc::overloaded, Errc::timeout_total}) {
             std::string body = emit_error_body(api, e, "m\"sg");
             ErrorBody parsed = parse_error_body(api, error_http_status(api, e), body);
             EXPECT_EQ(parsed.code, e) << to_string(api) << " " << body;
@@ -109,10 +113,12 @@ TEST(Codec, TranslatesOpenAiRequestThroughEveryDialect) {
                 }
             }
             EXPECT_EQ(back->messages[i].role, req->messages[i].role);
-            EXPECT_EQ(back->messages[i].content, req->messages[i].content) << to_string(api) << " " << i;
+            EXPECT_EQ(back->messages[i].content, req->messages[i].content)
+                << to_string(api) << " " << i;
             EXPECT_EQ(back->messages[i].tool_call_id, req->messages[i].tool_call_id);
         }
-        EXPECT_EQ(back->messages[2].tool_calls.at(0).arguments, req->messages[2].tool_calls.at(0).arguments);
+        EXPECT_EQ(back->messages[2].tool_calls.at(0).arguments,
+                  req->messages[2].tool_calls.at(0).arguments);
         EXPECT_EQ(back->tools, req->tools);
         EXPECT_EQ(back->max_tokens, req->max_tokens);
         EXPECT_EQ(back->stop, req->stop);
@@ -128,16 +134,49 @@ TEST(Codec, TranslatesEveryStreamIntoEveryDialect) {
                 auto d = decode_stream(to, encode_all(to, src.flat()));
                 ASSERT_TRUE(d.ok) << f << " -> " << to_string(to) << ": " << d.error;
                 EXPECT_EQ(d.text(), src.text()) << f << " -> " << to_string(to);
-                EXPECT_EQ(d.text(K::reasoning), src.text(K::reasoning)) << f << " -> " << to_string(to);
-                EXPECT_EQ(d.of(K::error).size(), src.of(K::error).size()) << f << " -> " << to_string(to);
+                EXPECT_EQ(d.text(K::reasoning), src.text(K::reasoning))
+                    << f << " -> " << to_string(to);
+                EXPECT_EQ(d.of(K::error).size(), src.of(K::error).size())
+                    << f << " -> " << to_string(to);
                 if (src.of(K::error).empty()) {
                     ASSERT_FALSE(d.of(K::finish).empty()) << f << " -> " << to_string(to);
-                    EXPECT_EQ(d.of(K::finish).back().finish_reason, src.of(K::finish).back().finish_reason);
+                    EXPECT_EQ(d.of(K::finish).back().finish_reason,
+                              src.of(K::finish).back().finish_reason);
                     EXPECT_EQ(d.flat().back().kind, K::done) << f << " -> " << to_string(to);
                 }
             }
         }
     }
+}
+
+TEST(Codec, UnknownAndEdgeEventsAreIgnorableNotErrors) {
+    std::vector<StreamDelta> out;
+    auto an = make_stream_decoder(Api::anthropic);
+    ASSERT_TRUE(an->decode("future_event", R"({"type":"future_event","x":1})", out));
+    ASSERT_TRUE(an->decode("ping", "{}", out));  // no type in data: the event name decides
+    ASSERT_TRUE(an->decode(
+        "content_block_delta",
+        R"({"type":"content_block_delta","index":9,"delta":{"type":"input_json_delta","partial_json":"{"}})",
+        out));  // a block that never started
+    for (const auto& d : out) EXPECT_EQ(d.kind, K::ignorable);
+    out.clear();
+    auto oa = make_stream_decoder(Api::openai);
+    ASSERT_TRUE(oa->decode("message", "[DONE] ", out));
+    ASSERT_TRUE(oa->decode("message",
+                           R"({"choices":[{"index":1,"delta":{"content":"other choice"}}]})", out));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].kind, K::done);
+    EXPECT_EQ(out[1].kind, K::ignorable);
+    out.clear();
+    auto ge = make_stream_decoder(Api::gemini);
+    ASSERT_TRUE(ge->decode(
+        "message",
+        R"({"candidates":[{"content":{"parts":[{"text":"x"}]},"finishReason":"MAX_TOKENS"}]})",
+        out));
+    EXPECT_EQ(out.back().kind, K::done);
+    EXPECT_EQ(out[out.size() - 2].finish_reason, FinishReason::length);
+    EXPECT_FALSE(
+        ge->decode("message", R"({"candidates":[{"content":{"parts":[{"text":1}]}}]})", out));
 }
 
 TEST(Codec, EncodersAdoptUpstreamIdAndModelWhenMetaIsEmpty) {

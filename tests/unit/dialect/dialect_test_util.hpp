@@ -43,7 +43,8 @@ inline std::string read_fixture(const std::string& rel) {
 inline std::vector<std::string> stream_fixtures(const std::string& dialect) {
     std::vector<std::string> out;
     for (const auto& e : std::filesystem::directory_iterator(fixture_dir() / dialect)) {
-        if (e.path().extension() == ".sse") out.push_back(dialect + "/" + e.path().filename().string());
+        if (e.path().extension() == ".sse")
+            out.push_back(dialect + "/" + e.path().filename().string());
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -126,7 +127,8 @@ inline std::vector<std::string> random_split(const std::string& s, unsigned seed
 }
 
 // Encodes deltas with a dialect's encoder (one call per delta, then finish()).
-inline std::string encode_all(Api api, const std::vector<StreamDelta>& deltas, StreamMeta meta = {}) {
+inline std::string encode_all(Api api, const std::vector<StreamDelta>& deltas,
+                              StreamMeta meta = {}) {
     if (meta.id.empty()) meta.id = "id-1";
     if (meta.model.empty()) meta.model = "model-x";
     auto enc = make_stream_encoder(api, meta);

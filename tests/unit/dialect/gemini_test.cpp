@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/gemini.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -11,7 +13,8 @@ using namespace testing_util;
 using K = StreamDelta::Kind;
 
 TEST(GeminiRequest, ParsesWithModelAndStreamFromThePath) {
-    auto req = parse_gemini_request(read_fixture("gemini/request_basic.json"), "gemini-2.0-flash", true);
+    auto req =
+        parse_gemini_request(read_fixture("gemini/request_basic.json"), "gemini-2.0-flash", true);
     ASSERT_TRUE(req) << req.error().message;
     EXPECT_EQ(req->model, "gemini-2.0-flash");
     EXPECT_TRUE(req->stream);
@@ -58,12 +61,14 @@ TEST(GeminiRequest, ErrorsNameTheFieldPath) {
         const char* message;
     } cases[] = {
         {R"({})", "contents: required"},
-        {R"({"contents":[{"role":"assistant","parts":[]}]})", "contents[0].role: expected one of user, model"},
+        {R"({"contents":[{"role":"assistant","parts":[]}]})",
+         "contents[0].role: expected one of user, model"},
         {R"({"contents":[{"role":"user"}]})", "contents[0].parts: required"},
         {R"({"contents":[{"role":"user","parts":[{"inlineData":{"data":"x"}}]}]})",
          "contents[0].parts[0].inlineData.mimeType: required"},
         {R"({"contents":[{"role":"user","parts":[{"video":1}]}]})",
-         "contents[0].parts[0]: expected one of text, inlineData, fileData, functionCall, functionResponse"},
+         "contents[0].parts[0]: expected one of text, inlineData, fileData, functionCall, "
+         "functionResponse"},
         {R"({"contents":[],"generationConfig":{"maxOutputTokens":1.5}})",
          "generationConfig.maxOutputTokens: expected an integer"},
     };
@@ -79,11 +84,15 @@ TEST(GeminiRequest, EmitLooksUpFunctionNameForToolResults) {
     ASSERT_TRUE(oa);
     auto body = emit_gemini_request(*oa);
     ASSERT_TRUE(body) << body.error().message;
-    EXPECT_NE(body->find(R"({"functionResponse":{"name":"get_weather","id":"call_1","response":{"result":"18C, cloudy"}}})"),
-              std::string::npos)
+    EXPECT_NE(
+        body->find(
+            R"({"functionResponse":{"name":"get_weather","id":"call_1","response":{"result":"18C, cloudy"}}})"),
+        std::string::npos)
         << *body;
-    EXPECT_NE(body->find(R"("systemInstruction":{"parts":[{"text":"Use tools."}]})"), std::string::npos);
-    EXPECT_NE(body->find(R"("generationConfig":{"maxOutputTokens":256,"stopSequences":["END"]})"), std::string::npos);
+    EXPECT_NE(body->find(R"("systemInstruction":{"parts":[{"text":"Use tools."}]})"),
+              std::string::npos);
+    EXPECT_NE(body->find(R"("generationConfig":{"maxOutputTokens":256,"stopSequences":["END"]})"),
+              std::string::npos);
     oa->messages[3].tool_call_id = "unknown";
     auto bad = emit_gemini_request(*oa);
     ASSERT_FALSE(bad);

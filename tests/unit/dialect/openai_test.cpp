@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/openai.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -84,7 +86,8 @@ TEST(OpenAiRequest, ErrorsNameTheFieldPath) {
          "messages[0].tool_call_id: required"},
         {R"({"model":"m","messages":[],"max_tokens":"many"})", "max_tokens: expected an integer"},
         {R"({"model":"m","messages":[],"stop":[1]})", "stop[0]: expected a string"},
-        {R"({"model":"m","messages":[],"tools":[{"type":"function"}]})", "tools[0].function: required"},
+        {R"({"model":"m","messages":[],"tools":[{"type":"function"}]})",
+         "tools[0].function: required"},
         {R"({"model":"m","messages":[],"stream_options":{"include_usage":"yes"}})",
          "stream_options.include_usage: expected true or false"},
         {R"([1])", "body: expected a JSON object"},
@@ -220,7 +223,8 @@ TEST(OpenAiStream, EncoderProducesWhatTheDecoderReads) {
     std::string bytes = encode_all(Api::openai, in, StreamMeta{"chatcmpl-1", "gpt-x", 7, true});
     // OpenAI order: role chunk first, usage chunk with empty choices, then [DONE] last.
     EXPECT_EQ(bytes.rfind("data: [DONE]\n\n"), bytes.size() - 14);
-    EXPECT_NE(bytes.find(R"("choices":[],"usage":{"prompt_tokens":10)"), std::string::npos) << bytes;
+    EXPECT_NE(bytes.find(R"("choices":[],"usage":{"prompt_tokens":10)"), std::string::npos)
+        << bytes;
     auto d = decode_stream(Api::openai, bytes);
     ASSERT_TRUE(d.ok) << d.error;
     EXPECT_EQ(d.events[0][0].kind, K::role);

@@ -1,6 +1,8 @@
 #include <tokenradar/dialect/stream_accumulator.hpp>
 
+// clang-format off
 #include "dialect_test_util.hpp"
+// clang-format on
 
 #include <gtest/gtest.h>
 
@@ -51,9 +53,9 @@ TEST(StreamAccumulator, ReasoningCountsAsTokenButNotAnswer) {
 
 TEST(StreamAccumulator, ToolArgumentsAreOutput) {
     auto acc = accumulate(Api::anthropic, "anthropic/stream_tool_use.sse");
-    EXPECT_EQ(acc.times().first_token, 4000);   // the text delta after the ping
-    EXPECT_EQ(acc.times().last_token, 9000);    // last input_json_delta
-    EXPECT_EQ(acc.output_events(), 3u);         // empty partial_json does not count
+    EXPECT_EQ(acc.times().first_token, 4000);  // the text delta after the ping
+    EXPECT_EQ(acc.times().last_token, 9000);   // last input_json_delta
+    EXPECT_EQ(acc.output_events(), 3u);        // empty partial_json does not count
     EXPECT_EQ(acc.finish_reason(), FinishReason::tool_calls);
     EXPECT_EQ(acc.usage().prompt_tokens, 377);  // from message_start, kept after message_delta
     EXPECT_EQ(acc.usage().output_tokens, 65);
@@ -79,6 +81,22 @@ TEST(StreamAccumulator, InStreamErrorAndEndOfBody) {
     EXPECT_FALSE(acc.saw_done());
     EXPECT_EQ(acc.times().done, 100000);  // end of body
     EXPECT_FALSE(acc.finish_reason());
+}
+
+TEST(StreamAccumulator, ClassifiesEachEvent) {
+    auto d = decode_stream(Api::openai, read_fixture("openai/stream_reasoning.sse"));
+    ASSERT_TRUE(d.ok);
+    StreamAccumulator acc;
+    std::vector<EventClass> got;
+    for (std::size_t i = 0; i < d.events.size(); ++i) {
+        got.push_back(acc.on_event(static_cast<std::int64_t>(i), d.events[i]));
+        EXPECT_EQ(got.back(), classify(d.events[i]));
+    }
+    ASSERT_EQ(got.size(), 8u);
+    EXPECT_EQ(got[0], (EventClass{false, false, false}));  // role chunk, empty reasoning
+    EXPECT_EQ(got[1], (EventClass{true, false, false}));   // reasoning
+    EXPECT_EQ(got[4], (EventClass{true, true, false}));    // answer
+    EXPECT_EQ(got[7], (EventClass{false, false, true}));   // [DONE]
 }
 
 TEST(StreamAccumulator, EventWithoutDeltasStillCountsAsChunk) {

@@ -129,14 +129,21 @@ TEST(SseParser, CrAtChunkEndThenLf) {
 }
 
 TEST(SseParser, BomOnlyAtStart) {
-    auto ev = parse("\xEF\xBB\xBF" "data: x\n\n");
+    auto ev = parse(
+        "\xEF\xBB\xBF"
+        "data: x\n\n");
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].data, "x");
-    ev = parse_chunks({"\xEF", "\xBB", "\xBF" "da", "ta: y\n\n"});
+    ev = parse_chunks({"\xEF", "\xBB",
+                       "\xBF"
+                       "da",
+                       "ta: y\n\n"});
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].data, "y");
     // A second BOM is part of the field name, so the line is an unknown field.
-    ev = parse("\xEF\xBB\xBF\xEF\xBB\xBF" "data: z\n\ndata: w\n\n");
+    ev = parse(
+        "\xEF\xBB\xBF\xEF\xBB\xBF"
+        "data: z\n\ndata: w\n\n");
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].data, "w");
     // Not a BOM: the bytes are kept.
@@ -171,7 +178,8 @@ TEST(SseParser, RetryDigitsOnly) {
     SseParser p;
     std::vector<std::optional<std::uint32_t>> retries;
     auto sink = [&](const SseEvent& e) { retries.push_back(e.retry); };
-    ASSERT_TRUE(p.feed("retry: 1500\ndata: a\n\nretry: 12a\ndata: b\n\nretry: -1\nretry\ndata: c\n\n", sink));
+    ASSERT_TRUE(p.feed(
+        "retry: 1500\ndata: a\n\nretry: 12a\ndata: b\n\nretry: -1\nretry\ndata: c\n\n", sink));
     ASSERT_EQ(retries.size(), 3u);
     EXPECT_EQ(retries[0], 1500u);
     EXPECT_FALSE(retries[1].has_value());

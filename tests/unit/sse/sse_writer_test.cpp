@@ -1,5 +1,6 @@
 #include <tokenradar/sse/sse_writer.hpp>
 
+// To check that what the writer formats parses back.
 #include <tokenradar/sse/sse_parser.hpp>
 
 #include <gtest/gtest.h>
@@ -26,7 +27,8 @@ TEST(SseWriter, FormatsFields) {
 TEST(SseWriter, MultiLineDataRoundTrips) {
     std::string out;
     SseWriter::event(out, "e\nvil", "line1\nline2\r\nline3\rline4\n", "i\rd");
-    EXPECT_EQ(out, "event: e\nid: i\ndata: line1\ndata: line2\ndata: line3\ndata: line4\ndata: \n\n");
+    EXPECT_EQ(out,
+              "event: e\nid: i\ndata: line1\ndata: line2\ndata: line3\ndata: line4\ndata: \n\n");
     SseParser p;
     std::string data;
     ASSERT_TRUE(p.feed(out, [&](const SseEvent& e) { data = e.data; }));
