@@ -9,9 +9,15 @@ function(tokenradar_add_test)
     target_compile_definitions(${T_NAME} PRIVATE
         TOKENRADAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
         TOKENRADAR_BINARY="$<TARGET_FILE:tokenradar>")
-    set(properties TIMEOUT 300)
+    set(properties TIMEOUT 600)
     if(T_LABELS)
-        list(APPEND properties LABELS "${T_LABELS}")
+        # A list inside PROPERTIES must keep its semicolons escaped.
+        string(REPLACE ";" "\\;" labels "${T_LABELS}")
+        list(APPEND properties LABELS "${labels}")
+        # Timing-sensitive tests run alone so other tests do not steal their CPU.
+        if("timing" IN_LIST T_LABELS)
+            list(APPEND properties RUN_SERIAL TRUE)
+        endif()
     endif()
     gtest_discover_tests(${T_NAME}
         TEST_PREFIX "${T_PREFIX}"

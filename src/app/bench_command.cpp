@@ -37,6 +37,7 @@ struct BenchArgs {
     std::optional<std::size_t> concurrency;
     std::optional<double> rate;
     std::string arrival = "poisson";
+    std::string ramp_up = "0s";
     std::size_t warmup = 0;
     std::uint64_t seed = 1;
     std::string out;
@@ -64,7 +65,7 @@ std::chrono::milliseconds duration_option(std::string_view option, const std::st
 void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     auto cfg = ConfigTable::load_file(a.config);
     cfg.reject_unknown_keys({"targets", "workload", "workloads_dir", "requests", "duration",
-                             "concurrency", "rate", "arrival", "warmup", "seed", "out", "format",
+                             "concurrency", "rate", "arrival", "ramp_up", "warmup", "seed", "out", "format",
                              "key_env", "connect_timeout", "first_token_timeout", "idle_timeout",
                              "total_timeout", "insecure", "ca_file", "threads"});
     const auto unset = [&](const char* option) { return sub.count(option) == 0; };
@@ -80,6 +81,7 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     }
     if (unset("--rate") && cfg.contains("rate")) a.rate = cfg.get_number("rate", 0, 1e-6, 1e7);
     if (unset("--arrival")) a.arrival = cfg.get_string("arrival", a.arrival);
+    if (unset("--ramp-up")) a.ramp_up = cfg.get_string("ramp_up", a.ramp_up);
     if (unset("--warmup")) a.warmup = static_cast<std::size_t>(cfg.get_integer("warmup", 0, 0, 1'000'000));
     if (unset("--seed")) a.seed = static_cast<std::uint64_t>(cfg.get_integer("seed", 1, 0, INT64_MAX));
     if (unset("--out")) a.out = cfg.get_string("out", a.out);
@@ -148,6 +150,8 @@ bench::RunOptions build_options(const BenchArgs& a) {
     auto arrival = bench::parse_arrival(a.arrival);
     if (!arrival) throw ConfigError(fmt::format("--arrival {}: expected poisson or constant", a.arrival));
     o.arrival = *arrival;
+    o.ramp_up = duration_option("--ramp-up", a.ramp_up);
+    if (o.ramp_up.count() > 0 && o.rate > 0) throw ConfigError("--ramp-up applies to --concurrency (closed loop) only");
     o.warmup = a.warmup;
     o.preflight = !a.no_preflight;
     o.seed = a.seed;
@@ -323,6 +327,8 @@ void register_bench(CLI::App& app, Runner& runner, const std::string& command_li
     sub->add_option("--concurrency", args->concurrency, "Closed loop: requests in flight");
     sub->add_option("--rate", args->rate, "Open loop: requests per second over all targets");
     sub->add_option("--arrival", args->arrival, "Open-loop arrivals: poisson or constant")->capture_default_str();
+    sub->add_option("--ramp-up", args->ramp_up, "Closed loop: start the workers evenly over this time")
+        ->capture_default_str();
     sub->add_option("--warmup", args->warmup, "Unrecorded requests per target before measuring")->capture_default_str();
     sub->add_option("--seed", args->seed, "Seed for prompts, target order and arrivals")->capture_default_str();
     sub->add_option("--out", args->out, "Write PREFIX.jsonl (one record per request) and PREFIX.summary.json");

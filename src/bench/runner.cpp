@@ -145,14 +145,22 @@ private:
     }
 
     void spawn_closed_workers(std::size_t count) {
+        const std::int64_t start = steady_now_ns();
+        const auto ramp = phase_ == Phase::measured ? options_.ramp_up.count() : 0;
         for (std::size_t w = 0; w < count; ++w) {
             Lane* lane = lanes_[w % lanes_.size()].get();
             alive_ += 1;
-            asio::co_spawn(lane->ioc, closed_worker(lane), log_failure);
+            const auto offset = static_cast<std::int64_t>(static_cast<double>(ramp) * static_cast<double>(w) /
+                                                          static_cast<double>(count));
+            asio::co_spawn(lane->ioc, closed_worker(lane, start + offset), log_failure);
         }
     }
 
-    asio::awaitable<void> closed_worker(Lane* lane) {
+    asio::awaitable<void> closed_worker(Lane* lane, std::int64_t start_at) {
+        if (start_at > steady_now_ns()) {
+            asio::steady_timer timer(lane->ioc, SteadyClock::time_point(Nanos(start_at)));
+            co_await timer.async_wait(net::use_nothrow);
+        }
         while (!stop_.load(std::memory_order_relaxed)) {
             const std::size_t index = next_.fetch_add(1);
             if (index >= total_ || steady_now_ns() >= deadline_ns_) break;

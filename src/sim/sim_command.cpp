@@ -33,7 +33,7 @@ int run_sim_command(const SimCommandOptions& options) {
 
     const unsigned threads = options.threads > 0 ? options.threads
                                                  : std::max(1u, std::thread::hardware_concurrency());
-    asio::io_context ioc(static_cast<int>(threads));
+    boost::asio::io_context ioc(static_cast<int>(threads));
     std::vector<std::unique_ptr<SimServer>> servers;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
         auto server = std::make_unique<SimServer>(ioc, profiles[i], server_options);

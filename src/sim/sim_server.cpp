@@ -5,7 +5,7 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sim/trace_record.hpp>
-#include <tokenradar/sim/wire.hpp>
+#include "wire.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -18,7 +18,7 @@
 namespace tokenradar::sim {
 
 namespace http = boost::beast::http;
-using net::asio;
+namespace asio = boost::asio;
 using net::use_nothrow;
 
 // ---- TraceSink ------------------------------------------------------------------------
@@ -144,11 +144,31 @@ Reply error_reply(dialect::Api api, Errc code, std::string_view message, net::He
                  dialect::emit_error_body(api, code, message), std::move(headers)};
 }
 
-}  // namespace
+// GCC 12 miscompiles braced initialisers of string literals inside coroutines, so the
+// replies with such literals are built by these plain functions.
+Reply capacity_reply(dialect::Api api) {
+    Reply reply = error_reply(api, Errc::rate_limited, "The simulated provider is at capacity; retry later.");
+    reply.headers.emplace_back("retry-after", "1");
+    return reply;
+}
 
-// The per-request work lives in wire.hpp's RequestHandler; these free coroutines only pace
-// and write what it plans.
-namespace {
+Reply fault_reply(dialect::Api api, Errc code, int status) {
+    Reply reply = error_reply(api, code, "Simulated upstream failure.");
+    reply.status = static_cast<http::status>(status);
+    if (code == Errc::rate_limited) reply.headers.emplace_back("retry-after", "1");
+    return reply;
+}
+
+std::string truncated_body() { return R"({"id":"malformed","choices":[{"mess)"; }
+
+net::HeaderList request_id_header(const std::string& id) {
+    net::HeaderList headers;
+    headers.emplace_back("x-request-id", id);
+    return headers;
+}
+
+// wire.hpp decides what a request is and what bytes answer it; these coroutines only pace
+// and write.
 
 asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
     co_await writer.send(reply.status, reply.content_type, std::move(reply.body), reply.headers);
@@ -179,9 +199,7 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::Request& re
     // Admission: run now, wait in the FIFO queue, or 429 when the queue is full.
     const Admission admission = state->model.gate().admit();
     if (admission.kind == Admission::Kind::reject) {
-        co_await send_reply(writer, error_reply(api, Errc::rate_limited,
-                                                "The simulated provider is at capacity; retry later.",
-                                                {{"retry-after", "1"}}));
+        co_await send_reply(writer, capacity_reply(api));
         co_return;
     }
     if (admission.kind == Admission::Kind::queued) {
@@ -215,16 +233,14 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::Request& re
         const Errc code = plan.fault.http_status() == 429 ? Errc::rate_limited
                           : plan.fault.http_status() == 503 ? Errc::overloaded
                                                              : Errc::internal;
-        Reply reply = error_reply(api, code, "Simulated upstream failure.");
-        reply.status = static_cast<http::status>(plan.fault.http_status());
-        if (code == Errc::rate_limited) reply.headers.emplace_back("retry-after", "1");
+        Reply reply = fault_reply(api, code, plan.fault.http_status());
         trace.status = plan.fault.http_status();
         write_trace(state, trace);
         co_await send_reply(writer, std::move(reply));
         co_return;
     }
 
-    const net::HeaderList headers{{"x-request-id", trace.response_id}};
+    const net::HeaderList headers = request_id_header(trace.response_id);
     if (!wire.chat.stream) {
         if (!co_await pacer.until(t_first + plan.token_offsets_ns.back())) co_return;
         if (plan.fault.kind == FaultKind::disconnect) {
@@ -233,7 +249,7 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::Request& re
             co_return;
         }
         std::string body = plan.fault.kind == FaultKind::malformed
-                               ? std::string(R"({"id":"malformed","choices":[{"mess)")
+                               ? truncated_body()
                                : dialect::emit_response(api, make_response(plan, trace.response_id, wire.chat.model));
         write_trace(state, trace);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);

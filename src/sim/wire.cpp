@@ -9,7 +9,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -100,8 +100,9 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
         auto params = boost::urls::parse_query(target.substr(query_at + 1));
         if (params) {
             for (const auto& param : *params) {
-                if (param.key == "key") query_key = param.value;
-                if (param.key == "alt" && param.value == "sse") alt_sse = true;
+                const std::string key = param.key.decode();
+                if (key == "key") query_key = param.value.decode();
+                if (key == "alt" && param.value.decode() == "sse") alt_sse = true;
             }
         }
     }

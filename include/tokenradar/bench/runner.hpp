@@ -28,6 +28,9 @@ struct RunOptions {
     std::size_t requests = 0;            // per target; 0 = use duration
     std::chrono::nanoseconds duration{0};
     std::size_t concurrency = 0;         // closed loop when > 0
+    // Closed loop: worker k starts at ramp_up * k / concurrency, so a large concurrency does
+    // not begin with one synthetic burst of simultaneous connects and requests.
+    std::chrono::nanoseconds ramp_up{0};
     double rate = 0;                     // open loop (requests/s over all targets) when > 0
     Arrival arrival = Arrival::poisson;
     std::size_t warmup = 0;              // unrecorded requests per target before measuring

@@ -65,7 +65,7 @@ struct SimStats {
 
 class SimServer {
 public:
-    SimServer(asio::io_context& ioc, Profile profile, SimServerOptions options);
+    SimServer(boost::asio::io_context& ioc, Profile profile, SimServerOptions options);
     ~SimServer();
     SimServer(const SimServer&) = delete;
     SimServer& operator=(const SimServer&) = delete;
