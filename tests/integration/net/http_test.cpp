@@ -280,6 +280,24 @@ TEST_F(HttpTest, UntilCloseBodyIsReadToTheEnd) {
     EXPECT_EQ(client.idle_connections(), 0u);
 }
 
+TEST_F(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    for (const char* chunks : {"", "3"}) {
+        HeaderList headers;
+        if (*chunks) headers.emplace_back("x-chunks", chunks);
+        auto response =
+            run(ioc, client.request(http::verb::head, server.url("/h"), headers, ""));
+        ASSERT_TRUE(response) << response.error().message;
+        EXPECT_EQ(response->status, 200u);
+        EXPECT_TRUE(response->body.empty());
+    }
+    auto after = run(ioc, get(&client, server.url("/after"), {}));
+    ASSERT_TRUE(after) << after.error().message;
+    EXPECT_EQ(after->body, "ok");
+    EXPECT_TRUE(after->timings.reused_connection);
+}
+
 TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
     auto server = std::make_unique<TestServer>();
     HttpClient client(ioc.get_executor());
