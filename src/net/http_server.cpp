@@ -120,9 +120,10 @@ using detail::ServerState;
 // ResponseWriter
 
 ResponseWriter::ResponseWriter(detail::ServerConnection& conn, bool keep_alive,
-                               unsigned version, std::int64_t request_read_ns)
+                               unsigned version, std::int64_t request_read_ns,
+                               bool head_request)
     : conn_(&conn), keep_alive_(keep_alive), version_(version),
-      request_read_ns_(request_read_ns) {}
+      request_read_ns_(request_read_ns), head_request_(head_request) {}
 
 bool ResponseWriter::client_gone() const { return conn_->gone; }
 
@@ -151,13 +152,24 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
     if (started_ || conn_->gone) co_return gone_error();
     started_ = true;
     if (conn_->stopping) keep_alive_ = false;
-    http::response<http::string_body> res{status, version_};
-    apply_headers(res, content_type, headers);
-    res.body() = std::move(body);
-    res.keep_alive(keep_alive_);
-    res.prepare_payload();
     conn_->set_write_deadline();
-    auto [ec, n] = co_await http::async_write(conn_->stream, res, use_nothrow);
+    boost::system::error_code ec;
+    if (head_request_) {
+        http::response<http::empty_body> res{status, version_};
+        apply_headers(res, content_type, headers);
+        res.content_length(body.size());
+        res.keep_alive(keep_alive_);
+        auto [e, n] = co_await http::async_write(conn_->stream, res, use_nothrow);
+        ec = e;
+    } else {
+        http::response<http::string_body> res{status, version_};
+        apply_headers(res, content_type, headers);
+        res.body() = std::move(body);
+        res.keep_alive(keep_alive_);
+        res.prepare_payload();
+        auto [e, n] = co_await http::async_write(conn_->stream, res, use_nothrow);
+        ec = e;
+    }
     if (ec) {
         conn_->gone = true;
         co_return ec;
@@ -180,10 +192,12 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
     conn_->set_write_deadline();
     auto [ec, n] = co_await http::async_write_header(conn_->stream, sr, use_nothrow);
     if (ec) conn_->gone = true;
+    if (head_request_) complete_ = !ec;  // the head is the whole answer to HEAD
     co_return ec;
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::string_view bytes) {
+    if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     if (bytes.empty()) co_return boost::system::error_code{};
     conn_->set_write_deadline();
@@ -204,6 +218,7 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
+    if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     boost::system::error_code ec;
     if (version_ >= 11) {
@@ -324,7 +339,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         conn->stream.expires_never();
         const std::int64_t read_ns = steady_now_ns();
         Request req = parser.release();
-        ResponseWriter writer(*conn, req.keep_alive() && !conn->stopping, req.version(), read_ns);
+        ResponseWriter writer(*conn, req.keep_alive() && !conn->stopping, req.version(), read_ns,
+                              req.method() == http::verb::head);
 
         conn->in_handler = true;
         const std::uint64_t generation = ++conn->watch_generation;

@@ -42,7 +42,7 @@ struct ServerState;
 class ResponseWriter {
 public:
     ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
-                   std::int64_t request_read_ns);
+                   std::int64_t request_read_ns, bool head_request = false);
     ResponseWriter(const ResponseWriter&) = delete;
     ResponseWriter& operator=(const ResponseWriter&) = delete;
 
@@ -59,7 +59,7 @@ public:
                                                             std::string_view content_type,
                                                             const HeaderList& headers = {});
     // Writes one chunk straight to the socket (TCP_NODELAY, no buffering, no copy).
-    // An empty view writes nothing.
+    // An empty view (or any chunk of a HEAD response) writes nothing.
     asio::awaitable<boost::system::error_code> write_chunk(std::string_view bytes);
     // The final 0-size chunk.
     asio::awaitable<boost::system::error_code> finish();
@@ -78,6 +78,7 @@ private:
     unsigned version_;
     std::int64_t request_read_ns_;
     bool started_ = false;
+    bool head_request_;  // answer HEAD with the head only
     bool streaming_ = false;
     bool complete_ = false;
 };

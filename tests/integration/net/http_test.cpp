@@ -203,6 +203,101 @@ TEST_F(HttpTest, MalformedResponseIsProtocolError) {
     EXPECT_EQ(response.error().code, make_error_code(Errc::protocol_error));
 }
 
+// Reads from a raw socket until the peer closes (or 3 s pass).
+std::string read_until_close(tcp::socket& socket) {
+    std::string out;
+    char buf[4096];
+    boost::system::error_code ec;
+    while (!ec) {
+        std::size_t n = socket.read_some(asio::buffer(buf), ec);
+        out.append(buf, n);
+    }
+    return out;
+}
+
+TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
+    TestServer server;
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    asio::write(socket, asio::buffer(std::string_view(
+                            "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "GET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")));
+    const std::string all = read_until_close(socket);
+    const auto first = all.find("x-echo-target: /first");
+    const auto second = all.find("x-echo-target: /second");
+    ASSERT_NE(first, std::string::npos) << all;
+    ASSERT_NE(second, std::string::npos) << all;
+    EXPECT_LT(first, second);
+}
+
+TEST_F(HttpTest, Http10ClientGetsAnUnframedStreamEndedByClose) {
+    TestServer server;
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    asio::write(socket, asio::buffer(std::string_view("GET / HTTP/1.0\r\nx-chunks: 3\r\n\r\n")));
+    const std::string all = read_until_close(socket);
+    EXPECT_EQ(all.find("chunked"), std::string::npos) << all;
+    EXPECT_NE(all.find("\r\n\r\nchunk-0\nchunk-1\nchunk-2\n"), std::string::npos) << all;
+}
+
+TEST_F(HttpTest, ExpectContinueGetsA100BeforeTheBody) {
+    TestServer server;
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    asio::write(socket, asio::buffer(std::string_view(
+                            "POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                            "Content-Length: 4\r\nConnection: close\r\n\r\n")));
+    char buf[64];
+    const std::size_t n = socket.read_some(asio::buffer(buf));
+    EXPECT_EQ(std::string_view(buf, n).substr(0, 12), "HTTP/1.1 100");
+    asio::write(socket, asio::buffer(std::string_view("body")));
+    const std::string rest = read_until_close(socket);
+    EXPECT_NE(rest.find("\r\n\r\nbody"), std::string::npos) << rest;
+}
+
+// A body framed by connection close (no Content-Length, not chunked) is read to the end
+// and the connection is not pooled.
+TEST_F(HttpTest, UntilCloseBodyIsReadToTheEnd) {
+    asio::io_context server_ioc;
+    tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const auto port = acceptor.local_endpoint().port();
+    std::thread peer([&] {
+        tcp::socket socket = acceptor.accept();
+        char buf[1024];
+        boost::system::error_code ec;
+        socket.read_some(asio::buffer(buf), ec);
+        asio::write(socket, asio::buffer(std::string_view(
+                                "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello ")), ec);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        asio::write(socket, asio::buffer(std::string_view("world")), ec);
+        socket.shutdown(tcp::socket::shutdown_both, ec);
+    });
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, Url{"http", "127.0.0.1", port, "/"}, {}));
+    peer.join();
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->body, "hello world");
+    EXPECT_EQ(client.idle_connections(), 0u);
+}
+
+TEST_F(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    for (const char* chunks : {"", "3"}) {
+        HeaderList headers;
+        if (*chunks) headers.emplace_back("x-chunks", chunks);
+        auto response =
+            run(ioc, client.request(http::verb::head, server.url("/h"), headers, ""));
+        ASSERT_TRUE(response) << response.error().message;
+        EXPECT_EQ(response->status, 200u);
+        EXPECT_TRUE(response->body.empty());
+    }
+    auto after = run(ioc, get(&client, server.url("/after"), {}));
+    ASSERT_TRUE(after) << after.error().message;
+    EXPECT_EQ(after->body, "ok");
+    EXPECT_TRUE(after->timings.reused_connection);
+}
+
 TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
     auto server = std::make_unique<TestServer>();
     HttpClient client(ioc.get_executor());
