@@ -1,4 +1,6 @@
-# tokenradar_add_test(NAME name SOURCES a.cpp b.cpp LIBS lib... [LABELS l...] [PREFIX p])
+# tokenradar_add_test(NAME name SOURCES a.cpp b.cpp LIBS lib... [LABELS label] [PREFIX p])
+# Labels: `timing` (needs the optimised build and a quiet machine: run serially, skipped
+# under sanitizers), `slow` (long acceptance runs: serial, skipped under sanitizers).
 # One GoogleTest executable; its tests are discovered so ctest reports each case. PREFIX
 # (e.g. "sim.") is prepended to every case name so `ctest -R sim` selects a component.
 function(tokenradar_add_test)
@@ -11,11 +13,14 @@ function(tokenradar_add_test)
         TOKENRADAR_BINARY="$<TARGET_FILE:tokenradar>")
     set(properties TIMEOUT 600)
     if(T_LABELS)
-        # A list inside PROPERTIES must keep its semicolons escaped.
-        string(REPLACE ";" "\\;" labels "${T_LABELS}")
-        list(APPEND properties LABELS "${labels}")
-        # Timing-sensitive tests run alone so other tests do not steal their CPU.
-        if("timing" IN_LIST T_LABELS)
+        # gtest_discover_tests cannot pass a list through PROPERTIES: one label per test.
+        list(LENGTH T_LABELS label_count)
+        if(label_count GREATER 1)
+            message(FATAL_ERROR "${T_NAME}: give one label (timing, slow), not ${T_LABELS}")
+        endif()
+        list(APPEND properties LABELS ${T_LABELS})
+        # Timing-sensitive and slow tests run alone so other tests do not steal their CPU.
+        if(T_LABELS STREQUAL "timing" OR T_LABELS STREQUAL "slow")
             list(APPEND properties RUN_SERIAL TRUE)
         endif()
     endif()

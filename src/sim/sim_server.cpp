@@ -72,6 +72,18 @@ struct SimServer::State {
         asio::post(timer->get_executor(), [timer] { timer->cancel(); });
     }
 
+    SimStats snapshot() {
+        SimStats s;
+        s.requests = requests.load();
+        s.chunks = chunks.load();
+        s.running = model.gate().running();
+        s.queued = model.gate().queued();
+        s.lateness_p50_ns = lateness.percentile_ns(0.5);
+        s.lateness_p99_ns = lateness.percentile_ns(0.99);
+        s.lateness_max_ns = lateness.max_ns();
+        return s;
+    }
+
     // Called exactly once per request that held a slot.
     void release_slot() {
         if (auto next = model.gate().release()) wake(*next);
@@ -178,8 +190,8 @@ void write_trace(SimServer::State* state, const TraceRecord& record) {
     if (state->options.trace) state->options.trace->write(record.to_json_line());
 }
 
-asio::awaitable<void> serve_completion(SimServer::State* state, net::Request& request,
-                                       net::ResponseWriter& writer, WireRequest wire) {
+asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWriter& writer,
+                                       WireRequest wire) {
     const std::int64_t t_read = writer.request_read_ns();
     const dialect::Api api = wire.api;
 
@@ -312,18 +324,9 @@ asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, ne
         case Route::Kind::health:
             co_await writer.send(http::status::ok, "text/plain", "ok\n");
             co_return;
-        case Route::Kind::stats: {
-            SimStats s;
-            s.requests = state->requests.load();
-            s.chunks = state->chunks.load();
-            s.running = state->model.gate().running();
-            s.queued = state->model.gate().queued();
-            s.lateness_p50_ns = state->lateness.percentile_ns(0.5);
-            s.lateness_p99_ns = state->lateness.percentile_ns(0.99);
-            s.lateness_max_ns = state->lateness.max_ns();
-            co_await writer.send(http::status::ok, "application/json", stats_json(s));
+        case Route::Kind::stats:
+            co_await writer.send(http::status::ok, "application/json", stats_json(state->snapshot()));
             co_return;
-        }
         case Route::Kind::models:
             co_await writer.send(http::status::ok, "application/json",
                                  models_json(route->api, state->model.profile()));
@@ -338,7 +341,7 @@ asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, ne
                                                         wire.error().message));
                 co_return;
             }
-            co_await serve_completion(state.get(), request, writer, std::move(*wire));
+            co_await serve_completion(state.get(), writer, std::move(*wire));
             co_return;
         }
     }
@@ -372,16 +375,6 @@ void SimServer::stop(std::chrono::milliseconds grace) { server_->stop(grace); }
 std::uint16_t SimServer::port() const { return server_->port(); }
 const Profile& SimServer::profile() const { return state_->model.profile(); }
 
-SimStats SimServer::stats() const {
-    SimStats s;
-    s.requests = state_->requests.load();
-    s.chunks = state_->chunks.load();
-    s.running = state_->model.gate().running();
-    s.queued = state_->model.gate().queued();
-    s.lateness_p50_ns = state_->lateness.percentile_ns(0.5);
-    s.lateness_p99_ns = state_->lateness.percentile_ns(0.99);
-    s.lateness_max_ns = state_->lateness.max_ns();
-    return s;
-}
+SimStats SimServer::stats() const { return state_->snapshot(); }
 
 }  // namespace tokenradar::sim

@@ -109,8 +109,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     const bool get = request.method() == http::verb::get;
     const bool post = request.method() == http::verb::post;
 
-    if (get && path == "/healthz") return Route{Route::Kind::health};
-    if (get && path == "/sim/stats") return Route{Route::Kind::stats};
+    if (get && path == "/healthz") return Route{.kind = Route::Kind::health};
+    if (get && path == "/sim/stats") return Route{.kind = Route::Kind::stats};
 
     Route route;
     if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
