@@ -1,6 +1,7 @@
-#include <tokenradar/net/http_client.hpp>
+#include <sys/socket.h>
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/net/http_client.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -22,8 +23,6 @@
 #include <fmt/format.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-
-#include <sys/socket.h>
 
 #include <array>
 #include <mutex>
@@ -50,8 +49,10 @@ bool idempotent(http::verb v) {
         case http::verb::options:
         case http::verb::trace:
         case http::verb::put:
-        case http::verb::delete_: return true;
-        default: return false;
+        case http::verb::delete_:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -62,7 +63,7 @@ namespace detail {
 struct ClientConnection {
     explicit ClientConnection(asio::any_io_executor ex) : plain(std::in_place, std::move(ex)) {}
 
-    std::string key;  // pool key: scheme://host:port
+    std::string key;                         // pool key: scheme://host:port
     std::optional<beast::tcp_stream> plain;  // set until TLS wraps it
     std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
     beast::flat_buffer buffer{1 << 20};
@@ -83,8 +84,8 @@ struct ClientConnection {
         if (!sock.is_open() || buffer.size() != 0) return false;
         char byte = 0;
         ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n == 0) return false;                  // orderly close
-        if (n > 0) return false;                   // unsolicited bytes (or TLS alert)
+        if (n == 0) return false;  // orderly close
+        if (n > 0) return false;   // unsolicited bytes (or TLS alert)
         return errno == EAGAIN || errno == EWOULDBLOCK;
     }
 };
@@ -188,8 +189,7 @@ Error io_error(const ErrorCode& ec, const Deadline& deadline, std::string_view a
                std::string_view what, bool handshake = false) {
     if (ec == beast::error::timeout) {
         Errc e = deadline.timeout_errc();
-        return Error(e, fmt::format("{}: {}: {}", authority, what,
-                                    make_error_code(e).message()));
+        return Error(e, fmt::format("{}: {}: {}", authority, what, make_error_code(e).message()));
     }
     if (ec == asio::error::operation_aborted) {
         return Error(Errc::cancelled, fmt::format("{}: {}: cancelled", authority, what));
@@ -276,16 +276,16 @@ asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
             co_return Error(Errc::tls_failed, fmt::format("{}: {}", authority, pool->ssl_error));
         }
         const std::int64_t t1 = steady_now_ns();
-        conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
-            std::move(*conn->plain), pool->ssl_ctx);
+        conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*conn->plain),
+                                                                           pool->ssl_ctx);
         conn->plain.reset();
         auto& tls = *conn->tls;
         asio::ip::make_address(url.host, ec);
         const bool is_ip = !ec;  // SNI carries names only
         if (!is_ip &&
             // SSL_set_tlsext_host_name without its C-style cast.
-            ::SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME,
-                       TLSEXT_NAMETYPE_host_name, const_cast<char*>(url.host.c_str())) != 1) {
+            ::SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                       const_cast<char*>(url.host.c_str())) != 1) {
             co_return Error(Errc::tls_failed, fmt::format("{}: cannot set SNI", authority));
         }
         if (options.verify_tls) {
@@ -294,9 +294,9 @@ asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
         beast::get_lowest_layer(tls).expires_at(deadline.at());
         auto [hec] = co_await tls.async_handshake(ssl::stream_base::client, use_nothrow);
         if (hec) {
-            co_return io_error(hec, deadline, authority, "TLS handshake",
-                               hec != beast::error::timeout &&
-                                   hec != asio::error::operation_aborted);
+            co_return io_error(
+                hec, deadline, authority, "TLS handshake",
+                hec != beast::error::timeout && hec != asio::error::operation_aborted);
         }
         timings->tls_ns = steady_now_ns() - t1;
     }
@@ -391,9 +391,8 @@ asio::awaitable<Result<std::string>> StreamingResponse::read_all(std::size_t max
         if (piece->empty()) co_return out;
         if (out.size() + piece->size() > max_bytes) {
             cancel();
-            co_return Error(Errc::payload_too_large,
-                            fmt::format("{}: response body over {} bytes", state_->authority,
-                                        max_bytes));
+            co_return Error(Errc::payload_too_large, fmt::format("{}: response body over {} bytes",
+                                                                 state_->authority, max_bytes));
         }
         out.append(*piece);
     }
@@ -418,11 +417,10 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
 
     http::request<http::string_body> request{method, url.target, 11};
     const bool default_port = url.port == (url.tls() ? 443 : 80);
-    request.set(http::field::host,
-                default_port ? (url.host.find(':') != std::string::npos
-                                    ? fmt::format("[{}]", url.host)
-                                    : url.host)
-                             : authority);
+    request.set(http::field::host, default_port ? (url.host.find(':') != std::string::npos
+                                                       ? fmt::format("[{}]", url.host)
+                                                       : url.host)
+                                                : authority);
     for (const auto& [name, value] : headers) request.insert(name, value);
     if (request.find(http::field::user_agent) == request.end()) {
         request.set(http::field::user_agent, "tokenradar");
@@ -474,9 +472,9 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         }
         if (ec) {
             conn.close();
-            const bool closed_before_answer =
-                ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
-                ec == asio::error::eof;
+            const bool closed_before_answer = ec == http::error::end_of_stream ||
+                                              ec == asio::error::connection_reset ||
+                                              ec == asio::error::eof;
             if (reused && closed_before_answer && idempotent(method)) continue;
             co_return io_error(ec, deadline, authority, "reading response head");
         }

@@ -1,11 +1,12 @@
-#include <tokenradar/net/http_server.hpp>
+#include <sys/socket.h>
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/net/http_server.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,8 +20,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
-
-#include <sys/socket.h>
 
 #include <atomic>
 #include <cerrno>
@@ -79,7 +78,7 @@ struct ServerState {
 };
 
 class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
-public:
+  public:
     ServerConnection(std::shared_ptr<ServerState> s, tcp::socket socket)
         : state(std::move(s)), stream(std::move(socket)) {}
 
@@ -87,10 +86,10 @@ public:
     beast::tcp_stream stream;  // executor: this connection's strand
     beast::flat_buffer buffer;
     std::uint64_t id = 0;
-    bool gone = false;        // peer closed/errored, or we closed the socket
-    bool stopping = false;    // server is shutting down: no keep-alive
-    bool in_handler = false;  // a response is in flight
-    std::uint64_t watch_generation = 0;  // which handler run the peer watcher belongs to
+    bool gone = false;                         // peer closed/errored, or we closed the socket
+    bool stopping = false;                     // server is shutting down: no keep-alive
+    bool in_handler = false;                   // a response is in flight
+    std::uint64_t watch_generation = 0;        // which handler run the peer watcher belongs to
     asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
 
     // Both run on the strand.
@@ -119,11 +118,13 @@ using detail::ServerState;
 // ---------------------------------------------------------------------------------------
 // ResponseWriter
 
-ResponseWriter::ResponseWriter(detail::ServerConnection& conn, bool keep_alive,
-                               unsigned version, std::int64_t request_read_ns,
-                               bool head_request)
-    : conn_(&conn), keep_alive_(keep_alive), version_(version),
-      request_read_ns_(request_read_ns), head_request_(head_request) {}
+ResponseWriter::ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
+                               std::int64_t request_read_ns, bool head_request)
+    : conn_(&conn),
+      keep_alive_(keep_alive),
+      version_(version),
+      request_read_ns_(request_read_ns),
+      head_request_(head_request) {}
 
 bool ResponseWriter::client_gone() const { return conn_->gone; }
 
@@ -141,7 +142,9 @@ void apply_headers(http::response<Body>& res, std::string_view content_type,
     for (const auto& [name, value] : headers) res.insert(name, value);
 }
 
-boost::system::error_code gone_error() { return asio::error::make_error_code(asio::error::not_connected); }
+boost::system::error_code gone_error() {
+    return asio::error::make_error_code(asio::error::not_connected);
+}
 
 }  // namespace
 
@@ -205,8 +208,7 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     if (version_ >= 11) {
         // chunk_body is a buffer sequence over the caller's bytes: size line, data, CRLF.
         auto [e, n] = co_await asio::async_write(
-            conn_->stream, http::make_chunk(asio::buffer(bytes.data(), bytes.size())),
-            use_nothrow);
+            conn_->stream, http::make_chunk(asio::buffer(bytes.data(), bytes.size())), use_nothrow);
         ec = e;
     } else {
         auto [e, n] = co_await asio::async_write(
@@ -223,8 +225,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
     boost::system::error_code ec;
     if (version_ >= 11) {
         conn_->set_write_deadline();
-        auto [e, n] = co_await asio::async_write(conn_->stream, http::make_chunk_last(),
-                                                 use_nothrow);
+        auto [e, n] =
+            co_await asio::async_write(conn_->stream, http::make_chunk_last(), use_nothrow);
         ec = e;
     }
     if (ec) {
@@ -258,8 +260,8 @@ asio::awaitable<void> watch_peer(std::shared_ptr<ServerConnection> conn, std::ui
             co_return;
         }
         char byte = 0;
-        const ssize_t n = ::recv(conn->stream.socket().native_handle(), &byte, 1,
-                                 MSG_PEEK | MSG_DONTWAIT);
+        const ssize_t n =
+            ::recv(conn->stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
         if (n > 0) co_return;  // a pipelined request: the peer is there
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
         conn->close();  // orderly close (n == 0) or a socket error
@@ -283,8 +285,7 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
 
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
                                  std::string message, unsigned version) {
-    http::response<http::string_body> res{static_cast<http::status>(http_status(errc)),
-                                          version};
+    http::response<http::string_body> res{static_cast<http::status>(http_status(errc)), version};
     res.set(http::field::content_type, "application/json");
     res.keep_alive(false);
     res.body() = openai_error_body(errc, message);
@@ -303,8 +304,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // keep-alive requests, the header timeout to a fresh connection.
         if (conn->buffer.size() == 0) {
             conn->stream.expires_after(first ? limits.header_timeout : limits.idle_timeout);
-            auto [ec, n] =
-                co_await conn->stream.async_read_some(conn->buffer.prepare(kReadChunk), use_nothrow);
+            auto [ec, n] = co_await conn->stream.async_read_some(conn->buffer.prepare(kReadChunk),
+                                                                 use_nothrow);
             if (ec) break;  // eof, idle timeout, closed by stop()
             conn->buffer.commit(n);
         }
@@ -314,8 +315,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         conn->stream.expires_after(limits.header_timeout);
         RequestParser parser;
         configure_request_parser(parser, limits);
-        auto [hec, hn] = co_await http::async_read_header(conn->stream, conn->buffer, parser,
-                                                          use_nothrow);
+        auto [hec, hn] =
+            co_await http::async_read_header(conn->stream, conn->buffer, parser, use_nothrow);
         boost::system::error_code ec = hec;
         if (!ec && !parser.is_done()) {
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
@@ -323,8 +324,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 auto [cec, cn] = co_await http::async_write(conn->stream, cont, use_nothrow);
                 if (cec) break;
             }
-            auto [bec, bn] = co_await http::async_read(conn->stream, conn->buffer, parser,
-                                                       use_nothrow);
+            auto [bec, bn] =
+                co_await http::async_read(conn->stream, conn->buffer, parser, use_nothrow);
             ec = bec;
         }
         if (ec) {

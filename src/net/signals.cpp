@@ -1,6 +1,5 @@
-#include <tokenradar/net/signals.hpp>
-
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/net/signals.hpp>
 
 #include <csignal>
 

@@ -29,11 +29,11 @@
 namespace tokenradar::net {
 
 struct ClientOptions {
-    std::chrono::milliseconds connect_timeout{10'000};  // TCP connect + TLS handshake
-    std::chrono::milliseconds headers_timeout{60'000};  // request written -> response head
+    std::chrono::milliseconds connect_timeout{10'000};     // TCP connect + TLS handshake
+    std::chrono::milliseconds headers_timeout{60'000};     // request written -> response head
     std::chrono::milliseconds first_byte_timeout{60'000};  // head -> first body bytes
-    std::chrono::milliseconds idle_timeout{60'000};     // between body pieces
-    std::chrono::milliseconds total_timeout{600'000};   // open() start -> end of body
+    std::chrono::milliseconds idle_timeout{60'000};        // between body pieces
+    std::chrono::milliseconds total_timeout{600'000};      // open() start -> end of body
     bool verify_tls = true;  // only an explicit option turns verification off
     std::string ca_file;     // extra CA bundle (tests); the system store is always loaded
     std::size_t max_idle_per_host = 64;
@@ -57,7 +57,7 @@ struct ResponseState;
 // the pool when the body was read to the end and keep-alive holds; destroying it earlier
 // closes the connection.
 class StreamingResponse {
-public:
+  public:
     StreamingResponse(std::unique_ptr<detail::ResponseState> state);
     ~StreamingResponse();
     StreamingResponse(const StreamingResponse&) = delete;
@@ -79,12 +79,12 @@ public:
     // Closes the socket now; a pending read_some completes with Errc::cancelled.
     void cancel();
 
-private:
+  private:
     std::unique_ptr<detail::ResponseState> state_;
 };
 
 class HttpClient {
-public:
+  public:
     explicit HttpClient(asio::any_io_executor ex, ClientOptions options = {});
     ~HttpClient();
     HttpClient(const HttpClient&) = delete;
@@ -114,7 +114,7 @@ public:
 
     std::size_t idle_connections() const;  // pooled, all hosts
 
-private:
+  private:
     asio::any_io_executor ex_;
     std::shared_ptr<detail::ClientPool> pool_;
 };

@@ -40,7 +40,7 @@ struct ServerState;
 // One per request, owned by the server; valid until the handler returns. All functions
 // must be called from the handler coroutine (they run on the connection's strand).
 class ResponseWriter {
-public:
+  public:
     ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
                    std::int64_t request_read_ns, bool head_request = false);
     ResponseWriter(const ResponseWriter&) = delete;
@@ -50,8 +50,7 @@ public:
     // server's idle_timeout). No Server/Date headers are added: they cost per response and
     // no client of ours needs them.
     asio::awaitable<boost::system::error_code> send(beast::http::status status,
-                                                    std::string_view content_type,
-                                                    std::string body,
+                                                    std::string_view content_type, std::string body,
                                                     const HeaderList& headers = {});
     // Streaming: status + headers with chunked transfer encoding (HTTP/1.0 peers get an
     // unframed body ended by close), then chunks, then finish().
@@ -66,13 +65,13 @@ public:
     // Closes the socket now without finishing (simulates a mid-stream disconnect).
     void abort();
 
-    bool client_gone() const;                 // the peer closed or errored
+    bool client_gone() const;                                          // the peer closed or errored
     std::int64_t request_read_ns() const { return request_read_ns_; }  // steady_now_ns()
-    bool started() const { return started_; }  // status line written
-    bool complete() const { return complete_; } // whole response written
+    bool started() const { return started_; }                          // status line written
+    bool complete() const { return complete_; }                        // whole response written
     bool keep_alive() const { return keep_alive_; }
 
-private:
+  private:
     detail::ServerConnection* conn_;
     bool keep_alive_;
     unsigned version_;
@@ -89,7 +88,7 @@ private:
 using Handler = std::function<asio::awaitable<void>(Request&, ResponseWriter&)>;
 
 class HttpServer {
-public:
+  public:
     HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits = {});
     // Closes the acceptor. Destroy only after stop() and after the io_context stopped
     // running, or connections are left to finish on their own.
@@ -108,7 +107,7 @@ public:
     void stop(std::chrono::milliseconds grace);
     std::size_t active_connections() const;
 
-private:
+  private:
     std::shared_ptr<detail::ServerState> state_;
 };
 

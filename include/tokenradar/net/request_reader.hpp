@@ -18,10 +18,11 @@
 namespace tokenradar::net {
 
 struct ServerLimits {
-    std::size_t max_header_bytes = 16 * 1024;          // over -> 431
-    std::size_t max_body_bytes = 4 * 1024 * 1024;      // over -> 413
-    std::chrono::milliseconds header_timeout{10'000};  // whole request head + body must arrive in this
-    std::chrono::milliseconds idle_timeout{60'000};    // keep-alive idle between requests
+    std::size_t max_header_bytes = 16 * 1024;      // over -> 431
+    std::size_t max_body_bytes = 4 * 1024 * 1024;  // over -> 413
+    std::chrono::milliseconds header_timeout{
+        10'000};  // whole request head + body must arrive in this
+    std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between requests
     std::chrono::milliseconds shutdown_grace{10'000};
 };
 

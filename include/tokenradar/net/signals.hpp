@@ -12,7 +12,7 @@
 namespace tokenradar::net {
 
 class ShutdownSignals {
-public:
+  public:
     // Starts waiting at once. The callback runs on the io_context with the signal number.
     ShutdownSignals(asio::io_context& ioc, std::function<void(int)> on_signal);
     ShutdownSignals(const ShutdownSignals&) = delete;
@@ -20,7 +20,7 @@ public:
     // Stops waiting (the io_context can then run out of work).
     void cancel();
 
-private:
+  private:
     asio::signal_set signals_;
     std::function<void(int)> on_signal_;
 };

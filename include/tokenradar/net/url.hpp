@@ -10,10 +10,10 @@
 namespace tokenradar::net {
 
 struct Url {
-    std::string scheme;  // "http" or "https", lower case
-    std::string host;    // without brackets for IPv6 literals
+    std::string scheme;      // "http" or "https", lower case
+    std::string host;        // without brackets for IPv6 literals
     std::uint16_t port = 0;  // explicit or the scheme's default
-    std::string target;  // path + query, at least "/"
+    std::string target;      // path + query, at least "/"
 
     bool tls() const noexcept { return scheme == "https"; }
     // "host:port" as used in error messages and the Host header ("[::1]:8080" for IPv6).

@@ -1,10 +1,10 @@
 // Client and server against each other on 127.0.0.1 (no timing assertions here; those are
 // in http_timing_test.cpp under the `timing` label).
 
+#include "test_support.hpp"
+
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
-
-#include "test_support.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -20,7 +20,7 @@ namespace http = beast::http;
 using asio::ip::tcp;
 
 class HttpTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         observed().requests = 0;
         observed().handlers_done = 0;
@@ -52,9 +52,9 @@ TEST_F(HttpTest, KeepAliveReusesTheConnection) {
 TEST_F(HttpTest, PostBodyIsEchoed) {
     TestServer server;
     HttpClient client(ioc.get_executor());
-    auto response = run(ioc, client.request(http::verb::post, server.url("/echo"),
-                                            {{"content-type", "application/json"}},
-                                            R"({"model":"m"})"));
+    auto response =
+        run(ioc, client.request(http::verb::post, server.url("/echo"),
+                                {{"content-type", "application/json"}}, R"({"model":"m"})"));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(response->body, R"({"model":"m"})");
     EXPECT_EQ(response->headers["x-echo-method"], "POST");
@@ -87,8 +87,8 @@ TEST_F(HttpTest, BodyOverLimitGets413WithJsonError) {
     limits.max_body_bytes = 1024;
     TestServer server(limits);
     HttpClient client(ioc.get_executor());
-    auto response = run(ioc, client.request(http::verb::post, server.url(), {},
-                                            std::string(64 * 1024, 'x')));
+    auto response =
+        run(ioc, client.request(http::verb::post, server.url(), {}, std::string(64 * 1024, 'x')));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(response->status, 413u);
     EXPECT_NE(response->body.find("invalid_request_error"), std::string::npos);
@@ -146,8 +146,8 @@ TEST_F(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
     auto n = run(ioc, read_one_then_cancel(&client, server.url()));
     ASSERT_TRUE(n) << n.error().message;
     EXPECT_EQ(*n, std::string("chunk-0\n").size());
-    EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); },
-                         std::chrono::milliseconds(3000)));
+    EXPECT_TRUE(
+        wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
     // The handler was cancelled, not left to sit out its 5 s stall.
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(4000));
     EXPECT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
@@ -266,8 +266,10 @@ TEST_F(HttpTest, UntilCloseBodyIsReadToTheEnd) {
         char buf[1024];
         boost::system::error_code ec;
         socket.read_some(asio::buffer(buf), ec);
-        asio::write(socket, asio::buffer(std::string_view(
-                                "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello ")), ec);
+        asio::write(
+            socket,
+            asio::buffer(std::string_view("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello ")),
+            ec);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         asio::write(socket, asio::buffer(std::string_view("world")), ec);
         socket.shutdown(tcp::socket::shutdown_both, ec);
@@ -286,8 +288,7 @@ TEST_F(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
     for (const char* chunks : {"", "3"}) {
         HeaderList headers;
         if (*chunks) headers.emplace_back("x-chunks", chunks);
-        auto response =
-            run(ioc, client.request(http::verb::head, server.url("/h"), headers, ""));
+        auto response = run(ioc, client.request(http::verb::head, server.url("/h"), headers, ""));
         ASSERT_TRUE(response) << response.error().message;
         EXPECT_EQ(response->status, 200u);
         EXPECT_TRUE(response->body.empty());
@@ -305,11 +306,11 @@ TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
     std::thread reader([&] {
         asio::io_context own;
         HttpClient c(own.get_executor());
-        result = run(own, stream_get(&c, server->url(),
-                                     {{"x-chunks", "10"}, {"x-chunk-delay", "30"}}));
+        result =
+            run(own, stream_get(&c, server->url(), {{"x-chunks", "10"}, {"x-chunk-delay", "30"}}));
     });
-    ASSERT_TRUE(wait_for([] { return observed().requests.load() == 1; },
-                         std::chrono::milliseconds(3000)));
+    ASSERT_TRUE(
+        wait_for([] { return observed().requests.load() == 1; }, std::chrono::milliseconds(3000)));
     server->server().stop(std::chrono::milliseconds(5000));
     reader.join();
     ASSERT_FALSE(result.error) << result.error->message;
@@ -328,8 +329,8 @@ TEST_F(HttpTest, ShutdownGraceEndsALongStream) {
         HttpClient c(own.get_executor());
         result = run(own, stream_get(&c, server->url(), {{"x-chunks", "2"}, {"x-stall", "20000"}}));
     });
-    ASSERT_TRUE(wait_for([] { return observed().requests.load() == 1; },
-                         std::chrono::milliseconds(3000)));
+    ASSERT_TRUE(
+        wait_for([] { return observed().requests.load() == 1; }, std::chrono::milliseconds(3000)));
     auto start = std::chrono::steady_clock::now();
     server->server().stop(std::chrono::milliseconds(100));
     reader.join();

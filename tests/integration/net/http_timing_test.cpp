@@ -1,18 +1,17 @@
 // Timing-sensitive client/server tests (ctest label `timing`, skipped under ASan): chunk
 // gaps, every client timeout phase, the server's slow-header and keep-alive timeouts.
 
+#include "test_support.hpp"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
-
-#include "test_support.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <thread>
@@ -25,15 +24,15 @@ using asio::ip::tcp;
 using std::chrono::milliseconds;
 
 class HttpTimingTest : public ::testing::Test {
-protected:
+  protected:
     asio::io_context ioc;
 };
 
 TEST_F(HttpTimingTest, ChunksReachTheClientAsTheServerWritesThem) {
     TestServer server;
     HttpClient client(ioc.get_executor());
-    auto result = run(ioc, stream_get(&client, server.url(),
-                                      {{"x-chunks", "4"}, {"x-chunk-delay", "100"}}));
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "4"}, {"x-chunk-delay", "100"}}));
     ASSERT_FALSE(result.error) << result.error->message;
     ASSERT_EQ(result.pieces.size(), 4u);  // one piece per chunk: nothing was coalesced
     for (std::size_t i = 1; i < result.pieces.size(); ++i) {
@@ -91,8 +90,8 @@ TEST_F(HttpTimingTest, FirstByteTimeout) {
     ClientOptions options;
     options.first_byte_timeout = milliseconds(200);
     HttpClient client(ioc.get_executor(), options);
-    auto result = run(ioc, stream_get(&client, server.url(),
-                                      {{"x-chunks", "2"}, {"x-delay-first", "3000"}}));
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "2"}, {"x-delay-first", "3000"}}));
     EXPECT_EQ(result.status, 200u);
     ASSERT_TRUE(result.error);
     EXPECT_EQ(result.error->code, make_error_code(Errc::timeout_first_byte))
@@ -105,8 +104,8 @@ TEST_F(HttpTimingTest, IdleTimeoutBetweenChunks) {
     ClientOptions options;
     options.idle_timeout = milliseconds(200);
     HttpClient client(ioc.get_executor(), options);
-    auto result = run(ioc, stream_get(&client, server.url(),
-                                      {{"x-chunks", "3"}, {"x-chunk-delay", "3000"}}));
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "3"}, {"x-chunk-delay", "3000"}}));
     ASSERT_TRUE(result.error);
     EXPECT_EQ(result.error->code, make_error_code(Errc::timeout_idle)) << result.error->message;
     EXPECT_EQ(result.body(), "chunk-0\n");
@@ -117,8 +116,8 @@ TEST_F(HttpTimingTest, TotalTimeoutOnAStreamThatNeverGoesIdle) {
     ClientOptions options;
     options.total_timeout = milliseconds(300);
     HttpClient client(ioc.get_executor(), options);
-    auto result = run(ioc, stream_get(&client, server.url(),
-                                      {{"x-chunks", "200"}, {"x-chunk-delay", "20"}}));
+    auto result =
+        run(ioc, stream_get(&client, server.url(), {{"x-chunks", "200"}, {"x-chunk-delay", "20"}}));
     ASSERT_TRUE(result.error);
     EXPECT_EQ(result.error->code, make_error_code(Errc::timeout_total)) << result.error->message;
     EXPECT_GT(result.pieces.size(), 3u);
@@ -151,8 +150,8 @@ TEST_F(HttpTimingTest, IdleKeepAliveConnectionIsClosed) {
     auto response = run(ioc, get(&client, server.url(), {}));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(server.server().active_connections(), 1u);
-    EXPECT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
-                         milliseconds(1500)));
+    EXPECT_TRUE(
+        wait_for([&] { return server.server().active_connections() == 0; }, milliseconds(1500)));
 }
 
 }  // namespace

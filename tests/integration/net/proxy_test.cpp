@@ -2,11 +2,11 @@
 // will: the downstream client leaving must cancel the handler and close the upstream
 // socket; many concurrent streams must all complete.
 
+#include "test_support.hpp"
+
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
 #include <tokenradar/net/signals.hpp>
-
-#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,13 +82,13 @@ TEST(RelayTest, ClientLeavingCancelsTheUpstreamRead) {
     HttpClient client(ioc.get_executor());
     auto left = run(ioc, read_first_then_leave(&client, proxy.url()));
     ASSERT_TRUE(left) << left.error().message;
-    EXPECT_TRUE(wait_for([] { return relay().handler_exited.load(); },
-                         std::chrono::milliseconds(3000)));
+    EXPECT_TRUE(
+        wait_for([] { return relay().handler_exited.load(); }, std::chrono::milliseconds(3000)));
     const int error = relay().upstream_error.load();
     EXPECT_TRUE(error == 0 || error == static_cast<int>(Errc::cancelled)) << error;
     // The upstream server saw its client (the relay) go away: the socket was closed.
-    EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); },
-                         std::chrono::milliseconds(3000)));
+    EXPECT_TRUE(
+        wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
 }
 
 struct Tally {

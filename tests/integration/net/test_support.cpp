@@ -106,8 +106,7 @@ Url TestServer::url(std::string_view target) const {
     return Url{"http", "127.0.0.1", server_.port(), std::string(target)};
 }
 
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url,
-                                                  HeaderList headers) {
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, HeaderList headers) {
     co_return co_await client->request(http::verb::get, url, headers, "");
 }
 

@@ -39,7 +39,7 @@ Observed& observed();
 asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer);
 
 class TestServer {
-public:
+  public:
     explicit TestServer(ServerLimits limits = {}, Handler handler = steered_handler,
                         int threads = 2);
     ~TestServer();
@@ -48,7 +48,7 @@ public:
     std::uint16_t port() const { return server_.port(); }
     asio::io_context& ioc() { return ioc_; }
 
-private:
+  private:
     asio::io_context ioc_;
     asio::executor_work_guard<asio::io_context::executor_type> guard_;
     HttpServer server_;
@@ -71,8 +71,7 @@ T run(asio::io_context& ioc, asio::awaitable<T> aw) {
 }
 
 // One client call, as a named coroutine (no lambdas as coroutines).
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url,
-                                                  HeaderList headers);
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, HeaderList headers);
 
 // Reads the whole streamed body, stamping each piece with steady_now_ns().
 struct Piece {

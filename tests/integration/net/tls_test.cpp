@@ -2,9 +2,9 @@
 // time with the openssl CLI (nothing secret is checked in). The server certificate names
 // only DNS:localhost, so connecting to "127.0.0.1" is a hostname mismatch.
 
-#include <tokenradar/net/http_client.hpp>
-
 #include "test_support.hpp"
+
+#include <tokenradar/net/http_client.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -28,14 +28,14 @@ using asio::ip::tcp;
 namespace fs = std::filesystem;
 
 class TlsTest : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() {
-        dir_ = fs::temp_directory_path() /
-               ("tokenradar-tls-" + std::to_string(::getpid()));
+        dir_ = fs::temp_directory_path() / ("tokenradar-tls-" + std::to_string(::getpid()));
         fs::create_directories(dir_);
         const std::string d = dir_.string();
         const std::string script =
-            "cd '" + d + "' && ( "
+            "cd '" + d +
+            "' && ( "
             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
             "-keyout ca.key -out ca.pem -days 2 -subj '/CN=TokenRadar Test CA' && "
             "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "

@@ -8,9 +8,10 @@ namespace tokenradar::net {
 namespace {
 
 TEST(ParseRequest, ContentLengthBody) {
-    auto r = parse_request("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                           "Content-Length: 5\r\n\r\nhello",
-                           {});
+    auto r = parse_request(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+        "Content-Length: 5\r\n\r\nhello",
+        {});
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->target(), "/v1/chat/completions");
     EXPECT_EQ(r->body(), "hello");
