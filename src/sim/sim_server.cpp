@@ -186,6 +186,30 @@ asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
     co_await writer.send(reply.status, reply.content_type, std::move(reply.body), reply.headers);
 }
 
+// A request the sim answers with an error before admitting it, or nullopt.
+std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wire, const Result<Overrides>& overrides) {
+    if (!overrides) return error_reply(wire.api, Errc::bad_request, overrides.error().message);
+    const Profile& profile = state.model.profile();
+    if (!profile.serves(wire.chat.model)) {
+        return error_reply(wire.api, Errc::not_found,
+                           fmt::format("The model '{}' does not exist (this sim serves: {})", wire.chat.model,
+                                       fmt::join(profile.models, ", ")));
+    }
+    return std::nullopt;
+}
+
+// Every route but a completion is answered at once.
+Reply immediate_reply(SimServer::State& state, const Route& route) {
+    switch (route.kind) {
+        case Route::Kind::health: return Reply{http::status::ok, "text/plain", "ok\n", {}};
+        case Route::Kind::stats: return Reply{http::status::ok, "application/json", stats_json(state.snapshot()), {}};
+        case Route::Kind::models:
+            return Reply{http::status::ok, "application/json", models_json(route.api, state.model.profile()), {}};
+        case Route::Kind::completion: break;
+    }
+    return error_reply(route.api, Errc::internal, "not an immediate route");
+}
+
 void write_trace(SimServer::State* state, const TraceRecord& record) {
     if (state->options.trace) state->options.trace->write(record.to_json_line());
 }
@@ -196,22 +220,16 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     const dialect::Api api = wire.api;
 
     auto overrides = parse_overrides(wire.sim_headers);
-    if (!overrides) {
-        co_await send_reply(writer, error_reply(api, Errc::bad_request, overrides.error().message));
-        co_return;
-    }
-    if (!state->model.profile().serves(wire.chat.model)) {
-        co_await send_reply(
-            writer, error_reply(api, Errc::not_found,
-                                fmt::format("The model '{}' does not exist (this sim serves: {})",
-                                            wire.chat.model, fmt::join(state->model.profile().models, ", "))));
+    if (auto refusal = refuse(*state, wire, overrides)) {
+        co_await send_reply(writer, std::move(*refusal));
         co_return;
     }
 
     // Admission: run now, wait in the FIFO queue, or 429 when the queue is full.
     const Admission admission = state->model.gate().admit();
     if (admission.kind == Admission::Kind::reject) {
-        co_await send_reply(writer, capacity_reply(api));
+        Reply reply = capacity_reply(api);
+        co_await send_reply(writer, std::move(reply));
         co_return;
     }
     if (admission.kind == Admission::Kind::queued) {
@@ -313,38 +331,27 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
 asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, net::Request& request,
                                      net::ResponseWriter& writer) {
+    // Replies are named before they are awaited: GCC 12 mishandles temporaries inside a
+    // co_await expression's arguments.
     state->requests.fetch_add(1, std::memory_order_relaxed);
     auto route = route_request(request, state->options.api_key);
     if (!route) {
-        const auto& failure = route.error();
-        co_await send_reply(writer, error_reply(failure.api, failure.code, failure.message));
+        Reply reply = error_reply(route.error().api, route.error().code, route.error().message);
+        co_await send_reply(writer, std::move(reply));
         co_return;
     }
-    switch (route->kind) {
-        case Route::Kind::health:
-            co_await writer.send(http::status::ok, "text/plain", "ok\n");
-            co_return;
-        case Route::Kind::stats:
-            co_await writer.send(http::status::ok, "application/json", stats_json(state->snapshot()));
-            co_return;
-        case Route::Kind::models:
-            co_await writer.send(http::status::ok, "application/json",
-                                 models_json(route->api, state->model.profile()));
-            co_return;
-        case Route::Kind::completion: {
-            auto wire = parse_wire_request(request, *route);
-            if (!wire) {
-                co_await send_reply(writer, error_reply(route->api, wire.error().code.value() ==
-                                                                           static_cast<int>(Errc::not_found)
-                                                                       ? Errc::not_found
-                                                                       : Errc::bad_request,
-                                                        wire.error().message));
-                co_return;
-            }
-            co_await serve_completion(state.get(), writer, std::move(*wire));
-            co_return;
-        }
+    if (route->kind != Route::Kind::completion) {
+        Reply reply = immediate_reply(*state, *route);
+        co_await send_reply(writer, std::move(reply));
+        co_return;
     }
+    auto wire = parse_wire_request(request, *route);
+    if (!wire) {
+        Reply reply = error_reply(route->api, Errc::bad_request, wire.error().message);
+        co_await send_reply(writer, std::move(reply));
+        co_return;
+    }
+    co_await serve_completion(state.get(), writer, std::move(*wire));
 }
 
 }  // namespace

@@ -109,10 +109,11 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     const bool get = request.method() == http::verb::get;
     const bool post = request.method() == http::verb::post;
 
-    if (get && path == "/healthz") return Route{.kind = Route::Kind::health};
-    if (get && path == "/sim/stats") return Route{.kind = Route::Kind::stats};
-
     Route route;
+    if (get && (path == "/healthz" || path == "/sim/stats")) {
+        route.kind = path == "/healthz" ? Route::Kind::health : Route::Kind::stats;
+        return route;
+    }
     if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
         route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
         if (path == "/v1/models" && (!header(request, "x-api-key").empty() ||

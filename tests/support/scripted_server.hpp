@@ -30,6 +30,14 @@ struct Script {
     bool abort_at_end = false;  // close the socket instead of finishing the body
 };
 
+// A 200 event stream of these pieces.
+inline Script sse_script(std::vector<ScriptedPiece> pieces, bool abort_at_end = false) {
+    Script script;
+    script.pieces = std::move(pieces);
+    script.abort_at_end = abort_at_end;
+    return script;
+}
+
 inline boost::asio::awaitable<void> play_script(const Script* script, net::Request&, net::ResponseWriter& writer) {
     namespace asio = boost::asio;
     asio::steady_timer timer(co_await asio::this_coro::executor);

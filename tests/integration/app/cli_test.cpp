@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,8 +25,10 @@ struct Outcome {
 
 Outcome run(const std::string& args) {
     const auto dir = std::filesystem::temp_directory_path();
-    const auto out = dir / "tokenradar_cli_out.txt";
-    const auto err = dir / "tokenradar_cli_err.txt";
+    // ctest runs test cases as parallel processes: one pair of files per process.
+    const std::string tag = std::to_string(::getpid());
+    const auto out = dir / ("tokenradar_cli_out_" + tag + ".txt");
+    const auto err = dir / ("tokenradar_cli_err_" + tag + ".txt");
     const std::string command = std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(command.c_str());
     const auto slurp = [](const std::filesystem::path& p) {

@@ -13,6 +13,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::Script;
+using testing::sse_script;
 using testing::ScriptedServer;
 
 std::string sse(std::string_view data) { return "data: " + std::string(data) + "\n\n"; }
@@ -48,12 +49,12 @@ ProbeResult probe(const ScriptedServer& server, dialect::Api api = dialect::Api:
 double ms(std::optional<std::int64_t> later, std::int64_t earlier) { return static_cast<double>(*later - earlier) / 1e6; }
 
 TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+    ScriptedServer server(sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
                                             {milliseconds(60), openai_chunk(R"({"content":"Hello"})")},
                                             {milliseconds(20), openai_chunk(R"({"content":" there"})")},
                                             {milliseconds(20), openai_chunk(R"({"content":"!"})")},
                                             {milliseconds(0), openai_chunk("{}", "\"stop\"")},
-                                            {milliseconds(0), kUsageChunk + kDone}}});
+                                            {milliseconds(0), kUsageChunk + kDone}}));
     auto r = probe(server);
     const auto& m = r.record;
     ASSERT_EQ(m.status, "ok") << r.error;
@@ -69,9 +70,9 @@ TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
 }
 
 TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(30), openai_chunk(R"({"role":"assistant","reasoning_content":"Let me think"})")},
+    ScriptedServer server(sse_script({{milliseconds(30), openai_chunk(R"({"role":"assistant","reasoning_content":"Let me think"})")},
                                             {milliseconds(80), openai_chunk(R"({"content":"42"})")},
-                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}});
+                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}));
     auto m = probe(server).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_NEAR(ms(m.t.first_token, m.t.send), 30, 15);
@@ -87,9 +88,9 @@ std::string gemini_chunk(std::string_view text, int cumulative_tokens, bool last
 }
 
 TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(40), gemini_chunk("one two three", 3, false)},
+    ScriptedServer server(sse_script({{milliseconds(40), gemini_chunk("one two three", 3, false)},
                                             {milliseconds(30), gemini_chunk(" four five six", 6, false)},
-                                            {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}});
+                                            {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}));
     auto m = probe(server, dialect::Api::gemini).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_EQ(m.output_tokens, 9);  // the last cumulative value, not the sum
@@ -99,9 +100,9 @@ TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
 }
 
 TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(10), openai_chunk(R"({"content":"abcdefgh"})")},
+    ScriptedServer server(sse_script({{milliseconds(10), openai_chunk(R"({"content":"abcdefgh"})")},
                                             {milliseconds(10), openai_chunk(R"({"content":"ijkl"})")},
-                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}});
+                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}));
     auto m = probe(server).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_EQ(m.token_source, TokenSource::estimate);
@@ -109,27 +110,28 @@ TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
 }
 
 TEST(BenchProbe, MalformedChunkIsAProtocolError) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(5), openai_chunk(R"({"content":"ok"})")},
+    ScriptedServer server(sse_script({{milliseconds(5), openai_chunk(R"({"content":"ok"})")},
                                             {milliseconds(5), sse(R"({"choices":[{"delta":{"content":"bro)")},
-                                            {milliseconds(5), kDone}}});
+                                            {milliseconds(5), kDone}}));
     auto r = probe(server);
     EXPECT_EQ(r.record.status, "protocol_error");
     EXPECT_FALSE(r.error.empty());
 }
 
 TEST(BenchProbe, DisconnectMidStreamIsAConnectionError) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(5), openai_chunk(R"({"content":"partial"})")}},
-                                 .abort_at_end = true});
+    ScriptedServer server(sse_script({{milliseconds(5), openai_chunk(R"({"content":"partial"})")}},
+                                 true));
     auto m = probe(server).record;
     EXPECT_EQ(m.status, "connection_error");
     EXPECT_TRUE(m.t.first_token.has_value());
 }
 
 TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
-    ScriptedServer server(Script{.status = 429,
-                                 .content_type = "application/json",
-                                 .headers = {{"retry-after", "2"}},
-                                 .pieces = {{milliseconds(0), R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})"}}});
+    Script script = sse_script({{milliseconds(0), R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})"}});
+    script.status = 429;
+    script.content_type = "application/json";
+    script.headers.emplace_back("retry-after", "2");
+    ScriptedServer server(script);
     auto r = probe(server);
     EXPECT_EQ(r.record.status, "http_429");
     EXPECT_EQ(r.record.http_status, 429);
@@ -138,8 +140,8 @@ TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
 }
 
 TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
-    ScriptedServer server(Script{.pieces = {{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
-                                            {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}});
+    ScriptedServer server(sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+                                            {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}));
     auto m = probe(server).record;  // first-token timeout 2 s
     EXPECT_EQ(m.status, "timeout_first_token");
 }
