@@ -4,6 +4,8 @@
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_MAXSIZE ?= 5G
+# Paths inside the checkout hash as relative ones, so a fresh clone reuses the cache.
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: deps build build-asan test test-release test-asan run fuzz bench format clean
 

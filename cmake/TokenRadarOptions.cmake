@@ -2,6 +2,9 @@
 # sanitizer and fuzzing flags so no component repeats them.
 option(TOKENRADAR_WERROR "Treat warnings as errors" OFF)
 option(TOKENRADAR_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+# Sanitizer builds skip what they would not run: timing/slow tests and micro-benchmarks.
+option(TOKENRADAR_TIMING_TESTS "Build the tests labelled timing and slow" ON)
+option(TOKENRADAR_BENCHMARKS "Build the micro-benchmarks" ON)
 set(TOKENRADAR_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list (e.g. address,undefined)")
 
 add_library(tokenradar_options INTERFACE)

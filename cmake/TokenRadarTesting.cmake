@@ -5,6 +5,9 @@
 # (e.g. "sim.") is prepended to every case name so `ctest -R sim` selects a component.
 function(tokenradar_add_test)
     cmake_parse_arguments(T "" "NAME;PREFIX" "SOURCES;LIBS;LABELS" ${ARGN})
+    if(NOT TOKENRADAR_TIMING_TESTS AND (T_LABELS STREQUAL "timing" OR T_LABELS STREQUAL "slow"))
+        return()
+    endif()
     add_executable(${T_NAME} ${T_SOURCES})
     target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gmock GTest::gtest_main
                           tokenradar::options)

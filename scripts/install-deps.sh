@@ -12,7 +12,7 @@ packages=(
     libssl-dev ca-certificates libsqlite3-dev
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
     # tests and benchmarks
-    libgtest-dev libgmock-dev libbenchmark-dev openssl wrk
+    libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl
 )
 
 missing=()
