@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <exception>
 
@@ -32,6 +34,16 @@ std::string redacted_command_line(int argc, char** argv) {
         redact_next = arg == "--header";
     }
     return line;
+}
+
+// Thousands of concurrent streams need thousands of sockets: lift the soft limit on open
+// files to the hard limit (no privilege needed).
+void raise_open_file_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
 }
 
 }  // namespace tokenradar::app
@@ -56,6 +68,7 @@ int main(int argc, char** argv) {
     }
     try {
         tokenradar::configure_logging(log_level);
+        tokenradar::app::raise_open_file_limit();
         return runner ? runner() : 0;
     } catch (const tokenradar::ConfigError& e) {
         std::fprintf(stderr, "tokenradar: %s\n", e.what());

@@ -501,6 +501,25 @@ void write_chunk(const StreamMeta& meta, json::object delta, const char* finish,
 
 }  // namespace
 
+// Text and reasoning deltas are most of a stream: they are written from a cached prefix and
+// suffix instead of a JSON object per chunk. The bytes equal write_chunk's (a test checks).
+void OpenAiStreamEncoder::write_text_chunk(std::string_view field, std::string_view text, std::string& out) {
+    if (text_prefix_.empty()) {
+        text_prefix_ = "data: {\"id\":" + json::serialize(json::string(meta_.id)) +
+                       ",\"object\":\"chat.completion.chunk\",\"created\":" + std::to_string(meta_.created) +
+                       ",\"model\":" + json::serialize(json::string(meta_.model)) +
+                       ",\"choices\":[{\"index\":0,\"delta\":{";
+        text_suffix_ = std::string("},\"logprobs\":null,\"finish_reason\":null}]") +
+                       (meta_.include_usage ? ",\"usage\":null}\n\n" : "}\n\n");
+    }
+    out += text_prefix_;
+    out += '"';
+    out += field;
+    out += "\":";
+    out += json::serialize(json::string_view(text));
+    out += text_suffix_;
+}
+
 void OpenAiStreamEncoder::ensure_role(std::string& out) {
     if (role_sent_) return;
     role_sent_ = true;
@@ -517,11 +536,11 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             break;
         case K::text:
             ensure_role(out);
-            write_chunk(meta_, json::object{{"content", d.text}}, nullptr, out);
+            write_text_chunk("content", d.text, out);
             break;
         case K::reasoning:
             ensure_role(out);
-            write_chunk(meta_, json::object{{"reasoning_content", d.text}}, nullptr, out);
+            write_text_chunk("reasoning_content", d.text, out);
             break;
         case K::tool_call: {
             ensure_role(out);

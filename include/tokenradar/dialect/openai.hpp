@@ -47,8 +47,11 @@ class OpenAiStreamEncoder final : public StreamEncoder {
 
   private:
     void ensure_role(std::string& out);
+    void write_text_chunk(std::string_view field, std::string_view text, std::string& out);
     StreamMeta meta_;
     Usage usage_;
+    std::string text_prefix_;  // built on the first text chunk, when id and model are known
+    std::string text_suffix_;
     bool role_sent_ = false;
     bool terminated_ = false;
 };

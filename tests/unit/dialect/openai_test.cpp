@@ -195,6 +195,23 @@ TEST(OpenAiStream, MalformedDataIsProtocolError) {
     EXPECT_FALSE(dec.decode("message", "nope", out));
 }
 
+TEST(OpenAiStream, TextChunksHaveTheExactShapeOfAChunkObject) {
+    OpenAiStreamEncoder encoder(StreamMeta{"chatcmpl-\"q", "gpt-x", 7, true});
+    std::string out;
+    encoder.encode(StreamDelta::make_text("h\u00e9 \"q\"\n"), out);
+    const auto second_event = out.find("data: ", 1);
+    ASSERT_NE(second_event, std::string::npos) << out;  // role chunk, then the text chunk
+    const std::string text_event = out.substr(second_event);
+    EXPECT_EQ(text_event,
+              "data: {\"id\":\"chatcmpl-\\\"q\",\"object\":\"chat.completion.chunk\",\"created\":7,"
+              "\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\u00e9 \\\"q\\\"\\n\"},"
+              "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n");
+    OpenAiStreamEncoder no_usage(StreamMeta{"id", "m", 1, false});
+    std::string bytes;
+    no_usage.encode(StreamDelta::make_text("x"), bytes);
+    EXPECT_NE(bytes.find("\"finish_reason\":null}]}\n\n"), std::string::npos) << bytes;
+}
+
 TEST(OpenAiStream, EncoderProducesWhatTheDecoderReads) {
     std::vector<StreamDelta> in;
     in.push_back(StreamDelta::make(K::role));

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# bench's own limits (issue 3): request rate next to wrk against the same instant sim, in
+# one run; and 10,000 concurrent streams from one bench process.
+#   bench/client/run.sh [seconds]     (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-10}
+bin=build/release/tokenradar
+[ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
+ulimit -n "$(ulimit -Hn)"
+export OPENAI_API_KEY=sk-bench
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+start_sim() {  # start_sim PROFILE THREADS -> sets port, sim_pid
+    port=$(free_port)
+    "$bin" --log-level warn sim --profile "$1" --port "$port" --threads "$2" >/dev/null &
+    sim_pid=$!
+    for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+}
+
+# 1. Non-streaming small requests, concurrency 64, wrk then bench against one instant sim.
+start_sim instant 1
+wrk_rps=$(wrk -t1 -c64 -d"${seconds}s" -s bench/client/nonstream.lua "http://127.0.0.1:$port/v1/chat/completions" |
+          awk '/Requests\/sec/ {print $2}')
+bench_json=$("$bin" --log-level warn bench --target sim=openai:http://127.0.0.1:$port/v1#gpt-4o \
+    --workload bench/client/nonstream.toml --duration "${seconds}s" --concurrency 64 --format json)
+kill -INT "$sim_pid"; wait "$sim_pid" || true
+python3 - "$wrk_rps" "$bench_json" <<'PY'
+import json, sys
+wrk = float(sys.argv[1]); s = json.loads(sys.argv[2])
+t = s["targets"][0]
+rps = t["requests"] / s["run"]["wall_s"]
+print(f"non-stream c=64: wrk {wrk:,.0f} req/s, bench {rps:,.0f} req/s = {100*rps/wrk:.0f}% of wrk "
+      f"(errors {t['errors']}, bench CPU {s['run']['cpu_s']:.1f}s over {s['run']['wall_s']:.1f}s)")
+PY
+
+# 2. 10,000 concurrent streams: open loop, 2,000 arrivals/s for 5 s, each stream 20 tokens
+#    at one per second (about 20 s long), against one sim.
+start_sim instant 1
+bench_json=$("$bin" --log-level warn bench --target sim=openai:http://127.0.0.1:$port/v1#gpt-4o \
+    --workload bench/client/slowstream.toml --rate 2000 --arrival constant --duration 5s \
+    --header 'x-sim-tpot-ms: 1000' --header 'x-sim-tokens-per-chunk: 1' --format json --no-preflight)
+kill -INT "$sim_pid"; wait "$sim_pid" || true
+python3 - "$bench_json" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1]); r = s["run"]; t = s["targets"][0]
+per_k = 100 * r["cpu_s"] / r["wall_s"] / (r["peak_in_flight"] / 1000)
+print(f"streams: peak {r['peak_in_flight']:,} in flight, {t['requests']:,} requests, {t['errors']} errors, "
+      f"scheduling lag p99 {r['client_sched_lag_ms']['p99']:.2f} ms (max {r['client_sched_lag_ms']['max']:.2f}), "
+      f"CPU {r['cpu_s']:.1f}s over {r['wall_s']:.1f}s = {per_k:.1f}% of a core per 1,000 streams")
+PY
