@@ -120,8 +120,8 @@ bench::RunOptions build_options(const BenchArgs& a) {
             if (other.name == target->name) throw ConfigError(fmt::format("--target: the name '{}' is used twice", other.name));
         }
         if (target->key.empty() && target->base.tls()) {
-            spdlog::warn("target {}: no key in ${} (set it or use --key-env {}=VAR)", target->name, target->key_env,
-                         target->name);
+            spdlog::warn("target {}: no key{} (use --key-env {}=VAR)", target->name,
+                         target->key_env.empty() ? "" : " in $" + target->key_env, target->name);
         }
         o.targets.push_back(std::move(*target));
     }

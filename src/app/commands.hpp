@@ -14,6 +14,5 @@ void register_sim(CLI::App& app, Runner& runner);
 // `command_line` is recorded in bench's summary (with --header values redacted).
 void register_bench(CLI::App& app, Runner& runner, const std::string& command_line);
 
-std::string redacted_command_line(int argc, char** argv);
 
 }  // namespace tokenradar::app

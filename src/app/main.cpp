@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 
+#include <tokenradar/core/command_line.hpp>
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/version.hpp>
@@ -17,24 +18,6 @@
 #include <exception>
 
 namespace tokenradar::app {
-
-std::string redacted_command_line(int argc, char** argv) {
-    std::string line;
-    bool redact_next = false;
-    for (int i = 0; i < argc; ++i) {
-        std::string_view arg(argv[i]);
-        if (!line.empty()) line += ' ';
-        if (redact_next) {
-            line += "[redacted]";
-        } else if (arg.starts_with("--header=")) {
-            line += "--header=[redacted]";
-        } else {
-            line += arg;
-        }
-        redact_next = arg == "--header";
-    }
-    return line;
-}
 
 // Thousands of concurrent streams need thousands of sockets: lift the soft limit on open
 // files to the hard limit (no privilege needed).
@@ -58,7 +41,7 @@ int main(int argc, char** argv) {
 
     tokenradar::app::Runner runner;
     tokenradar::app::register_sim(app, runner);
-    tokenradar::app::register_bench(app, runner, tokenradar::app::redacted_command_line(argc, argv));
+    tokenradar::app::register_bench(app, runner, tokenradar::redacted_command_line(argc, argv));
 
     try {
         app.parse(argc, argv);

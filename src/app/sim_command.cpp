@@ -31,8 +31,10 @@ sim::SimEndpoint parse_endpoint(const std::string& text, std::uint16_t default_p
     if (colon != std::string::npos && colon + 1 < text.size() &&
         text.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
         unsigned port = 0;
-        std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
-        if (port > 65535) throw ConfigError(fmt::format("--profile {}: port {} is out of range", text, port));
+        auto [end, ec] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
+        if (ec != std::errc{} || port > 65535) {
+            throw ConfigError(fmt::format("--profile {}: the port must be a number from 0 to 65535", text));
+        }
         return {text.substr(0, colon), static_cast<std::uint16_t>(port)};
     }
     return {text, default_port};

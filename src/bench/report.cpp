@@ -25,11 +25,10 @@ std::array<stats::AdjustedPercentile, 3> adjusted(std::span<const Measurement> r
     std::vector<double> ok;
     std::size_t failures = 0;
     for (const auto& m : records) {
-        auto v = derive(m).*field;
-        if (m.ok() && v) {
-            ok.push_back(*v);
-        } else {
+        if (!m.ok()) {
             ++failures;
+        } else if (auto v = derive(m).*field) {
+            ok.push_back(*v);  // a success without this metric (no stream, no token) is left out
         }
     }
     std::sort(ok.begin(), ok.end());
@@ -157,13 +156,14 @@ std::string render_table(std::span<const TargetReport> reports) {
 
 std::string render_markdown(std::span<const TargetReport> reports) {
     std::string out =
-        "| provider | model | median TTFT (ms) | median tokens/s | p95 latency (ms) | requests | errors |\n"
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
+        "| provider | model | median TTFT (ms) | median tokens/s | p95 latency (ms) | requests | errors "
+        "| N estimated |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& r : reports) {
-        fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} |\n", r.name,
+        fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.name,
                        r.model, cell(r.ttft_ms, &stats::Summary::p50),
                        cell(r.decode_tps, &stats::Summary::p50), cell(r.e2e_ms, &stats::Summary::p95),
-                       r.requests, r.errors);
+                       r.requests, r.errors, r.token_source_estimate);
     }
     return out;
 }

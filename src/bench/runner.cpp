@@ -38,8 +38,23 @@ void log_failure(std::exception_ptr e) {
         std::rethrow_exception(e);
     } catch (const std::exception& ex) {
         spdlog::error("bench: request coroutine failed: {}", ex.what());
+    } catch (...) {
+        spdlog::error("bench: request coroutine failed with a non-standard exception");
     }
 }
+
+// Decrements a counter when a coroutine ends, however it ends (so the monitor always sees
+// the run finish).
+class CountGuard {
+public:
+    explicit CountGuard(std::atomic<std::size_t>& counter) : counter_(counter) {}
+    ~CountGuard() { --counter_; }
+    CountGuard(const CountGuard&) = delete;
+    CountGuard& operator=(const CountGuard&) = delete;
+
+private:
+    std::atomic<std::size_t>& counter_;
+};
 
 // One I/O thread: its own io_context and connection pool.
 struct Lane {
@@ -58,12 +73,16 @@ public:
         ttft_by_target_.resize(options.targets.size());
     }
 
-    void preflight() {
+    // False when stopped (Ctrl-C) before it finished.
+    bool preflight() {
         std::vector<ProbeResult> results(options_.targets.size());
         for (std::size_t t = 0; t < options_.targets.size(); ++t) {
+            alive_ += 1;
             asio::co_spawn(lanes_[0]->ioc, preflight_one(t, &results[t]), log_failure);
         }
+        asio::co_spawn(lanes_[0]->ioc, monitor({}), log_failure);
         run_lanes();
+        if (stop_.load()) return false;
         for (std::size_t t = 0; t < results.size(); ++t) {
             const auto& r = results[t];
             const auto& m = r.record;
@@ -77,15 +96,19 @@ public:
                                                  options_.targets[t].base.authority(), options_.targets[t].model));
             }
         }
+        return true;
     }
 
-    void warmup() {
-        if (options_.warmup == 0) return;
+    // False when stopped (Ctrl-C) before it finished.
+    bool warmup() {
+        if (options_.warmup == 0) return true;
         phase_ = Phase::warmup;
         total_ = options_.warmup * options_.targets.size();
         next_ = 0;
         spawn_closed_workers(std::max<std::size_t>(1, std::min(options_.concurrency, total_)));
+        asio::co_spawn(lanes_[0]->ioc, monitor({}), log_failure);
         run_lanes();
+        return !stop_.load();
     }
 
     RunResult measure(const std::function<void(const Progress&)>& on_progress) {
@@ -122,6 +145,7 @@ public:
 
 private:
     asio::awaitable<void> preflight_one(std::size_t target, ProbeResult* out) {
+        CountGuard alive(alive_);
         ProbeRequest request = make_request(target, 0, 0);
         *out = co_await run_probe(lanes_[0]->client, options_.targets[target], std::move(request));
     }
@@ -157,6 +181,7 @@ private:
     }
 
     asio::awaitable<void> closed_worker(Lane* lane, std::int64_t start_at) {
+        CountGuard alive(alive_);
         if (start_at > steady_now_ns()) {
             asio::steady_timer timer(lane->ioc, SteadyClock::time_point(Nanos(start_at)));
             co_await timer.async_wait(net::use_nothrow);
@@ -166,10 +191,17 @@ private:
             if (index >= total_ || steady_now_ns() >= deadline_ns_) break;
             co_await measure_one(lane, index, 0);
         }
-        alive_ -= 1;
     }
 
     asio::awaitable<void> dispatch_open_loop(std::vector<std::int64_t> offsets) {
+        CountGuard alive(alive_);
+        // The lanes may run out of work only once every request has been dispatched.
+        struct ReleaseLanes {
+            std::vector<asio::executor_work_guard<asio::io_context::executor_type>>& guards;
+            ~ReleaseLanes() {
+                for (auto& guard : guards) guard.reset();
+            }
+        } release_lanes{guards_};
         asio::steady_timer timer(lanes_[0]->ioc);
         const std::int64_t start = steady_now_ns();
         for (std::size_t i = 0; i < offsets.size() && !stop_.load(std::memory_order_relaxed); ++i) {
@@ -180,14 +212,12 @@ private:
             alive_ += 1;
             asio::co_spawn(lane->ioc, open_request(lane, i, due), log_failure);
         }
-        for (auto& guard : guards_) guard.reset();
-        alive_ -= 1;
     }
 
     asio::awaitable<void> open_request(Lane* lane, std::size_t index, std::int64_t due) {
+        CountGuard alive(alive_);
         lag_.record_ns(steady_now_ns() - due);
         co_await measure_one(lane, index, due);
-        alive_ -= 1;
     }
 
     asio::awaitable<void> measure_one(Lane* lane, std::size_t index, std::int64_t t_sched) {
@@ -197,8 +227,12 @@ private:
             std::lock_guard lock(mutex_);
             peak_in_flight_ = std::max(peak_in_flight_, now_in_flight);
         }
-        ProbeResult result = co_await run_probe(lane->client, options_.targets[target], make_request(target, index, t_sched));
-        --in_flight_;
+        ProbeRequest request = make_request(target, index, t_sched);
+        ProbeResult result;
+        {
+            CountGuard in_flight(in_flight_);
+            result = co_await run_probe(lane->client, options_.targets[target], std::move(request));
+        }
         if (phase_ != Phase::measured) co_return;
         std::lock_guard lock(mutex_);
         if (result.record.ok()) {
@@ -285,8 +319,11 @@ private:
 RunResult run_bench(const RunOptions& options, const std::atomic<bool>& stop,
                     const std::function<void(const Progress&)>& on_progress) {
     Run run(options, stop);
-    if (options.preflight) run.preflight();
-    run.warmup();
+    if ((options.preflight && !run.preflight()) || !run.warmup()) {
+        RunResult interrupted;
+        interrupted.interrupted = true;
+        return interrupted;
+    }
     return run.measure(on_progress);
 }
 

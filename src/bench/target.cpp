@@ -6,6 +6,10 @@
 
 namespace tokenradar::bench {
 
+bool is_loopback(std::string_view host) {
+    return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
 Result<Target> parse_target(std::string_view spec, const std::map<std::string, std::string>& key_env,
                             const EnvLookup& env) {
     const auto bad = [&](std::string_view why) {
@@ -34,9 +38,19 @@ Result<Target> parse_target(std::string_view spec, const std::map<std::string, s
     t.base = std::move(*url);
     if (t.base.target.find('?') != std::string::npos) return bad("BASE_URL must not have a query");
 
+    // An explicit --key-env (for this target or for `*`) is used as given. The API's usual
+    // variable is sent only to the API's own host or to this machine, so a real key never
+    // travels to a third-party "compatible" server by accident.
     auto named = key_env.find(t.name);
-    t.key_env = named != key_env.end() ? named->second : std::string(dialect::default_key_env(t.api));
-    if (auto value = env(t.key_env); value && !value->empty()) t.key = Secret(std::move(*value));
+    if (named == key_env.end()) named = key_env.find("*");
+    if (named != key_env.end()) {
+        t.key_env = named->second;
+    } else if (t.base.host == dialect::official_host(t.api) || is_loopback(t.base.host)) {
+        t.key_env = std::string(dialect::default_key_env(t.api));
+    }
+    if (!t.key_env.empty()) {
+        if (auto value = env(t.key_env); value && !value->empty()) t.key = Secret(std::move(*value));
+    }
     return t;
 }
 

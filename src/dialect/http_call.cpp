@@ -30,6 +30,15 @@ std::string_view default_key_env(Api api) noexcept {
     return "OPENAI_API_KEY";
 }
 
+std::string_view official_host(Api api) noexcept {
+    switch (api) {
+        case Api::openai: return "api.openai.com";
+        case Api::anthropic: return "api.anthropic.com";
+        case Api::gemini: return "generativelanguage.googleapis.com";
+    }
+    return "api.openai.com";
+}
+
 Result<HttpCall> make_http_call(Api api, std::string_view base_path, const ChatRequest& request,
                                 const Secret& key) {
     auto body = emit_request(api, request);

@@ -368,7 +368,9 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 // exception is expected, not an error.
                 spdlog::log(conn->gone ? spdlog::level::debug : spdlog::level::err,
                             "net: handler for {} {} threw: {}",
-                            std::string_view(req.method_string()), std::string_view(req.target()),
+                            std::string_view(req.method_string()),
+                            // The path only: a query may carry a key (Gemini's ?key=).
+                            std::string_view(req.target()).substr(0, std::string_view(req.target()).find('?')),
                             e.what());
             } catch (...) {
                 spdlog::error("net: handler threw a non-exception");

@@ -55,6 +55,7 @@ struct SimServer::State {
     std::mutex waiters_mutex;
     std::unordered_map<Ticket, std::shared_ptr<asio::steady_timer>> waiters;
     std::unordered_set<Ticket> woken_before_waiting;
+    std::unordered_set<Ticket> abandoned;  // gave up while release() was handing them a slot
 
     std::int64_t wall_now_us() const {
         return options.pinned_wall_time_us.value_or(tokenradar::wall_now_us());
@@ -64,7 +65,7 @@ struct SimServer::State {
         std::lock_guard lock(waiters_mutex);
         auto it = waiters.find(ticket);
         if (it == waiters.end()) {
-            woken_before_waiting.insert(ticket);
+            if (abandoned.erase(ticket) == 0) woken_before_waiting.insert(ticket);
             return;
         }
         auto timer = std::move(it->second);
@@ -123,7 +124,14 @@ asio::awaitable<bool> wait_for_slot(SimServer::State* state, Ticket ticket) {
         woken = state->waiters.erase(ticket) == 0;
     }
     if (woken) co_return true;
-    if (!state->model.gate().cancel(ticket)) state->release_slot();
+    if (!state->model.gate().cancel(ticket)) {
+        // release() handed this ticket a slot just now; its wake() may not have run yet.
+        {
+            std::lock_guard lock(state->waiters_mutex);
+            if (state->woken_before_waiting.erase(ticket) == 0) state->abandoned.insert(ticket);
+        }
+        state->release_slot();
+    }
     co_return false;
 }
 
@@ -272,7 +280,8 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
     const net::HeaderList headers = request_id_header(trace.response_id);
     if (!wire.chat.stream) {
-        if (!co_await pacer.until(t_first + plan.token_offsets_ns.back())) co_return;
+        const std::int64_t last_token_offset = plan.token_offsets_ns.empty() ? 0 : plan.token_offsets_ns.back();
+        if (!co_await pacer.until(t_first + last_token_offset)) co_return;
         if (plan.fault.kind == FaultKind::disconnect) {
             write_trace(state, trace);
             writer.abort();

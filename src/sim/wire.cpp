@@ -323,13 +323,13 @@ void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& 
         out += "\n\n";
         return;
     }
-    encoder_->encode(dialect::StreamDelta::make_text(plan_.chunk_text(index)), out);
     if (api_ == Api::gemini) {
-        // Gemini repeats cumulative usage on every chunk.
+        // Gemini repeats cumulative usage, through this chunk, on every chunk.
         auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
         usage.usage = usage_through(static_cast<std::size_t>(tokens_sent_));
         encoder_->encode(usage, out);
     }
+    encoder_->encode(dialect::StreamDelta::make_text(plan_.chunk_text(index)), out);
 }
 
 void StreamWriter::finish(std::string& out) {

@@ -1,9 +1,10 @@
 #pragma once
 // A benchmark target: `NAME=API:BASE_URL#MODEL`, e.g.
 // `gpt4o=openai:https://api.openai.com/v1#gpt-4o`. Any OpenAI-compatible server (vLLM,
-// llama.cpp, Ollama, a gateway) is an `openai` target. The key comes from the API's usual
-// environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) or from
-// `--key-env NAME=VAR`; it is held as a Secret and never printed.
+// llama.cpp, Ollama, a gateway) is an `openai` target. The key comes from `--key-env
+// NAME=VAR` (NAME `*`: every target), else from the API's usual variable (OPENAI_API_KEY,
+// ANTHROPIC_API_KEY, GEMINI_API_KEY) but only for the API's own host or a loopback host.
+// It is held as a Secret and never printed.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/secret.hpp>
@@ -24,7 +25,7 @@ struct Target {
     net::Url base;  // base.target is the base path ("/v1")
     std::string model;
     Secret key;
-    std::string key_env;  // where the key came from (for messages; never the key itself)
+    std::string key_env;  // where the key came from (for messages; never the key itself); may be empty
 };
 
 // Looks a variable up (std::getenv in the program, a map in tests).

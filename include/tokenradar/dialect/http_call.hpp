@@ -35,4 +35,8 @@ Result<HttpCall> make_http_call(Api api, std::string_view base_path, const ChatR
 // The environment variable that holds a provider's key by convention.
 std::string_view default_key_env(Api api) noexcept;
 
+// The provider's own API host (api.openai.com, api.anthropic.com,
+// generativelanguage.googleapis.com).
+std::string_view official_host(Api api) noexcept;
+
 }  // namespace tokenradar::dialect
