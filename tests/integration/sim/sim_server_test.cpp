@@ -148,6 +148,17 @@ TEST_F(SimServerTest, EveryDialectAnswersWholeResponses) {
     }
 }
 
+TEST_F(SimServerTest, ZeroOutputTokensIsAnEmptyAnswerNotACrash) {
+    SimFixture sim("fixed");
+    for (bool stream : {false, true}) {
+        auto request = chat("gpt-4o", stream, 0);
+        auto http_call = dialect::make_http_call(Api::openai, "/v1", request, Secret("k")).value();
+        auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
+        ASSERT_EQ(r.status, 200u) << r.body;
+        if (!stream) EXPECT_EQ(dialect::parse_response(Api::openai, r.body)->usage.output_tokens, 0);
+    }
+}
+
 TEST_F(SimServerTest, SameSeedGivesSameTextAcrossDialects) {
     SimFixture sim("instant");
     auto a = stream(sim, Api::openai, chat("gpt-4o", true, 20), {{"x-sim-seed", "7"}});
