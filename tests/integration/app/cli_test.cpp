@@ -1,6 +1,8 @@
 // The binary's bad-input contract: a one-line error naming what is wrong, exit code 2,
 // never a crash.
 
+#include "../../support/scripted_server.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -66,6 +68,19 @@ TEST(Cli, BenchBadInputIsOneLineAndExitCode2) {
         EXPECT_THAT(o.err, HasSubstr(c.says));
         EXPECT_EQ(lines(o.err), 1) << o.err;
     }
+}
+
+TEST(Cli, TlsFailureIsOneLineAndExitCode2) {
+    // A plain-HTTP server spoken to over https: the handshake fails in preflight. (Any set
+    // variable serves as the key, so no "missing key" warning adds a line.)
+    testing::ScriptedServer plain(testing::sse_script({}));
+    const std::string url = plain.base_url();
+    auto o = run("bench --key-env a=PATH --target a=openai:https" + url.substr(4) +
+                 "/v1#m --workload chat --requests 1 --concurrency 1");
+    EXPECT_EQ(o.exit_code, 2);
+    EXPECT_THAT(o.err, HasSubstr("target a:"));
+    EXPECT_THAT(o.err, HasSubstr("TLS"));
+    EXPECT_EQ(lines(o.err), 1) << o.err;
 }
 
 TEST(Cli, InvalidWorkloadFileNamesFileLineAndKey) {
