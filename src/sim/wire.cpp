@@ -97,7 +97,10 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     std::string query_key;
     bool alt_sse = false;
     if (query_at != std::string_view::npos) {
-        auto params = boost::urls::parse_query(target.substr(query_at + 1));
+        // Boost.URL 1.81's parse_query runs strlen over its argument (found by ASan): give
+        // it a NUL-terminated copy, never a view into the request.
+        const std::string query(target.substr(query_at + 1));
+        auto params = boost::urls::parse_query(query);
         if (params) {
             for (const auto& param : *params) {
                 const std::string key = param.key.decode();

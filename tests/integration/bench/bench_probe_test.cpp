@@ -59,14 +59,15 @@ TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
     const auto& m = r.record;
     ASSERT_EQ(m.status, "ok") << r.error;
     EXPECT_EQ(m.response_id, "chatcmpl-x");
-    EXPECT_LT(ms(m.t.first_chunk, m.t.send), 20);
-    EXPECT_NEAR(ms(m.t.first_token, m.t.send), 60, 15);
+    // The role-only chunk came 60 ms before the first token (a loaded machine only adds).
+    EXPECT_GE(ms(m.t.first_token, *m.t.first_chunk), 50);
+    EXPECT_GE(ms(m.t.first_token, m.t.send), 55);
     EXPECT_EQ(m.output_tokens, 5);  // usage only in the last chunk
     EXPECT_EQ(m.prompt_tokens, 11);
     EXPECT_EQ(m.token_source, TokenSource::usage);
     EXPECT_EQ(m.output_events, 3);
     // TPOT over N - 1 = 4 intervals spanning the 40 ms between first and last token.
-    EXPECT_NEAR(*derive(m).tpot_ms, 10, 3);
+    EXPECT_NEAR(*derive(m).tpot_ms, 10, 5);
 }
 
 TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
@@ -75,8 +76,10 @@ TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
                                             {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}));
     auto m = probe(server).record;
     ASSERT_EQ(m.status, "ok");
-    EXPECT_NEAR(ms(m.t.first_token, m.t.send), 30, 15);
-    EXPECT_NEAR(ms(m.t.first_answer, m.t.send), 110, 20);
+    EXPECT_GE(ms(m.t.first_token, m.t.send), 25);
+    const double reasoning_ms = ms(m.t.first_answer, *m.t.first_token);
+    EXPECT_GE(reasoning_ms, 70);  // the answer came 80 ms after the reasoning
+    EXPECT_LT(reasoning_ms, 200);
 }
 
 std::string gemini_chunk(std::string_view text, int cumulative_tokens, bool last) {
@@ -96,7 +99,7 @@ TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
     EXPECT_EQ(m.output_tokens, 9);  // the last cumulative value, not the sum
     EXPECT_EQ(m.prompt_tokens, 7);
     EXPECT_DOUBLE_EQ(*derive(m).tokens_per_chunk, 3.0);
-    EXPECT_NEAR(*derive(m).tpot_ms, 60.0 / 8, 2);  // (t_last - t_first) / (N - 1)
+    EXPECT_NEAR(*derive(m).tpot_ms, 60.0 / 8, 4);  // (t_last - t_first) / (N - 1)
 }
 
 TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
