@@ -23,7 +23,7 @@ start_sim instant 1
 wrk_rps=$(wrk -t1 -c64 -d"${seconds}s" -s bench/client/nonstream.lua "http://127.0.0.1:$port/v1/chat/completions" |
           awk '/Requests\/sec/ {print $2}')
 bench_json=$("$bin" --log-level warn bench --target sim=openai:http://127.0.0.1:$port/v1#gpt-4o \
-    --workload bench/client/nonstream.toml --duration "${seconds}s" --concurrency 64 --format json)
+    --workload bench/client/nonstream.toml --duration "${seconds}s" --concurrency 64 --threads "${BENCH_THREADS:-2}" --format json)
 kill -INT "$sim_pid"; wait "$sim_pid" || true
 python3 - "$wrk_rps" "$bench_json" <<'PY'
 import json, sys

@@ -12,9 +12,10 @@ ulimit -n 65536 2>/dev/null || true
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS
+# run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
 run_scenario() {
     local name=$1 profile=$2 threads=$3 connections=$4 tokens=$5 port pid stats
+    if [ -n "${6:-}" ]; then export TOKENS_PER_CHUNK=$6; else unset TOKENS_PER_CHUNK; fi
     port=$(free_port)
     "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
     pid=$!
@@ -35,5 +36,6 @@ print(f"{name}: {stats['chunks']/seconds:,.0f} chunks/s, {float(reqs.group(1)) i
 PY
 }
 
-run_scenario instant-1000 instant 1 1000 100
-run_scenario fixed-1000 fixed 1 1000 50
+run_scenario instant-1000 instant 2 1000 100
+run_scenario instant-1000-1tok instant 2 1000 100 1
+run_scenario fixed-1000 fixed 2 1000 50

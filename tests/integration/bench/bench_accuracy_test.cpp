@@ -98,13 +98,15 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
     return a;
 }
 
-// This machine is shared and noisy; a run disturbed by something else is measured once
-// more. Both attempts are printed when the second also misses.
+// This machine is shared and noisy (2 cores for the sim, the client and anything else); a
+// run disturbed by something else is measured again, up to three runs in all. Every missed
+// attempt is printed.
 void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
+    constexpr int kAttempts = 3;
     Accuracy a = measure_fixed(concurrency, requests);
-    if (!a.meets_targets()) {
-        std::fprintf(stderr, "first attempt missed: TTFT p50 %.3f ms, TPOT p50 %.3f ms, trace error p99 %.3f ms\n",
-                     a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99);
+    for (int attempt = 2; attempt <= kAttempts && !a.meets_targets(); ++attempt) {
+        std::fprintf(stderr, "attempt %d missed: TTFT p50 %.3f ms, TPOT p50 %.3f ms, trace error p99 %.3f ms\n",
+                     attempt - 1, a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99);
         a = measure_fixed(concurrency, requests);
     }
     EXPECT_EQ(a.records, requests);
