@@ -147,7 +147,7 @@ std::string render_table(std::span<const TargetReport> reports) {
                        cell(r.e2e_adjusted[0]), cell(r.e2e_adjusted[1]), cell(r.e2e_adjusted[2]));
         fmt::format_to(std::back_inserter(out),
                        "  cached prompt tokens {:.1f}%   token source: usage {}, estimate {}   "
-                       "client scheduling lag p99 {} ms\n\n",
+                       "send lag after due time p99 {} ms\n\n",
                        100.0 * r.cached_share(), r.token_source_usage, r.token_source_estimate,
                        cell(r.sched_lag_ms, &stats::Summary::p99));
     }
