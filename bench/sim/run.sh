@@ -37,5 +37,5 @@ PY
 }
 
 run_scenario instant-1000 instant 2 1000 100
-run_scenario instant-1000-1tok instant 2 1000 100 1
+run_scenario instant-1000-16tok instant 2 1000 100 16
 run_scenario fixed-1000 fixed 2 1000 50

@@ -125,7 +125,7 @@ TEST(LatencyModel, InstantHasNoDelays) {
     const RequestPlan plan = model.plan(in);
     EXPECT_EQ(plan.ttft_ns, 0);
     EXPECT_EQ(plan.output_tokens, 500);
-    EXPECT_EQ(plan.chunks.size(), 32u);  // 16 tokens per chunk
+    EXPECT_EQ(plan.chunks.size(), 500u);  // 1 token per chunk
     for (auto t : plan.token_offsets_ns) EXPECT_EQ(t, 0);
 }
 
