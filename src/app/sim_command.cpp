@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
 #include <memory>
 
 namespace tokenradar::app {
@@ -72,6 +73,10 @@ int run(const SimArgs& args) {
         options.api_key = key;
     }
     if (!args.at.empty()) options.pinned_wall_time_us = parse_at(args.at);
+    options.announce = [](const std::string& line) {
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+    };
     return sim::run_sim_command(options);
 }
 

@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <thread>
 
 namespace tokenradar::sim {
@@ -40,11 +39,12 @@ int run_sim_command(const SimCommandOptions& options) {
         auto port = server->listen(options.host, options.endpoints[i].port);
         if (!port) throw ConfigError(port.error().message);
         server->start();
-        std::printf("sim %s listening on http://%s:%u (models: %s)\n", profiles[i].name.c_str(),
-                    options.host.c_str(), *port, fmt::format("{}", fmt::join(profiles[i].models, ", ")).c_str());
+        if (options.announce) {
+            options.announce(fmt::format("sim {} listening on http://{}:{} (models: {})", profiles[i].name,
+                                         options.host, *port, fmt::join(profiles[i].models, ", ")));
+        }
         servers.push_back(std::move(server));
     }
-    std::fflush(stdout);
 
     net::ShutdownSignals signals(ioc, [&servers](int signal) {
         spdlog::info("signal {}: stopping (streams get 5 s to finish)", signal);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -99,10 +100,12 @@ struct SimCommandOptions {
     unsigned threads = 0;  // 0: one per core
     std::string api_key;
     std::optional<std::int64_t> pinned_wall_time_us;
+    // Told one "sim NAME listening on URL (models: ...)" line per endpoint once it listens.
+    std::function<void(const std::string&)> announce;
 };
 
-// Loads the profiles (throws ConfigError), serves them, prints one "listening" line per
-// endpoint to stdout, and returns the exit code after a signal.
+// Loads the profiles (throws ConfigError), serves them, announces each endpoint, and
+// returns the exit code after SIGINT/SIGTERM.
 int run_sim_command(const SimCommandOptions& options);
 
 }  // namespace tokenradar::sim
