@@ -267,14 +267,9 @@ int run(BenchArgs args, const CLI::App& sub) {
     }
     if (tty) fmt::print(stderr, "\n");
 
-    std::vector<bench::TargetReport> reports;
-    for (const auto& target : options.targets) {
-        std::vector<Measurement> mine;
-        for (const auto& m : result.records) {
-            if (m.labels.provider == target.name) mine.push_back(m);
-        }
-        reports.push_back(bench::summarize_target(target.name, mine));
-    }
+    std::vector<std::string> names;
+    for (const auto& target : options.targets) names.push_back(target.name);
+    const std::vector<bench::TargetReport> reports = bench::summarize_targets(names, result.records);
 
     if (args.format == "markdown") {
         std::fputs(bench::render_markdown(reports).c_str(), stdout);

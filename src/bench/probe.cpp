@@ -77,8 +77,7 @@ void finish_stream_record(Measurement& m, const dialect::StreamAccumulator& acc)
     apply_usage(m, acc.usage());
     if (!m.output_tokens) {
         // No usage arrived: estimate from the output bytes and say so (metrics.md).
-        m.output_tokens = static_cast<std::int64_t>(
-            (acc.output_bytes() + kBytesPerEstimatedToken - 1) / kBytesPerEstimatedToken);
+        m.output_tokens = estimate_tokens_from_bytes(acc.output_bytes());
         m.token_source = TokenSource::estimate;
     }
     std::vector<double> gaps(acc.chunk_gaps_ns().begin(), acc.chunk_gaps_ns().end());

@@ -114,6 +114,19 @@ TargetReport summarize_target(std::string name, std::span<const Measurement> rec
     return r;
 }
 
+std::vector<TargetReport> summarize_targets(std::span<const std::string> names,
+                                            std::span<const Measurement> records) {
+    std::vector<TargetReport> reports;
+    for (const auto& name : names) {
+        std::vector<Measurement> mine;
+        for (const auto& m : records) {
+            if (m.labels.provider == name) mine.push_back(m);
+        }
+        reports.push_back(summarize_target(name, mine));
+    }
+    return reports;
+}
+
 std::string render_table(std::span<const TargetReport> reports) {
     std::string out;
     for (const auto& r : reports) {

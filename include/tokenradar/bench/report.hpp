@@ -49,6 +49,11 @@ struct TargetReport {
 
 TargetReport summarize_target(std::string name, std::span<const Measurement> records);
 
+// One report per name, in the given order, over the records whose `provider` label is that
+// name (bench labels each record with its target's name).
+std::vector<TargetReport> summarize_targets(std::span<const std::string> names,
+                                            std::span<const Measurement> records);
+
 // The terminal table: one block per target.
 std::string render_table(std::span<const TargetReport> reports);
 // The published comparison's columns: provider, model, median TTFT (ms), median tokens/s,

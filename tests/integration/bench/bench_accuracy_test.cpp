@@ -4,6 +4,7 @@
 #include <tokenradar/bench/runner.hpp>
 
 #include "../../support/sim_fixture.hpp"
+#include "../../support/sim_target.hpp"
 
 #include <tokenradar/bench/report.hpp>
 #include <tokenradar/core/resource_dir.hpp>
@@ -18,6 +19,7 @@ namespace tokenradar::bench {
 namespace {
 
 using testing::SimFixture;
+using testing::sim_target;
 
 Workload short_workload(std::int64_t max_tokens) {
     Workload w;
@@ -26,13 +28,6 @@ Workload short_workload(std::int64_t max_tokens) {
     w.max_tokens = max_tokens;
     w.user_template = "Tell me about {nonce}.";
     return w;
-}
-
-Target sim_target(const std::string& name, const SimFixture& sim, const std::string& model) {
-    const EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
-    auto t = parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env).value();
-    t.key = Secret("sk-test");
-    return t;
 }
 
 std::map<std::string, std::int64_t> read_trace_ttft(const std::filesystem::path& path) {

@@ -4,6 +4,7 @@
 #include <tokenradar/bench/runner.hpp>
 
 #include "../../support/sim_fixture.hpp"
+#include "../../support/sim_target.hpp"
 
 #include <tokenradar/bench/report.hpp>
 #include <tokenradar/core/resource_dir.hpp>
@@ -14,13 +15,7 @@ namespace tokenradar::bench {
 namespace {
 
 using testing::SimFixture;
-
-Target sim_target(const std::string& name, const SimFixture& sim, const std::string& model) {
-    const EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
-    auto t = parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env).value();
-    t.key = Secret("sk-test");
-    return t;
-}
+using testing::sim_target;
 
 // The published comparison (../shared/design.md), gen-500 against the four profiles, at an
 // off-peak hour (a Sunday at 03:00 in New York) so Gemini's business-hours peak is off.
@@ -52,14 +47,9 @@ TEST(BenchAccuracy, PublishedComparisonProfilesWithin5Percent) {
     std::atomic<bool> stop{false};
     RunResult result = run_bench(o, stop, {});
 
-    std::vector<TargetReport> reports;
-    for (const auto& target : o.targets) {
-        std::vector<Measurement> mine;
-        for (const auto& m : result.records) {
-            if (m.labels.provider == target.name) mine.push_back(m);
-        }
-        reports.push_back(summarize_target(target.name, mine));
-    }
+    std::vector<std::string> names;
+    for (const auto& target : o.targets) names.push_back(target.name);
+    const std::vector<TargetReport> reports = summarize_targets(names, result.records);
     for (std::size_t i = 0; i < reports.size(); ++i) {
         SCOPED_TRACE(expected[i].profile);
         EXPECT_LT(reports[i].error_rate(), 0.03);  // the profiles' own small fault rates

@@ -12,21 +12,6 @@ namespace {
 using namespace testing_util;
 using K = StreamDelta::Kind;
 
-std::string with_eol(const std::string& s, std::string_view eol) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\r') {
-            if (i + 1 < s.size() && s[i + 1] == '\n') ++i;
-            out.append(eol);
-        } else if (s[i] == '\n') {
-            out.append(eol);
-        } else {
-            out.push_back(s[i]);
-        }
-    }
-    return out;
-}
-
 TEST(Codec, ApiNames) {
     for (Api a : {Api::openai, Api::anthropic, Api::gemini}) EXPECT_EQ(parse_api(to_string(a)), a);
     EXPECT_FALSE(parse_api("cohere"));
@@ -42,7 +27,7 @@ TEST(Codec, EveryStreamFixtureRechunkedGivesSameDeltas) {
             ASSERT_TRUE(whole.ok) << f << ": " << whole.error;
             ASSERT_FALSE(whole.events.empty()) << f;
             for (std::string_view eol : {"\n", "\r", "\r\n"}) {
-                Decoded v = decode_stream(api, with_eol(bytes, eol));
+                Decoded v = decode_stream(api, tokenradar::testing::with_line_endings(bytes, eol));
                 ASSERT_EQ(v.events, whole.events) << f << " eol " << eol.size();
             }
             for (unsigned seed = 0; seed < 60; ++seed) {

@@ -5,6 +5,8 @@
 #include <tokenradar/dialect/stream_delta.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
 
+#include "../../support/stream_text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,11 +35,8 @@ inline std::filesystem::path fixture_dir() {
 }
 
 inline std::string read_fixture(const std::string& rel) {
-    std::ifstream in(fixture_dir() / rel, std::ios::binary);
-    EXPECT_TRUE(in.good()) << rel;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    EXPECT_TRUE(std::filesystem::is_regular_file(fixture_dir() / rel)) << rel;
+    return tokenradar::testing::read_file(fixture_dir() / rel);
 }
 
 inline std::vector<std::string> stream_fixtures(const std::string& dialect) {
@@ -115,15 +114,8 @@ inline Decoded decode_stream(Api api, const std::string& bytes) {
 
 inline std::vector<std::string> random_split(const std::string& s, unsigned seed) {
     std::mt19937 rng(seed);
-    std::size_t max = seed % 3 == 0 ? 1 : (seed % 3 == 1 ? 16 : 4096);
-    std::vector<std::string> chunks;
-    std::size_t i = 0;
-    while (i < s.size()) {
-        std::size_t n = std::uniform_int_distribution<std::size_t>(1, max)(rng);
-        chunks.push_back(s.substr(i, n));
-        i += n;
-    }
-    return chunks;
+    const std::size_t max = seed % 3 == 0 ? 1 : (seed % 3 == 1 ? 16 : 4096);
+    return tokenradar::testing::random_split(s, rng, max);
 }
 
 // Encodes deltas with a dialect's encoder (one call per delta, then finish()).

@@ -1,5 +1,7 @@
 #include <tokenradar/sse/sse_parser.hpp>
 
+#include "../../support/stream_text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +14,10 @@
 
 namespace tokenradar::sse {
 namespace {
+
+using tokenradar::testing::random_split;
+using tokenradar::testing::read_file;
+using tokenradar::testing::with_line_endings;
 
 struct Owned {
     std::string event, data, id;
@@ -45,39 +51,6 @@ std::vector<Owned> parse(std::string_view s, bool comments = false) {
     return parse_chunks({std::string(s)}, comments);
 }
 
-std::vector<std::string> random_split(const std::string& s, std::mt19937& rng, std::size_t max) {
-    std::vector<std::string> chunks;
-    std::size_t i = 0;
-    while (i < s.size()) {
-        std::size_t n = std::uniform_int_distribution<std::size_t>(1, max)(rng);
-        chunks.push_back(s.substr(i, n));
-        i += n;
-    }
-    return chunks;
-}
-
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string replace_newlines(const std::string& s, std::string_view eol) {
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '\r') {
-            if (i + 1 < s.size() && s[i + 1] == '\n') ++i;
-            out.append(eol);
-        } else if (s[i] == '\n') {
-            out.append(eol);
-        } else {
-            out.push_back(s[i]);
-        }
-    }
-    return out;
-}
-
 std::vector<std::filesystem::path> stream_fixtures() {
     std::vector<std::filesystem::path> files;
     for (const auto& e : std::filesystem::recursive_directory_iterator(
@@ -105,7 +78,7 @@ TEST(SseParser, MultiLineDataJoinedWithLf) {
 TEST(SseParser, LineEndingsLfCrCrlfMixed) {
     for (std::string_view eol : {"\n", "\r", "\r\n"}) {
         std::string s = "event: e\ndata: 1\ndata: 2\n\ndata: 3\n\n";
-        auto ev = parse(replace_newlines(s, eol));
+        auto ev = parse(with_line_endings(s, eol));
         ASSERT_EQ(ev.size(), 2u) << "eol size " << eol.size();
         EXPECT_EQ(ev[0].data, "1\n2");
         EXPECT_EQ(ev[0].event, "e");
@@ -237,7 +210,7 @@ TEST(SseParser, EveryFixtureRechunkedGivesSameEvents) {
     for (const auto& f : files) {
         const std::string bytes = read_file(f);
         for (std::string_view eol : {"\n", "\r", "\r\n"}) {
-            const std::string variant = replace_newlines(bytes, eol);
+            const std::string variant = with_line_endings(bytes, eol);
             const auto whole = parse(variant, true);
             ASSERT_FALSE(whole.empty()) << f;
             std::vector<std::string> ones;

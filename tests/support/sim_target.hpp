@@ -1,0 +1,19 @@
+#pragma once
+// A bench target pointing at an in-process sim through its OpenAI-compatible endpoint.
+
+#include "sim_fixture.hpp"
+
+#include <tokenradar/bench/target.hpp>
+
+#include <string>
+
+namespace tokenradar::testing {
+
+inline bench::Target sim_target(const std::string& name, const SimFixture& sim, const std::string& model) {
+    const bench::EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
+    auto target = bench::parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env).value();
+    target.key = Secret("sk-test");
+    return target;
+}
+
+}  // namespace tokenradar::testing
