@@ -1,16 +1,13 @@
 #include <tokenradar/bench/probe.hpp>
 
 #include <tokenradar/core/clock.hpp>
-#include <tokenradar/core/logging.hpp>
-#include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/http_call.hpp>
+#include <tokenradar/dialect/metering.hpp>
 #include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/net/response_watchdog.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
-#include <tokenradar/stats/percentiles.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
 
@@ -41,56 +38,9 @@ dialect::ChatRequest chat_request(const Target& target, const PromptSpec& prompt
 
 std::string status_of(const Error& e) { return std::string(status_name(e.code)); }
 
-void apply_usage(Measurement& m, const dialect::Usage& usage) {
-    m.prompt_tokens = usage.prompt_tokens;
-    m.cached_prompt_tokens = usage.cached_prompt_tokens;
-    m.cache_creation_tokens = usage.cache_creation_tokens;
-    m.output_tokens = usage.output_tokens;
-    m.reasoning_tokens = usage.reasoning_tokens;
-}
-
-// Cancels the response when no output has arrived by the first-token deadline. Lives in a
-// shared_ptr so the timer's completion can find out that the probe has moved on.
-struct FirstTokenWatch {
-    explicit FirstTokenWatch(asio::any_io_executor ex) : timer(std::move(ex)) {}
-    asio::steady_timer timer;
-    net::StreamingResponse* response = nullptr;  // cleared before the response goes away
-    bool fired = false;
-};
-
-asio::awaitable<void> watch_first_token(std::shared_ptr<FirstTokenWatch> watch) {
-    auto [ec] = co_await watch->timer.async_wait(net::use_nothrow);
-    if (!ec && watch->response != nullptr) {
-        watch->fired = true;
-        watch->response->cancel();
-    }
-}
-
-void finish_stream_record(Measurement& m, const dialect::StreamAccumulator& acc) {
-    const auto& times = acc.times();
-    m.t.first_chunk = times.first_chunk;
-    m.t.first_token = times.first_token;
-    m.t.first_answer = times.first_answer;
-    m.t.last_token = times.last_token;
-    m.t.done = times.done;
-    m.output_events = static_cast<std::int64_t>(acc.output_events());
-    apply_usage(m, acc.usage());
-    if (!m.output_tokens) {
-        // No usage arrived: estimate from the output bytes and say so (metrics.md).
-        m.output_tokens = estimate_tokens_from_bytes(acc.output_bytes());
-        m.token_source = TokenSource::estimate;
-    }
-    std::vector<double> gaps(acc.chunk_gaps_ns().begin(), acc.chunk_gaps_ns().end());
-    if (auto s = stats::summarize(std::move(gaps))) {
-        m.chunk_gap_p50_ns = static_cast<std::int64_t>(s->p50);
-        m.chunk_gap_p99_ns = static_cast<std::int64_t>(s->p99);
-        m.chunk_gap_max_ns = static_cast<std::int64_t>(s->max);
-    }
-}
-
 // Returns the failure's message ("" when the stream was well-formed and complete).
 asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api, Measurement& m,
-                                  FirstTokenWatch& watch) {
+                                  net::ResponseWatchdog& first_token_watchdog) {
     sse::SseParser parser;
     auto decoder = dialect::make_stream_decoder(api);
     dialect::StreamAccumulator acc;
@@ -101,7 +51,7 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
         const std::int64_t now = steady_now_ns();
         if (!piece) {
             failure = piece.error();
-            if (watch.fired) failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
+            if (first_token_watchdog.fired()) failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
             break;
         }
         if (piece->empty()) {
@@ -122,10 +72,7 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
             acc.on_event(now, deltas);
         });
         if (!fed && !failure) failure = fed.error();
-        if (acc.times().first_token && watch.response != nullptr) {
-            watch.response = nullptr;
-            watch.timer.cancel();
-        }
+        if (acc.times().first_token) first_token_watchdog.disarm();
         if (acc.saw_done()) {
             // Drain to the end of the body so the connection can be reused.
             while (true) {
@@ -136,7 +83,7 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
         }
     }
     if (failure && !acc.times().done) acc.on_end(steady_now_ns());
-    finish_stream_record(m, acc);
+    dialect::record_stream(m, acc);
     if (failure) {
         m.status = status_of(*failure);
         co_return failure->message;
@@ -225,24 +172,14 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
             co_return result;
         }
         // A whole response has no first token of its own: only TTFB and E2E are measured.
-        m.response_id = parsed->id;
-        apply_usage(m, parsed->usage);
-        if (!m.output_tokens) {
-            m.output_tokens = estimate_tokens(parsed->text) + estimate_tokens(parsed->reasoning);
-            m.token_source = TokenSource::estimate;
-        }
+        dialect::record_response(m, *parsed);
         co_return result;
     }
 
-    auto watch = std::make_shared<FirstTokenWatch>(co_await asio::this_coro::executor);
-    watch->response = &response;
-    watch->timer.expires_at(SteadyClock::time_point(Nanos(m.t.send)) + request.first_token_timeout);
-    asio::co_spawn(watch->timer.get_executor(), watch_first_token(watch), [](std::exception_ptr e) {
-        if (e) spdlog::error("first-token watch failed");
-    });
-    result.error = co_await read_stream(response, target.api, m, *watch);
-    watch->response = nullptr;
-    watch->timer.cancel();
+    auto executor = co_await asio::this_coro::executor;
+    net::ResponseWatchdog first_token_watchdog(
+        executor, response, SteadyClock::time_point(Nanos(m.t.send)) + request.first_token_timeout);
+    result.error = co_await read_stream(response, target.api, m, first_token_watchdog);
     co_return result;
 }
 

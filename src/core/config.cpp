@@ -1,5 +1,7 @@
 #include <tokenradar/core/config.hpp>
 
+#include <tokenradar/core/duration.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -123,6 +125,16 @@ bool ConfigTable::get_bool(std::string_view key, bool fallback) const {
     if (n == nullptr) return fallback;
     if (!n->is_boolean()) fail(key, "true or false");
     return *n->value<bool>();
+}
+
+std::chrono::nanoseconds ConfigTable::get_duration(std::string_view key,
+                                                  std::chrono::nanoseconds fallback) const {
+    const toml::node* n = node(key);
+    if (n == nullptr) return fallback;
+    if (!n->is_string()) fail(key, "a duration string such as \"250ms\", \"30s\" or \"7d\"");
+    auto parsed = parse_duration(*n->value<std::string>());
+    if (!parsed) fail(key, "a duration such as \"250ms\", \"30s\" or \"7d\"");
+    return *parsed;
 }
 
 std::vector<double> ConfigTable::get_numbers(std::string_view key) const {

@@ -5,6 +5,7 @@
 
 #include <toml++/toml.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -40,6 +41,8 @@ public:
     std::int64_t get_integer(std::string_view key, std::int64_t fallback, std::int64_t min,
                              std::int64_t max) const;
     bool get_bool(std::string_view key, bool fallback) const;
+    // A duration written as a string ("250ms", "1.5s", "7d"; see duration.hpp).
+    std::chrono::nanoseconds get_duration(std::string_view key, std::chrono::nanoseconds fallback) const;
     std::vector<double> get_numbers(std::string_view key) const;  // empty when missing
     std::vector<std::string> get_strings(std::string_view key) const;
 
