@@ -139,12 +139,8 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
     }
     net::StreamingResponse& response = **opened;
     const auto& timings = response.timings();
-    m.t.send = timings.t_send;
+    net::record_timings(m, timings, t_start);
     if (request.t_sched == 0) m.t.sched = m.t.send;
-    m.ts_us += (timings.t_send - t_start) / 1000;  // the wall clock at t_send
-    m.t.headers = timings.t_headers;
-    m.connect_ns = timings.connect_ns;
-    m.tls_ns = timings.tls_ns;
     m.http_status = static_cast<int>(response.status());
 
     if (response.status() != 200) {

@@ -504,4 +504,12 @@ asio::awaitable<Result<HttpClient::Response>> HttpClient::request(
     co_return out;
 }
 
+void record_timings(Measurement& m, const RequestTimings& timings, std::int64_t t_start) {
+    m.ts_us += (timings.t_send - t_start) / 1000;
+    m.t.send = timings.t_send;
+    m.t.headers = timings.t_headers;
+    m.connect_ns = timings.connect_ns;
+    m.tls_ns = timings.tls_ns;
+}
+
 }  // namespace tokenradar::net

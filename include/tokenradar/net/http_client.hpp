@@ -11,6 +11,7 @@
 // Never logs header values (they carry API keys).
 
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/core/measurement.hpp>
 #include <tokenradar/net/asio.hpp>
 #include <tokenradar/net/url.hpp>
 
@@ -47,6 +48,10 @@ struct RequestTimings {
     std::int64_t t_headers = 0;  // status line and headers fully received
     bool reused_connection = false;
 };
+
+// Copies a response's stamps into a record (metrics.md): t_send, t_headers, connect and TLS
+// time, and moves the wall-clock stamp, taken at `t_start` (steady), forward to t_send.
+void record_timings(Measurement& m, const RequestTimings& timings, std::int64_t t_start);
 
 namespace detail {
 struct ClientPool;

@@ -1,0 +1,96 @@
+#pragma once
+// The gateway's configuration (`tokenradar serve --config FILE`): listener, limits, store,
+// client keys, providers and virtual models. Loading validates everything and throws
+// ConfigError naming file:line and the dotted key; nothing is checked lazily at request time.
+// Upstream keys are read from the environment here, once, into Secrets.
+
+#include <tokenradar/core/config.hpp>
+#include <tokenradar/core/secret.hpp>
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/net/url.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tokenradar::gateway {
+
+struct ProviderConfig {
+    std::string name;  // the `provider` label
+    dialect::Api api = dialect::Api::openai;
+    net::Url base;     // base URL; its path is the API base path ("/v1", "")
+    std::string key_env;  // environment variable holding the key; "" = send no key
+    Secret key;
+    std::string region;   // the `upstream_region` label
+    std::chrono::milliseconds connect_timeout{5'000};
+    std::chrono::milliseconds first_token_timeout{60'000};  // upstream headers -> first token
+    std::chrono::milliseconds idle_timeout{60'000};         // between upstream chunks
+    std::chrono::milliseconds total_timeout{600'000};
+};
+
+struct UpstreamRef {
+    std::size_t provider = 0;  // index into GatewayConfig::providers
+    std::string model;         // the upstream's model name
+};
+
+struct VirtualModel {
+    std::string name;  // what clients put in "model"
+    std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
+    std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
+};
+
+struct ClientKey {
+    std::string name;    // shown in logs and metrics instead of the key
+    std::string sha256;  // lowercase hex digest of the key: keys are never stored in clear
+};
+
+struct GatewayConfig {
+    std::string source;  // the file it came from, for messages
+
+    // [listener]
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 8080;
+    unsigned threads = 1;  // I/O threads, each with its own acceptor (SO_REUSEPORT) and pool
+
+    // [auth]: mode "keys" (default) or "none" (loopback listeners only)
+    bool auth_required = true;
+    std::vector<ClientKey> client_keys;
+
+    // [limits]
+    std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_concurrent_per_key = 256;  // in-flight requests per client key (429 beyond)
+    std::chrono::milliseconds heartbeat_interval{15'000};  // SSE comment while upstream is silent
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between client requests
+    std::chrono::milliseconds shutdown_grace{10'000};
+
+    // [store]
+    std::filesystem::path store_path = "tokenradar.db";  // "" = no store (metrics only)
+    std::chrono::milliseconds flush_interval{200};
+    std::size_t store_queue = 65'536;
+    std::optional<std::chrono::hours> retention;
+
+    std::vector<ProviderConfig> providers;
+    std::vector<VirtualModel> models;
+
+    const VirtualModel* find_model(std::string_view name) const;
+};
+
+// Reads the environment variable of each provider's key_env through `getenv` (tests pass
+// their own). Throws ConfigError.
+using EnvLookup = std::function<const char*(const char*)>;
+GatewayConfig load_gateway_config(const ConfigTable& table, const EnvLookup& getenv_fn);
+GatewayConfig load_gateway_config_file(const std::filesystem::path& path);
+
+// A human-readable account of a valid configuration for --check-config (no secrets: key
+// variables are named, never printed).
+std::string describe(const GatewayConfig& config);
+
+// Lowercase hex SHA-256 of a client key, as [[auth.keys]] sha256 expects.
+std::string hash_client_key(std::string_view key);
+
+}  // namespace tokenradar::gateway

@@ -1,0 +1,48 @@
+#pragma once
+// A running gateway: an io_context, its I/O thread, the HTTP listener and the Gateway.
+// Used by `tokenradar serve`, `tokenradar demo` and the tests (port 0).
+//
+// Threads: start() runs the io_context on one thread of its own; stop() and the
+// destructor may be called from any other thread.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/gateway/config.hpp>
+#include <tokenradar/gateway/gateway.hpp>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+namespace tokenradar::gateway {
+
+class GatewayServer {
+  public:
+    GatewayServer(GatewayConfig config, GatewayHooks hooks = {});
+    ~GatewayServer();  // stops with no grace and joins
+    GatewayServer(const GatewayServer&) = delete;
+    GatewayServer& operator=(const GatewayServer&) = delete;
+
+    // Binds config.host:config.port (0 = any free port) and starts serving.
+    Result<std::uint16_t> start();
+    // Stops accepting; streams in flight get `grace` to finish; then joins the thread.
+    void stop(std::chrono::milliseconds grace);
+
+    [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+    [[nodiscard]] Gateway& gateway() noexcept { return *gateway_; }
+    [[nodiscard]] const GatewayConfig& config() const noexcept { return config_; }
+
+  private:
+    GatewayConfig config_;
+    boost::asio::io_context ioc_;
+    std::unique_ptr<Gateway> gateway_;
+    std::unique_ptr<net::HttpServer> server_;
+    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+    std::thread thread_;
+    std::uint16_t port_ = 0;
+};
+
+}  // namespace tokenradar::gateway

@@ -1,0 +1,71 @@
+#pragma once
+// The gateway's Prometheus metrics (GET /metrics, text format 0.0.4). Names follow the
+// OpenTelemetry GenAI semantic conventions where one exists:
+//   gen_ai_server_time_to_first_token_seconds   histogram {provider, model, status}
+//   gen_ai_server_time_per_output_token_seconds histogram {provider, model, status}
+//   gen_ai_server_request_duration_seconds      histogram {provider, model, status}
+//   gen_ai_usage_tokens_total                   counter   {provider, model, type}
+//   tokenradar_gateway_overhead_seconds         histogram {provider, model}
+//   tokenradar_upstream_attempts_total          counter   {provider, model, status, route}
+//   tokenradar_requests_total                   counter   {status}  (client-facing)
+//   tokenradar_active_requests                  gauge
+// Thread-safe: observe() from any thread (a shared lock to find the series, then relaxed
+// atomics); render() from any thread. Label values come from configuration and the finite
+// status set, so the number of series is bounded.
+
+#include <tokenradar/core/measurement.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenradar::gateway {
+
+// One histogram series with fixed upper bounds (seconds).
+class HistogramSeries {
+  public:
+    explicit HistogramSeries(std::span<const double> bounds);
+    void observe(double seconds) noexcept;
+    void render(std::string_view name, std::string_view labels, std::string& out) const;
+
+  private:
+    std::span<const double> bounds_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // bounds_.size() + 1 (+Inf)
+    std::atomic<std::uint64_t> count_{0};
+    std::atomic<std::uint64_t> sum_ns_{0};
+};
+
+class Metrics {
+  public:
+    Metrics();
+    ~Metrics();
+    Metrics(const Metrics&) = delete;
+    Metrics& operator=(const Metrics&) = delete;
+
+    // One upstream attempt, finished.
+    void observe_attempt(const Measurement& m);
+    // One client request, answered with this metrics.md status.
+    void observe_request(std::string_view status);
+    void request_started() noexcept { active_.fetch_add(1, std::memory_order_relaxed); }
+    void request_finished() noexcept { active_.fetch_sub(1, std::memory_order_relaxed); }
+
+    // The exposition text; `extra` is appended as is (store counters and the like).
+    std::string render(std::string_view extra = {}) const;
+
+  private:
+    struct Family;
+    std::vector<std::unique_ptr<Family>> families_;
+    std::atomic<std::int64_t> active_{0};
+};
+
+// `name{a="x",b="y"}`-style label text with Prometheus escaping (\\, \", \n).
+std::string prometheus_labels(std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
+
+}  // namespace tokenradar::gateway

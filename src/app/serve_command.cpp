@@ -1,0 +1,76 @@
+// `tokenradar serve`: the gateway. Loads and validates the configuration, opens the store,
+// serves until SIGINT/SIGTERM, then lets streams finish and flushes the store.
+
+#include "commands.hpp"
+
+#include <tokenradar/gateway/config.hpp>
+#include <tokenradar/gateway/gateway_server.hpp>
+#include <tokenradar/net/signals.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace tokenradar::app {
+namespace {
+
+struct ServeArgs {
+    std::string config;
+    bool check_config = false;
+    bool hash_key = false;
+    std::optional<std::uint16_t> port;
+};
+
+int hash_key_from_stdin() {
+    std::string key;
+    std::getline(std::cin, key);
+    if (key.empty()) throw ConfigError("--hash-key: expected the client key on standard input");
+    std::printf("%s\n", gateway::hash_client_key(key).c_str());
+    return 0;
+}
+
+int run(const ServeArgs& args) {
+    if (args.hash_key) return hash_key_from_stdin();
+    if (args.config.empty()) throw ConfigError("serve: --config FILE is required");
+    gateway::GatewayConfig config = gateway::load_gateway_config_file(args.config);
+    if (args.port) config.port = *args.port;
+    if (args.check_config) {
+        std::printf("%s", gateway::describe(config).c_str());
+        return 0;
+    }
+    gateway::GatewayServer server(config, {});
+    auto port = server.start();
+    if (!port) throw ConfigError(port.error().message);
+    std::printf("tokenradar serve: listening on http://%s:%u (%zu models, %zu providers)\n",
+                config.host.c_str(), static_cast<unsigned>(*port), config.models.size(),
+                config.providers.size());
+    std::fflush(stdout);
+
+    boost::asio::io_context signals_ioc;
+    net::ShutdownSignals signals(signals_ioc, [](int) {});
+    signals_ioc.run();  // returns after the first SIGINT/SIGTERM
+    std::fprintf(stderr, "tokenradar serve: stopping (grace %lld ms)\n",
+                 static_cast<long long>(config.shutdown_grace.count()));
+    server.stop(config.shutdown_grace);
+    return 0;
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app, Runner& runner) {
+    auto args = std::make_shared<ServeArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "serve", "OpenAI-compatible gateway: relays to real providers and measures every request");
+    sub->add_option("--config", args->config, "Gateway configuration (TOML)");
+    sub->add_flag("--check-config", args->check_config, "Validate the configuration, explain it and exit");
+    sub->add_flag("--hash-key", args->hash_key,
+                  "Read a client key on stdin and print the sha256 that [[auth.keys]] expects");
+    sub->add_option("--port", args->port, "Listen on this port instead of the configured one");
+    sub->callback([args, &runner] { runner = [args] { return run(*args); }; });
+}
+
+}  // namespace tokenradar::app

@@ -1,0 +1,229 @@
+#include <tokenradar/gateway/config.hpp>
+
+#include <tokenradar/dialect/http_call.hpp>
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+namespace tokenradar::gateway {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+milliseconds ms(const ConfigTable& t, std::string_view key, milliseconds fallback) {
+    return duration_cast<milliseconds>(t.get_duration(key, fallback));
+}
+
+bool is_loopback(std::string_view host) {
+    return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
+           host.substr(0, 4) == "127.";
+}
+
+// Labels travel into the store, metrics and the observatory: keep them plain.
+bool is_label(std::string_view s) {
+    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
+               c == '.';
+    });
+}
+
+ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
+    t.reject_unknown_keys({"name", "api", "base_url", "key_env", "region", "connect_timeout",
+                           "first_token_timeout", "idle_timeout", "total_timeout"});
+    ProviderConfig p;
+    p.name = t.require_string("name");
+    if (!is_label(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+    const std::string api = t.require_string("api");
+    auto parsed_api = dialect::parse_api(api);
+    if (!parsed_api) t.fail("api", "one of openai, anthropic, gemini");
+    p.api = *parsed_api;
+    auto url = net::parse_url(t.require_string("base_url"));
+    if (!url) t.fail("base_url", url.error().message);
+    p.base = std::move(*url);
+    if (p.base.target == "/") p.base.target.clear();
+    while (!p.base.target.empty() && p.base.target.back() == '/') p.base.target.pop_back();
+    p.key_env = t.get_string("key_env", std::string(dialect::default_key_env(p.api)));
+    if (!p.key_env.empty()) {
+        const char* value = getenv_fn(p.key_env.c_str());
+        if (value == nullptr || *value == '\0') {
+            t.fail("key_env", fmt::format("the name of a set environment variable ({} is not set; "
+                                          "use key_env = \"\" for an upstream without a key)",
+                                          p.key_env));
+        }
+        p.key = Secret(value);
+    }
+    p.region = t.get_string("region", "");
+    if (!p.region.empty() && !is_label(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
+    p.connect_timeout = ms(t, "connect_timeout", p.connect_timeout);
+    p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
+    p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
+    p.total_timeout = ms(t, "total_timeout", p.total_timeout);
+    return p;
+}
+
+VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
+    t.reject_unknown_keys({"name", "upstreams", "task"});
+    VirtualModel m;
+    m.name = t.require_string("name");
+    if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
+    m.task = t.get_string("task", "chat");
+    if (!is_label(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
+    for (const std::string& ref : t.get_strings("upstreams")) {
+        // "provider/model": provider names have no '/', model names may ("meta-llama/...").
+        const auto slash = ref.find('/');
+        const std::string provider = ref.substr(0, slash);
+        auto it = std::find_if(providers.begin(), providers.end(),
+                               [&](const ProviderConfig& p) { return p.name == provider; });
+        if (slash == std::string::npos || slash + 1 == ref.size() || it == providers.end()) {
+            t.fail("upstreams", fmt::format("\"PROVIDER/MODEL\" entries naming a configured provider "
+                                            "(got \"{}\")", ref));
+        }
+        m.upstreams.push_back({static_cast<std::size_t>(it - providers.begin()), ref.substr(slash + 1)});
+    }
+    if (m.upstreams.empty()) t.fail("upstreams", "at least one \"PROVIDER/MODEL\"");
+    return m;
+}
+
+}  // namespace
+
+const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
+    for (const auto& m : models) {
+        if (m.name == name) return &m;
+    }
+    return nullptr;
+}
+
+GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
+    root.reject_unknown_keys({"listener", "auth", "limits", "store", "providers", "models"});
+    GatewayConfig c;
+    c.source = root.source_name();
+    if (auto l = root.table("listener")) {
+        l->reject_unknown_keys({"host", "port", "threads"});
+        c.host = l->get_string("host", c.host);
+        c.port = static_cast<std::uint16_t>(l->get_integer("port", c.port, 0, 65535));
+        c.threads = static_cast<unsigned>(l->get_integer("threads", c.threads, 1, 64));
+    }
+    if (auto a = root.table("auth")) {
+        a->reject_unknown_keys({"mode", "keys"});
+        const std::string mode = a->get_string("mode", "keys");
+        if (mode != "keys" && mode != "none") a->fail("mode", "\"keys\" or \"none\"");
+        c.auth_required = mode == "keys";
+        if (!c.auth_required && !is_loopback(c.host)) {
+            a->fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
+                                        "listener, not {}", c.host));
+        }
+        std::set<std::string> names;
+        for (const ConfigTable& k : a->tables("keys")) {
+            k.reject_unknown_keys({"name", "sha256"});
+            ClientKey key{k.require_string("name"), k.require_string("sha256")};
+            if (!is_label(key.name)) k.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+            std::transform(key.sha256.begin(), key.sha256.end(), key.sha256.begin(),
+                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+            if (key.sha256.size() != 64 ||
+                key.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                k.fail("sha256", "64 hex digits (tokenradar serve --hash-key prints them)");
+            }
+            if (!names.insert(key.name).second) k.fail("name", "a name not used by another key");
+            c.client_keys.push_back(std::move(key));
+        }
+    }
+    if (c.auth_required && c.client_keys.empty()) {
+        throw ConfigError(fmt::format(
+            "{}: auth: expected at least one [[auth.keys]] entry, or [auth] mode = \"none\" on a "
+            "loopback listener",
+            c.source));
+    }
+    if (auto l = root.table("limits")) {
+        l->reject_unknown_keys({"max_body_bytes", "max_concurrent_per_key", "heartbeat_interval",
+                                "header_timeout", "idle_timeout", "shutdown_grace"});
+        c.max_body_bytes = static_cast<std::size_t>(
+            l->get_integer("max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
+        c.max_concurrent_per_key = static_cast<std::size_t>(l->get_integer(
+            "max_concurrent_per_key", static_cast<std::int64_t>(c.max_concurrent_per_key), 1, 1'000'000));
+        c.heartbeat_interval = ms(*l, "heartbeat_interval", c.heartbeat_interval);
+        c.header_timeout = ms(*l, "header_timeout", c.header_timeout);
+        c.idle_timeout = ms(*l, "idle_timeout", c.idle_timeout);
+        c.shutdown_grace = ms(*l, "shutdown_grace", c.shutdown_grace);
+    }
+    if (auto s = root.table("store")) {
+        s->reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
+        c.store_path = s->get_string("path", c.store_path.string());
+        c.flush_interval = ms(*s, "flush_interval", c.flush_interval);
+        if (c.flush_interval.count() < 1) s->fail("flush_interval", "at least 1ms");
+        c.store_queue = static_cast<std::size_t>(
+            s->get_integer("queue", static_cast<std::int64_t>(c.store_queue), 1, 100'000'000));
+        if (s->contains("retention")) {
+            c.retention = std::chrono::duration_cast<std::chrono::hours>(
+                s->get_duration("retention", std::chrono::hours(0)));
+            if (c.retention->count() < 1) s->fail("retention", "at least 1h");
+        }
+    }
+    std::set<std::string> provider_names;
+    for (const ConfigTable& p : root.tables("providers")) {
+        c.providers.push_back(load_provider(p, getenv_fn));
+        if (!provider_names.insert(c.providers.back().name).second) {
+            p.fail("name", "a name not used by another provider");
+        }
+    }
+    if (c.providers.empty()) {
+        throw ConfigError(fmt::format("{}: providers: expected at least one [[providers]] table", c.source));
+    }
+    std::set<std::string> model_names;
+    for (const ConfigTable& m : root.tables("models")) {
+        c.models.push_back(load_model(m, c.providers));
+        if (!model_names.insert(c.models.back().name).second) {
+            m.fail("name", "a name not used by another model");
+        }
+    }
+    if (c.models.empty()) {
+        throw ConfigError(fmt::format("{}: models: expected at least one [[models]] table", c.source));
+    }
+    return c;
+}
+
+GatewayConfig load_gateway_config_file(const std::filesystem::path& path) {
+    return load_gateway_config(ConfigTable::load_file(path),
+                               [](const char* name) { return std::getenv(name); });
+}
+
+std::string describe(const GatewayConfig& c) {
+    std::string out = fmt::format("{}: valid\nlistener  http://{}:{} ({} thread{})\n", c.source,
+                                  c.host, c.port, c.threads, c.threads == 1 ? "" : "s");
+    out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
+                           : std::string("auth      none (loopback only)\n");
+    out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",
+                       c.max_body_bytes, c.max_concurrent_per_key, c.heartbeat_interval.count());
+    out += c.store_path.empty() ? std::string("store     off\n")
+                                : fmt::format("store     {} (flush every {} ms)\n",
+                                              c.store_path.string(), c.flush_interval.count());
+    for (const auto& p : c.providers) {
+        out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name, dialect::to_string(p.api),
+                           p.base.scheme, p.base.authority(), p.base.target,
+                           p.key_env.empty() ? "none" : "from $" + p.key_env,
+                           p.region.empty() ? "" : ", region " + p.region);
+    }
+    for (const auto& m : c.models) {
+        out += fmt::format("model     {} (task {}) ->", m.name, m.task);
+        for (const auto& u : m.upstreams) out += fmt::format(" {}/{}", c.providers[u.provider].name, u.model);
+        out += '\n';
+    }
+    return out;
+}
+
+std::string hash_client_key(std::string_view key) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(key.data(), key.size(), digest, &len, EVP_sha256(), nullptr);
+    std::string hex;
+    hex.reserve(len * 2);
+    for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", digest[i]);
+    return hex;
+}
+
+}  // namespace tokenradar::gateway

@@ -1,0 +1,102 @@
+// POST /v1/embeddings: passed through to the first OpenAI-dialect upstream of the virtual
+// model, with only `model` rewritten. Measured as one non-streaming attempt (task
+// "embeddings": TTFB and E2E, no tokens out).
+
+#include "gateway_impl.hpp"
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/dialect/http_call.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+
+namespace tokenradar::gateway {
+namespace {
+namespace http = boost::beast::http;
+namespace json = boost::json;
+constexpr std::size_t kMaxEmbeddingsBody = 64 * 1024 * 1024;
+}  // namespace
+
+awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
+                                 std::string request_id) {
+    net::HeaderList headers = base_headers(request_id);
+    boost::system::error_code ec;
+    json::value body = json::parse(request.body(), ec);
+    if (ec || !body.is_object() || !body.as_object().contains("model") ||
+        !body.as_object().at("model").is_string()) {
+        co_await send_error(gw, writer, Errc::bad_request,
+                            "expected a JSON object with a string \"model\" and \"input\"", headers);
+        co_return;
+    }
+    json::object& o = body.as_object();
+    const std::string model_name(o.at("model").as_string());
+    const VirtualModel* model = gw.config.find_model(model_name);
+    if (model == nullptr) {
+        co_await send_error(gw, writer, Errc::not_found,
+                            fmt::format("model '{}' is not served here; GET /v1/models lists the models", model_name),
+                            headers);
+        co_return;
+    }
+    const UpstreamRef* ref = nullptr;
+    for (const auto& u : model->upstreams) {
+        if (gw.config.providers[u.provider].api == dialect::Api::openai) {
+            ref = &u;
+            break;
+        }
+    }
+    if (ref == nullptr) {
+        co_await send_error(gw, writer, Errc::unsupported,
+                            fmt::format("model '{}' has no OpenAI-compatible upstream for embeddings", model_name),
+                            headers);
+        co_return;
+    }
+    const ProviderConfig& provider = gw.config.providers[ref->provider];
+    o["model"] = ref->model;
+
+    Measurement m;
+    m.request_id = request_id;
+    m.labels.provider = provider.name;
+    m.labels.model = ref->model;
+    m.labels.endpoint = provider.base.host;
+    m.labels.upstream_region = provider.region;
+    m.labels.task = "embeddings";
+    m.labels.source = "gateway";
+    m.labels.api = "openai";
+    m.labels.stream = false;
+    m.t.send = steady_now_ns();
+    m.ts_us = wall_now_us();
+    const std::int64_t t_start = m.t.send;
+
+    net::Url url = provider.base;
+    url.target += "/embeddings";
+    std::vector<std::pair<std::string, std::string>> upstream_headers{{"content-type", "application/json"}};
+    if (!provider.key.empty()) upstream_headers.emplace_back("authorization", "Bearer " + provider.key.reveal());
+    std::string upstream_body = json::serialize(o);
+    auto result = co_await gw.clients[ref->provider]->request(http::verb::post, url, upstream_headers,
+                                                              std::move(upstream_body), kMaxEmbeddingsBody);
+    m.t.done = steady_now_ns();
+    if (!result) {
+        m.t.sched = m.t.send;
+        m.status = std::string(status_name(result.error().code));
+        gw.record(std::move(m));
+        const Errc code = result.error().code.category() == error_category()
+                              ? static_cast<Errc>(result.error().code.value())
+                              : Errc::connection_error;
+        if (code == Errc::cancelled) co_return;
+        co_await send_error(gw, writer, code, fmt::format("upstream {}: {}", provider.name, result.error().message),
+                            headers);
+        co_return;
+    }
+    net::record_timings(m, result->timings, t_start);
+    m.t.sched = m.t.send;
+    m.http_status = static_cast<int>(result->status);
+    if (result->status != 200) m.status = fmt::format("http_{}", result->status);
+    headers.emplace_back("x-tokenradar-upstream", fmt::format("{}/{}", provider.name, ref->model));
+    gw.metrics.observe_request(m.status);
+    const auto status = static_cast<http::status>(result->status);
+    gw.record(std::move(m));
+    co_await writer.send(status, "application/json", std::move(result->body), headers);
+}
+
+}  // namespace tokenradar::gateway

@@ -1,0 +1,184 @@
+#include <tokenradar/gateway/gateway.hpp>
+
+#include "gateway_impl.hpp"
+
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/logging.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <openssl/crypto.h>
+
+namespace tokenradar::gateway {
+namespace {
+
+namespace http = boost::beast::http;
+namespace json = boost::json;
+
+constexpr std::size_t kNoKey = static_cast<std::size_t>(-1);
+
+std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when absent or
+// unknown. Keys are compared by their SHA-256, in constant time.
+std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
+    const auto it = request.find(http::field::authorization);
+    if (it == request.end()) return kNoKey;
+    std::string_view value = it->value();
+    constexpr std::string_view kBearer = "Bearer ";
+    if (value.size() <= kBearer.size() || value.substr(0, kBearer.size()) != kBearer) return kNoKey;
+    const std::string digest = hash_client_key(value.substr(kBearer.size()));
+    std::size_t found = kNoKey;
+    for (std::size_t i = 0; i < config.client_keys.size(); ++i) {
+        if (CRYPTO_memcmp(digest.data(), config.client_keys[i].sha256.data(), digest.size()) == 0) found = i;
+    }
+    return found;
+}
+
+// Holds one in-flight slot of a client key for the life of a request.
+class InFlightSlot {
+  public:
+    InFlightSlot(std::atomic<std::size_t>& counter, std::size_t limit) : counter_(&counter) {
+        if (counter_->fetch_add(1, std::memory_order_relaxed) >= limit) {
+            counter_->fetch_sub(1, std::memory_order_relaxed);
+            counter_ = nullptr;
+        }
+    }
+    ~InFlightSlot() {
+        if (counter_ != nullptr) counter_->fetch_sub(1, std::memory_order_relaxed);
+    }
+    InFlightSlot(const InFlightSlot&) = delete;
+    InFlightSlot& operator=(const InFlightSlot&) = delete;
+    [[nodiscard]] bool acquired() const noexcept { return counter_ != nullptr; }
+
+  private:
+    std::atomic<std::size_t>* counter_;
+};
+
+std::string models_body(const GatewayConfig& config) {
+    json::array data;
+    for (const auto& m : config.models) {
+        data.push_back(json::object{{"id", m.name}, {"object", "model"}, {"created", 0}, {"owned_by", "tokenradar"}});
+    }
+    return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+}  // namespace
+
+net::HeaderList base_headers(const std::string& request_id) {
+    return {{"x-tokenradar-request-id", request_id}};
+}
+
+awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
+                           std::string message, net::HeaderList headers) {
+    gw.metrics.observe_request(status_name(make_error_code(code)));
+    const auto status = static_cast<http::status>(http_status(code));
+    std::string body = openai_error_body(code, message);
+    co_await writer.send(status, "application/json", std::move(body), headers);
+}
+
+Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h, Metrics& m)
+    : config(cfg), hooks(std::move(h)), metrics(m),
+      in_flight(std::make_unique<std::atomic<std::size_t>[]>(cfg.client_keys.size() + 1)) {
+    for (const auto& p : config.providers) {
+        net::ClientOptions options;
+        options.connect_timeout = p.connect_timeout;
+        // Providers may hold the head until the first token: headers and first byte get
+        // the first-token budget; the relay enforces the first token itself.
+        options.headers_timeout = p.first_token_timeout;
+        options.first_byte_timeout = p.first_token_timeout;
+        options.idle_timeout = p.idle_timeout;
+        options.total_timeout = p.total_timeout;
+        options.ca_file = hooks.ca_file;
+        clients.push_back(std::make_unique<net::HttpClient>(ex, options));
+    }
+}
+
+Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, GatewayHooks hooks)
+    : impl_(std::make_unique<Impl>(std::move(ex), config, std::move(hooks), metrics_)) {}
+
+Gateway::~Gateway() = default;
+
+awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writer) {
+    // A client that goes away cancels this coroutine (terminal): every await then reports
+    // operation_aborted as a value instead of throwing, so each attempt is still recorded
+    // and the relay's cleanup (heartbeat stop, upstream close) always runs.
+    co_await net::asio::this_coro::throw_if_cancelled(false);
+    Impl& gw = *impl_;
+    const std::string_view path = path_of(request.target());
+    const auto method = request.method();
+    const std::string request_id = new_request_id();
+    net::HeaderList headers = base_headers(request_id);
+
+    if (path == "/healthz" || path == "/readyz") {
+        if (method != http::verb::get && method != http::verb::head) {
+            co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
+            co_return;
+        }
+        const bool ok = path == "/healthz" || !gw.hooks.ready || gw.hooks.ready();
+        const auto status = ok ? http::status::ok : http::status::service_unavailable;
+        co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
+        co_return;
+    }
+
+    const bool known = path == "/metrics" || path == "/v1/models" || path == "/v1/chat/completions" ||
+                       path == "/v1/embeddings";
+    if (!known) {
+        co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path), headers);
+        co_return;
+    }
+    const bool wants_get = path == "/metrics" || path == "/v1/models";
+    if (wants_get ? (method != http::verb::get && method != http::verb::head) : method != http::verb::post) {
+        co_await send_error(gw, writer, Errc::method_not_allowed,
+                            fmt::format("{} takes {}", path, wants_get ? "GET" : "POST"), headers);
+        co_return;
+    }
+
+    std::size_t client = gw.config.client_keys.size();  // the anonymous slot
+    if (gw.config.auth_required) {
+        client = find_client_key(gw.config, request);
+        if (client == kNoKey) {
+            co_await send_error(gw, writer, Errc::unauthorized,
+                                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
+                                headers);
+            co_return;
+        }
+    }
+
+    if (path == "/metrics") {
+        std::string extra = gw.hooks.extra_metrics ? gw.hooks.extra_metrics() : std::string();
+        std::string body = metrics_.render(extra);
+        co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body), headers);
+        co_return;
+    }
+    if (path == "/v1/models") {
+        std::string body = models_body(gw.config);
+        co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        co_return;
+    }
+
+    InFlightSlot slot(gw.in_flight[client], gw.config.max_concurrent_per_key);
+    if (!slot.acquired()) {
+        headers.emplace_back("retry-after", "1");
+        co_await send_error(gw, writer, Errc::rate_limited,
+                            fmt::format("more than {} concurrent requests for this key",
+                                        gw.config.max_concurrent_per_key),
+                            headers);
+        co_return;
+    }
+    metrics_.request_started();
+    try {
+        if (path == "/v1/chat/completions") {
+            co_await relay_chat(gw, request, writer, request_id);
+        } else {
+            co_await relay_embeddings(gw, request, writer, request_id);
+        }
+    } catch (...) {
+        metrics_.request_finished();
+        throw;
+    }
+    metrics_.request_finished();
+}
+
+}  // namespace tokenradar::gateway

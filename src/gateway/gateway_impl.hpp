@@ -1,0 +1,47 @@
+#pragma once
+// Private to the gateway: the state behind Gateway and the chat relay's entry point.
+
+#include <tokenradar/gateway/gateway.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tokenradar::gateway {
+
+using net::asio::awaitable;
+
+struct Gateway::Impl {
+    Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h, Metrics& m);
+
+    GatewayConfig config;
+    GatewayHooks hooks;
+    Metrics& metrics;
+    std::vector<std::unique_ptr<net::HttpClient>> clients;  // one per provider (its timeouts)
+    // In-flight requests per client key; the last slot is the anonymous client (auth none).
+    std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
+
+    void record(Measurement&& m) {
+        metrics.observe_attempt(m);
+        if (hooks.sink) hooks.sink(std::move(m));
+    }
+};
+
+// Response headers every answer carries.
+net::HeaderList base_headers(const std::string& request_id);
+
+// Sends an OpenAI-style error (status from the Errc) and counts it.
+awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
+                           std::string message, net::HeaderList headers);
+
+// POST /v1/chat/completions, after auth and limits.
+awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
+                           std::string request_id);
+
+// POST /v1/embeddings, after auth and limits.
+awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
+                                 net::ResponseWriter& writer, std::string request_id);
+
+}  // namespace tokenradar::gateway

@@ -1,0 +1,54 @@
+#include <tokenradar/gateway/gateway_server.hpp>
+
+#include <tokenradar/core/logging.hpp>
+
+namespace tokenradar::gateway {
+namespace {
+
+// A named coroutine (no capturing lambda coroutines: GCC 12).
+net::asio::awaitable<void> dispatch(Gateway* gateway, net::Request& request, net::ResponseWriter& writer) {
+    co_await gateway->handle(request, writer);
+}
+
+}  // namespace
+
+GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
+    : config_(std::move(config)),
+      gateway_(std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks))) {
+    net::ServerLimits limits;
+    limits.max_body_bytes = config_.max_body_bytes;
+    limits.header_timeout = config_.header_timeout;
+    limits.idle_timeout = config_.idle_timeout;
+    limits.shutdown_grace = config_.shutdown_grace;
+    Gateway* gw = gateway_.get();
+    server_ = std::make_unique<net::HttpServer>(
+        ioc_, [gw](net::Request& request, net::ResponseWriter& writer) { return dispatch(gw, request, writer); },
+        limits);
+}
+
+GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }
+
+Result<std::uint16_t> GatewayServer::start() {
+    auto endpoint = server_->listen(config_.host, config_.port);
+    if (!endpoint) return endpoint.error();
+    port_ = endpoint->port();
+    server_->start();
+    guard_.emplace(ioc_.get_executor());
+    thread_ = std::thread([this] {
+        try {
+            ioc_.run();
+        } catch (const std::exception& e) {
+            spdlog::critical("gateway I/O thread stopped: {}", e.what());
+        }
+    });
+    return port_;
+}
+
+void GatewayServer::stop(std::chrono::milliseconds grace) {
+    if (!thread_.joinable()) return;
+    server_->stop(grace);
+    guard_.reset();
+    thread_.join();
+}
+
+}  // namespace tokenradar::gateway

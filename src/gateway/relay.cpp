@@ -1,0 +1,402 @@
+// POST /v1/chat/completions: routing over the virtual model's upstreams, translation, the
+// relay, and one metrics.md record per attempt.
+//
+// Fallback happens only while the client has received nothing: a connect error, a timeout
+// before the response head, or an upstream 5xx/429 moves the request to the next upstream.
+// Once the stream has started, an upstream failure ends it with a well-formed error event.
+
+#include "gateway_impl.hpp"
+
+#include "client_stream.hpp"
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/logging.hpp>
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/metering.hpp>
+#include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/dialect/translate.hpp>
+#include <tokenradar/net/response_watchdog.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+
+#include <boost/asio/this_coro.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tokenradar::gateway {
+namespace {
+
+namespace http = boost::beast::http;
+using dialect::Api;
+
+constexpr std::size_t kMaxUpstreamBody = 16 * 1024 * 1024;
+constexpr std::size_t kMaxErrorBody = 64 * 1024;
+
+// What the client gets when no upstream succeeded: the last attempt's answer.
+struct ClientReply {
+    http::status status = http::status::bad_gateway;
+    std::string body;
+    net::HeaderList headers;
+    std::string status_name;  // metrics.md status, for tokenradar_requests_total
+};
+
+struct Attempt {
+    const ProviderConfig& provider;
+    const std::string& model;
+    net::HttpClient& client;
+    int number;            // 1 = primary
+    std::int64_t t_ready;  // steady ns: the client request read, or the previous attempt ended
+};
+
+Measurement start_record(const Attempt& a, const std::string& request_id, const std::string& task,
+                         bool stream) {
+    Measurement m;
+    m.request_id = request_id;
+    m.attempt = a.number;
+    m.labels.provider = a.provider.name;
+    m.labels.model = a.model;
+    m.labels.endpoint = a.provider.base.host;
+    m.labels.upstream_region = a.provider.region;
+    m.labels.task = task;
+    m.labels.source = "gateway";
+    m.labels.cache = "bypass";
+    m.labels.route = a.number == 1 ? "primary" : "fallback";
+    m.labels.api = std::string(dialect::to_string(a.provider.api));
+    m.labels.stream = stream;
+    m.t.send = steady_now_ns();
+    m.ts_us = wall_now_us();
+    return m;
+}
+
+bool falls_back(Errc code) {
+    switch (code) {
+        case Errc::connect_failed:
+        case Errc::tls_failed:
+        case Errc::timeout_connect:
+        case Errc::timeout_headers:
+        case Errc::connection_error:
+        case Errc::protocol_error:
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool falls_back(unsigned http_status) { return http_status == 429 || http_status >= 500; }
+
+ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
+    ClientReply r;
+    r.status = static_cast<http::status>(http_status(code));
+    r.body = openai_error_body(code, fmt::format("upstream {}: {}", a.provider.name, message));
+    r.status_name = std::string(status_name(make_error_code(code)));
+    return r;
+}
+
+Errc errc_of(const Error& e) {
+    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value()) : Errc::connection_error;
+}
+
+awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, ClientReply& reply) {
+    gw.metrics.observe_request(reply.status_name);
+    std::string body = std::move(reply.body);
+    co_await writer.send(reply.status, "application/json", std::move(body), reply.headers);
+}
+
+std::string upstream_label(const Attempt& a) { return fmt::format("{}/{}", a.provider.name, a.model); }
+
+std::int64_t micros(std::int64_t ns) { return ns / 1000; }
+
+// The gateway's own time before the upstream request: from ready to the request's first
+// byte, less the upstream's connect and TLS time (recorded separately as connect_ns, tls_ns).
+std::int64_t request_overhead_ns(const Measurement& m, std::int64_t t_ready) {
+    return std::max<std::int64_t>(0, m.t.send - t_ready - m.connect_ns - m.tls_ns);
+}
+
+struct RelayFigures {
+    std::vector<std::int64_t> relay_ns;  // per upstream piece: read -> written to the client
+    void into(Measurement& m) {
+        if (relay_ns.empty()) return;
+        auto mid = relay_ns.begin() + static_cast<std::ptrdiff_t>(relay_ns.size() / 2);
+        std::nth_element(relay_ns.begin(), mid, relay_ns.end());
+        m.relay_p50_ns = *mid;
+        m.relay_max_ns = *std::max_element(relay_ns.begin(), relay_ns.end());
+    }
+};
+
+// Relays an upstream stream to the client. Returns the record's status.
+awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
+                                    net::ResponseWriter& writer, const Attempt& a, Measurement& m,
+                                    bool client_wants_usage) {
+    auto executor = co_await net::asio::this_coro::executor;
+    auto stream = std::make_shared<ClientStream>(executor, writer);
+    start_heartbeat(stream, gw.config.heartbeat_interval);
+    const HeartbeatGuard heartbeat_guard(*stream);
+
+    net::ResponseWatchdog first_token_watchdog(
+        executor, response, SteadyClock::time_point(Nanos(m.t.send)) + a.provider.first_token_timeout);
+    sse::SseParser parser;
+    auto decoder = dialect::make_stream_decoder(a.provider.api);
+    dialect::StreamMeta meta;
+    meta.created = wall_now_us() / 1'000'000;
+    meta.include_usage = client_wants_usage;
+    dialect::StreamTranslator translator(a.provider.api, client_wants_usage, std::move(meta));
+    dialect::StreamAccumulator acc;
+    std::vector<dialect::StreamDelta> deltas;
+    RelayFigures figures;
+    std::string out;
+    std::optional<Error> failure;
+    bool client_gone = false;
+
+    while (!failure) {
+        auto piece = co_await response.read_some();
+        const std::int64_t now = steady_now_ns();
+        if (!piece) {
+            failure = piece.error();
+            if (first_token_watchdog.fired()) {
+                failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
+            }
+            break;
+        }
+        if (piece->empty()) {
+            if (parser.finish()) failure = Error(Errc::protocol_error, "the stream ended inside an event");
+            acc.on_end(now);
+            break;
+        }
+        out.clear();
+        auto fed = parser.feed(*piece, [&](const sse::SseEvent& event) {
+            if (failure) return;
+            deltas.clear();
+            if (auto decoded = decoder->decode(event.event, event.data, deltas); !decoded) {
+                failure = decoded.error();
+                return;
+            }
+            for (const auto& d : deltas) {
+                if (d.kind == dialect::StreamDelta::Kind::role && m.response_id.empty()) m.response_id = d.id;
+            }
+            acc.on_event(now, deltas);
+            translator.on_event(event.event, event.data, deltas, out);
+        });
+        if (!fed && !failure) failure = fed.error();
+        if (acc.times().first_token) first_token_watchdog.disarm();
+        if (!out.empty()) {
+            if (auto ec = co_await write_client(*stream, out)) {
+                client_gone = true;
+                break;
+            }
+            figures.relay_ns.push_back(steady_now_ns() - now);
+        }
+        if (acc.saw_done()) break;
+    }
+    first_token_watchdog.disarm();
+    if (failure && !acc.times().done) acc.on_end(steady_now_ns());
+    client_gone = client_gone || writer.client_gone();
+
+    std::string status = "ok";
+    if (client_gone) {
+        status = "cancelled";
+    } else if (failure) {
+        status = std::string(status_name(failure->code));
+        spdlog::info("upstream {} stream failed: {}", upstream_label(a), failure->message);
+        out.clear();
+        translator.fail(errc_of(*failure), fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
+    } else if (const auto& in_stream = acc.error()) {
+        status = fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
+        out.clear();
+        translator.finish(out);
+    } else if (!acc.saw_done()) {
+        status = "protocol_error";
+        out.clear();
+        translator.fail(Errc::protocol_error,
+                        fmt::format("upstream {}: the stream ended without its terminal event", a.provider.name),
+                        out);
+    } else {
+        out.clear();
+        translator.finish(out);
+    }
+    if (!client_gone) {
+        if (!out.empty()) co_await write_client(*stream, out);
+        co_await stop_heartbeat(*stream);
+        co_await writer.finish();
+    } else {
+        co_await stop_heartbeat(*stream);
+    }
+    // Read the upstream to its end so its connection returns to the pool (the client is done).
+    while (status == "ok" && !response.done()) {
+        auto rest = co_await response.read_some();
+        if (!rest || rest->empty()) break;
+    }
+    dialect::record_stream(m, acc);
+    figures.into(m);
+    co_return status;
+}
+
+// One attempt against one upstream. Returns true when the client has been answered (or is
+// gone); false when the attempt failed before any byte reached the client and `reply` holds
+// what to tell the client if no other upstream does better.
+awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat,
+                             net::ResponseWriter& writer, const Attempt& a, dialect::HttpCall& call,
+                             const std::string& request_id, const std::string& task,
+                             ClientReply& reply) {
+    Measurement m = start_record(a, request_id, task, chat.stream);
+    const std::int64_t t_start = m.t.send;
+    net::Url url = a.provider.base;
+    url.target = std::move(call.target);
+    auto opened = co_await a.client.open(http::verb::post, url, call.headers, std::move(call.body));
+    if (!opened) {
+        const Errc code = errc_of(opened.error());
+        m.status = std::string(status_name(opened.error().code));
+        m.t.sched = m.t.send;
+        m.t.done = steady_now_ns();
+        gw.record(std::move(m));
+        if (code == Errc::cancelled || writer.client_gone()) co_return true;
+        reply = reply_for(code, opened.error().message, a);
+        reply.headers = base_headers(request_id);
+        if (falls_back(code)) co_return false;
+        co_await send_reply(gw, writer, reply);
+        co_return true;
+    }
+    net::StreamingResponse& response = **opened;
+    net::record_timings(m, response.timings(), t_start);
+    m.t.sched = m.t.send;
+    m.http_status = static_cast<int>(response.status());
+    const std::int64_t overhead_ns = request_overhead_ns(m, a.t_ready);
+    m.overhead_ns = overhead_ns;
+
+    net::HeaderList headers = base_headers(request_id);
+    headers.emplace_back("x-tokenradar-upstream", upstream_label(a));
+    headers.emplace_back("x-tokenradar-cache", "bypass");
+
+    if (response.status() != 200) {
+        auto body = co_await response.read_all(kMaxErrorBody);
+        m.t.done = steady_now_ns();
+        m.status = fmt::format("http_{}", response.status());
+        const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
+        auto translated = dialect::translate_error(a.provider.api, static_cast<int>(response.status()), upstream_body);
+        reply.status = static_cast<http::status>(translated.http_status);
+        reply.body = std::move(translated.body);
+        reply.headers = headers;
+        reply.status_name = m.status;
+        if (auto ra = response.headers().find(http::field::retry_after); ra != response.headers().end()) {
+            reply.headers.emplace_back("retry-after", std::string(ra->value()));
+        }
+        gw.record(std::move(m));
+        if (falls_back(response.status())) co_return false;
+        co_await send_reply(gw, writer, reply);
+        co_return true;
+    }
+
+    if (!chat.stream) {
+        auto body = co_await response.read_all(kMaxUpstreamBody);
+        const std::int64_t t_body = steady_now_ns();
+        m.t.done = t_body;
+        std::optional<Result<std::string>> translated;
+        if (!body) {
+            m.status = std::string(status_name(body.error().code));
+            reply = reply_for(errc_of(body.error()), body.error().message, a);
+        } else if (auto parsed = dialect::parse_response(a.provider.api, *body); !parsed) {
+            m.status = "protocol_error";
+            reply = reply_for(Errc::protocol_error, parsed.error().message, a);
+        } else {
+            dialect::record_response(m, *parsed);
+            translated = dialect::translate_response(a.provider.api, *body);
+            if (!*translated) {
+                m.status = "protocol_error";
+                reply = reply_for(Errc::protocol_error, translated->error().message, a);
+            }
+        }
+        if (m.status != "ok") {
+            reply.headers = headers;
+            gw.record(std::move(m));
+            co_return writer.client_gone();
+        }
+        // Response-side overhead: upstream body read -> our response's first byte.
+        const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
+        m.overhead_ns = total_overhead;
+        headers.emplace_back("x-tokenradar-overhead-us", std::to_string(micros(total_overhead)));
+        std::string client_body = std::move(**translated);
+        auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body), headers);
+        if (ec) m.status = "cancelled";
+        gw.metrics.observe_request(m.status);
+        gw.record(std::move(m));
+        co_return true;
+    }
+
+    headers.emplace_back("x-tokenradar-overhead-us", std::to_string(micros(overhead_ns)));
+    headers.emplace_back("cache-control", "no-cache");
+    if (auto ec = co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
+        m.status = "cancelled";
+        m.t.done = steady_now_ns();
+        gw.metrics.observe_request(m.status);
+        gw.record(std::move(m));
+        co_return true;
+    }
+    m.status = co_await relay_stream(gw, response, writer, a, m, chat.include_usage);
+    gw.metrics.observe_request(m.status);
+    gw.record(std::move(m));
+    co_return true;
+}
+
+// A task label from the client (x-tokenradar-task), held to the labels' charset.
+std::optional<std::string> task_from(const net::Request& request, const VirtualModel& model) {
+    const auto it = request.find("x-tokenradar-task");
+    if (it == request.end()) return model.task;
+    std::string_view value = it->value();
+    const bool plain = !value.empty() && value.size() <= 64 &&
+                       std::all_of(value.begin(), value.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' ||
+                                  c == '_' || c == '.';
+                       });
+    if (!plain) return std::nullopt;
+    return std::string(value);
+}
+
+}  // namespace
+
+awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
+                           std::string request_id) {
+    net::HeaderList headers = base_headers(request_id);
+    auto chat = dialect::parse_request(Api::openai, request.body());
+    if (!chat) {
+        co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
+        co_return;
+    }
+    const VirtualModel* model = gw.config.find_model(chat->model);
+    if (model == nullptr) {
+        co_await send_error(gw, writer, Errc::not_found,
+                            fmt::format("model '{}' is not served here; GET /v1/models lists the models",
+                                        chat->model),
+                            headers);
+        co_return;
+    }
+    const auto task = task_from(request, *model);
+    if (!task) {
+        co_await send_error(gw, writer, Errc::bad_request,
+                            "x-tokenradar-task: expected 1-64 letters, digits, '-', '_' or '.'", headers);
+        co_return;
+    }
+
+    ClientReply reply;
+    std::int64_t t_ready = writer.request_read_ns();
+    for (std::size_t i = 0; i < model->upstreams.size(); ++i) {
+        const UpstreamRef& ref = model->upstreams[i];
+        const ProviderConfig& provider = gw.config.providers[ref.provider];
+        auto call = dialect::make_upstream_call(*chat, provider.api, provider.base.target, ref.model, provider.key);
+        if (!call) {
+            // The primary cannot take this request: say why. A fallback that cannot take it
+            // leaves the previous upstream's answer standing.
+            if (i == 0) {
+                co_await send_error(gw, writer, Errc::unsupported, call.error().message, headers);
+                co_return;
+            }
+            break;
+        }
+        const Attempt attempt{provider, ref.model, *gw.clients[ref.provider], static_cast<int>(i) + 1, t_ready};
+        const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id, *task, reply);
+        if (answered) co_return;
+        t_ready = steady_now_ns();
+    }
+    if (reply.headers.empty()) reply.headers = headers;
+    co_await send_reply(gw, writer, reply);
+}
+
+}  // namespace tokenradar::gateway

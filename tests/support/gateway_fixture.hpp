@@ -1,0 +1,132 @@
+#pragma once
+// An in-process gateway on 127.0.0.1 (ephemeral port) with a recording sink, configured
+// from TOML text, plus a small client to talk to it.
+
+#include "run_sync.hpp"
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/gateway/config.hpp>
+#include <tokenradar/gateway/gateway_server.hpp>
+#include <tokenradar/net/http_client.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tokenradar::testing {
+
+// Every record the gateway wrote, safe to read from the test thread.
+class RecordLog {
+  public:
+    void add(Measurement&& m) {
+        std::lock_guard lock(mu_);
+        records_.push_back(std::move(m));
+    }
+    std::vector<Measurement> snapshot() const {
+        std::lock_guard lock(mu_);
+        return records_;
+    }
+    // Waits until at least n records arrived (records are written after the response ends).
+    std::vector<Measurement> wait_for(std::size_t n, std::chrono::milliseconds limit = std::chrono::milliseconds(3000)) const {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < deadline) {
+            {
+                std::lock_guard lock(mu_);
+                if (records_.size() >= n) return records_;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        return snapshot();
+    }
+
+  private:
+    mutable std::mutex mu_;
+    std::vector<Measurement> records_;
+};
+
+inline gateway::GatewayConfig gateway_config(const std::string& toml) {
+    const auto table = ConfigTable::parse(toml, "test.toml");
+    return gateway::load_gateway_config(table, [](const char* name) -> const char* {
+        return std::string_view(name) == "TEST_UPSTREAM_KEY" ? "sk-upstream-secret-1234" : nullptr;
+    });
+}
+
+class GatewayFixture {
+  public:
+    explicit GatewayFixture(const std::string& toml, gateway::GatewayHooks hooks = {})
+        : server_(with_port0(gateway_config(toml)), with_sink(std::move(hooks), &records_)) {
+        port_ = server_.start().value();
+    }
+    [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    [[nodiscard]] net::Url url(const std::string& path) const { return net::parse_url(base_url() + path).value(); }
+    [[nodiscard]] RecordLog& records() { return records_; }
+    [[nodiscard]] gateway::GatewayServer& server() { return server_; }
+
+  private:
+    static gateway::GatewayConfig with_port0(gateway::GatewayConfig c) {
+        c.port = 0;
+        return c;
+    }
+    static gateway::GatewayHooks with_sink(gateway::GatewayHooks h, RecordLog* log) {
+        h.sink = [log](Measurement&& m) { log->add(std::move(m)); };
+        return h;
+    }
+    RecordLog records_;
+    gateway::GatewayServer server_;
+    std::uint16_t port_ = 0;
+};
+
+// A whole response with the steady time each body piece arrived.
+struct Fetched {
+    unsigned status = 0;
+    boost::beast::http::fields headers;
+    std::string body;
+    std::vector<std::pair<std::int64_t, std::string>> pieces;
+    net::RequestTimings timings{};
+    std::string error;  // a transport failure
+};
+
+using HeaderPairs = std::vector<std::pair<std::string, std::string>>;
+
+inline boost::asio::awaitable<Fetched> fetch_task(net::HttpClient* client, boost::beast::http::verb method,
+                                                  net::Url url, HeaderPairs headers, std::string body) {
+    Fetched f;
+    auto opened = co_await client->open(method, url, headers, std::move(body));
+    if (!opened) {
+        f.error = opened.error().message;
+        co_return f;
+    }
+    auto& response = **opened;
+    f.status = response.status();
+    f.headers = response.headers();
+    f.timings = response.timings();
+    while (true) {
+        auto piece = co_await response.read_some();
+        if (!piece) {
+            f.error = piece.error().message;
+            break;
+        }
+        if (piece->empty()) break;
+        f.pieces.emplace_back(steady_now_ns(), std::string(*piece));
+        f.body += *piece;
+    }
+    co_return f;
+}
+
+inline Fetched fetch(boost::beast::http::verb method, const net::Url& url, HeaderPairs headers = {},
+                     std::string body = {}) {
+    boost::asio::io_context ioc;
+    net::HttpClient client(ioc.get_executor());
+    return run_sync(ioc, fetch_task(&client, method, url, std::move(headers), std::move(body)));
+}
+
+inline Fetched post_json(const net::Url& url, std::string body, HeaderPairs headers = {}) {
+    headers.emplace_back("content-type", "application/json");
+    return fetch(boost::beast::http::verb::post, url, std::move(headers), std::move(body));
+}
+
+}  // namespace tokenradar::testing
