@@ -183,7 +183,9 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
                 client_gone = true;
                 break;
             }
-            figures.relay_ns.push_back(steady_now_ns() - now);
+            const std::int64_t relay_ns = steady_now_ns() - now;
+            figures.relay_ns.push_back(relay_ns);
+            gw.metrics.observe_relay_ns(relay_ns);
         }
         if (acc.saw_done()) break;
     }

@@ -7,6 +7,7 @@
 //   gen_ai_usage_tokens_total                   counter   {provider, model, type}
 //   tokenradar_gateway_overhead_seconds         histogram {provider, model}
 //   tokenradar_upstream_attempts_total          counter   {provider, model, status, route}
+//   tokenradar_relay_delay_seconds              histogram (per chunk: upstream read -> client written)
 //   tokenradar_requests_total                   counter   {status}  (client-facing)
 //   tokenradar_active_requests                  gauge
 // Thread-safe: observe() from any thread (a shared lock to find the series, then relaxed
@@ -53,6 +54,8 @@ class Metrics {
     void observe_attempt(const Measurement& m);
     // One client request, answered with this metrics.md status.
     void observe_request(std::string_view status);
+    // One relayed chunk: from the upstream read to the same bytes written to the client.
+    void observe_relay_ns(std::int64_t ns) noexcept { relay_.observe(static_cast<double>(ns) / 1e9); }
     void request_started() noexcept { active_.fetch_add(1, std::memory_order_relaxed); }
     void request_finished() noexcept { active_.fetch_sub(1, std::memory_order_relaxed); }
 
@@ -62,6 +65,7 @@ class Metrics {
   private:
     struct Family;
     std::vector<std::unique_ptr<Family>> families_;
+    HistogramSeries relay_;
     std::atomic<std::int64_t> active_{0};
 };
 
