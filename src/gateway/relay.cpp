@@ -106,10 +106,12 @@ std::string upstream_label(const Attempt& a) { return fmt::format("{}/{}", a.pro
 
 std::int64_t micros(std::int64_t ns) { return ns / 1000; }
 
-// The gateway's own time before the upstream request: from ready to the request's first
-// byte, less the upstream's connect and TLS time (recorded separately as connect_ns, tls_ns).
+// metrics.md overhead_ns, request side: from ready (the client request read, or the
+// previous attempt's end) to the upstream request's first byte written. A fresh upstream
+// connection's connect and TLS time is part of it (and is recorded on its own as connect_ns
+// and tls_ns): a pooled connection would not have cost it.
 std::int64_t request_overhead_ns(const Measurement& m, std::int64_t t_ready) {
-    return std::max<std::int64_t>(0, m.t.send - t_ready - m.connect_ns - m.tls_ns);
+    return std::max<std::int64_t>(0, m.t.send - t_ready);
 }
 
 struct RelayFigures {
