@@ -104,10 +104,9 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     GatewayConfig c;
     c.source = root.source_name();
     if (auto l = root.table("listener")) {
-        l->reject_unknown_keys({"host", "port", "threads"});
+        l->reject_unknown_keys({"host", "port"});
         c.host = l->get_string("host", c.host);
         c.port = static_cast<std::uint16_t>(l->get_integer("port", c.port, 0, 65535));
-        c.threads = static_cast<unsigned>(l->get_integer("threads", c.threads, 1, 64));
     }
     if (auto a = root.table("auth")) {
         a->reject_unknown_keys({"mode", "keys"});
@@ -193,8 +192,7 @@ GatewayConfig load_gateway_config_file(const std::filesystem::path& path) {
 }
 
 std::string describe(const GatewayConfig& c) {
-    std::string out = fmt::format("{}: valid\nlistener  http://{}:{} ({} thread{})\n", c.source,
-                                  c.host, c.port, c.threads, c.threads == 1 ? "" : "s");
+    std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",

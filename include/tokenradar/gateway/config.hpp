@@ -54,7 +54,6 @@ struct GatewayConfig {
     // [listener]
     std::string host = "127.0.0.1";
     std::uint16_t port = 8080;
-    unsigned threads = 1;  // I/O threads, each with its own acceptor (SO_REUSEPORT) and pool
 
     // [auth]: mode "keys" (default) or "none" (loopback listeners only)
     bool auth_required = true;

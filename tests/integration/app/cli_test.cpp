@@ -18,6 +18,7 @@ namespace tokenradar {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Outcome {
     int exit_code = -1;
@@ -25,13 +26,14 @@ struct Outcome {
     std::string err;
 };
 
-Outcome run(const std::string& args) {
+// `prefix` goes before the binary: environment assignments or a pipe into it.
+Outcome run(const std::string& args, const std::string& prefix = "") {
     const auto dir = std::filesystem::temp_directory_path();
     // ctest runs test cases as parallel processes: one pair of files per process.
     const std::string tag = std::to_string(::getpid());
     const auto out = dir / ("tokenradar_cli_out_" + tag + ".txt");
     const auto err = dir / ("tokenradar_cli_err_" + tag + ".txt");
-    const std::string command = std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string command = prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(command.c_str());
     const auto slurp = [](const std::filesystem::path& p) {
         std::ifstream in(p);
@@ -97,6 +99,33 @@ TEST(Cli, SimBadProfileIsOneLineAndExitCode2) {
     EXPECT_EQ(o.exit_code, 2);
     EXPECT_THAT(o.err, HasSubstr("no-such-profile"));
     EXPECT_EQ(lines(o.err), 1) << o.err;
+}
+
+TEST(Cli, ServeChecksItsConfigurationAndExplainsIt) {
+    auto ok = run("serve --check-config --config " + std::string(TOKENRADAR_SOURCE_DIR) +
+                  "/examples/gateway-sim.toml");
+    // The example reads its upstream key from SIM_KEY: unset, that is the error.
+    EXPECT_EQ(ok.exit_code, 2);
+    EXPECT_THAT(ok.err, HasSubstr("gateway-sim.toml:20: providers[0].key_env"));
+    EXPECT_THAT(ok.err, HasSubstr("SIM_KEY is not set"));
+    EXPECT_EQ(lines(ok.err), 1) << ok.err;
+
+    auto valid = run("serve --check-config --config " + std::string(TOKENRADAR_SOURCE_DIR) +
+                     "/examples/gateway-sim.toml", "SIM_KEY=sk-sim-secret ");
+    EXPECT_EQ(valid.exit_code, 0) << valid.err;
+    EXPECT_THAT(valid.out, HasSubstr("model     gpt-4o (task chat) -> openai-sim/gpt-4o llama-sim/llama-3-70b"));
+    EXPECT_THAT(valid.out, Not(HasSubstr("sk-sim-secret")));  // keys are named, never shown
+
+    auto missing = run("serve --config /nonexistent/gw.toml");
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_THAT(missing.err, HasSubstr("/nonexistent/gw.toml: no such file"));
+}
+
+TEST(Cli, ServeHashesClientKeysFromStdin) {
+    // The same digest as `echo -n my-team-key | sha256sum`.
+    auto o = run("serve --hash-key", "echo -n my-team-key | ");
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_EQ(o.out, "53ba349d7fc09d92266503ce236e0c3da9e46ea0f6510fe70219b7777e7a31a5\n");
 }
 
 }  // namespace
