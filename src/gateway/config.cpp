@@ -100,7 +100,7 @@ const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
 }
 
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
-    root.reject_unknown_keys({"listener", "auth", "limits", "store", "providers", "models"});
+    root.reject_unknown_keys({"listener", "auth", "limits", "store", "dashboard", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
     if (auto l = root.table("listener")) {
@@ -162,6 +162,11 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
                 s->get_duration("retention", std::chrono::hours(0)));
             if (c.retention->count() < 1) s->fail("retention", "at least 1h");
         }
+    }
+    if (auto d = root.table("dashboard")) {
+        d->reject_unknown_keys({"enabled", "dir"});
+        c.dashboard = d->get_bool("enabled", c.dashboard);
+        c.dashboard_dir = d->get_string("dir", "");
     }
     std::set<std::string> provider_names;
     for (const ConfigTable& p : root.tables("providers")) {

@@ -3,6 +3,7 @@
 #include "gateway_impl.hpp"
 
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/logging.hpp>
 
 #include <boost/asio/this_coro.hpp>
@@ -56,6 +57,21 @@ class InFlightSlot {
     std::atomic<std::size_t>* counter_;
 };
 
+awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& request, const StaticFile& file) {
+    net::HeaderList headers{{"cache-control", file.cache_control}, {"etag", file.etag},
+                            {"x-content-type-options", "nosniff"}};
+    if (const auto inm = request.find(http::field::if_none_match); inm != request.end() && inm->value() == file.etag) {
+        co_await writer.send(http::status::not_modified, file.content_type, {}, headers);
+        co_return;
+    }
+    if (file.content_type.rfind("text/html", 0) == 0) {
+        // The dashboard loads nothing from elsewhere and renders labels as text.
+        headers.emplace_back("content-security-policy",
+                             "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+    }
+    co_await writer.send(http::status::ok, file.content_type, file.body, headers);
+}
+
 std::string models_body(const GatewayConfig& config) {
     json::array data;
     for (const auto& m : config.models) {
@@ -93,6 +109,14 @@ Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, Gat
         options.ca_file = hooks.ca_file;
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
+    if (config.dashboard) {
+        const auto dir = config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;
+        if (auto files = StaticFiles::load(dir)) {
+            dashboard = std::move(*files);
+        } else {
+            spdlog::warn("dashboard off: {}", files.error().message);
+        }
+    }
 }
 
 Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, GatewayHooks hooks)
@@ -120,6 +144,16 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         const auto status = ok ? http::status::ok : http::status::service_unavailable;
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
+    }
+
+    if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
+        if (co_await gw.hooks.api_routes(request, writer)) co_return;
+    }
+    if (method == http::verb::get || method == http::verb::head) {
+        if (const StaticFile* file = gw.dashboard.find(path)) {
+            co_await send_static(writer, request, *file);
+            co_return;
+        }
     }
 
     const bool known = path == "/metrics" || path == "/v1/models" || path == "/v1/chat/completions" ||

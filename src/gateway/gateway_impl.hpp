@@ -2,6 +2,7 @@
 // Private to the gateway: the state behind Gateway and the chat relay's entry point.
 
 #include <tokenradar/gateway/gateway.hpp>
+#include <tokenradar/gateway/static_files.hpp>
 
 #include <atomic>
 #include <memory>
@@ -22,6 +23,7 @@ struct Gateway::Impl {
     std::vector<std::unique_ptr<net::HttpClient>> clients;  // one per provider (its timeouts)
     // In-flight requests per client key; the last slot is the anonymous client (auth none).
     std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
+    StaticFiles dashboard;  // empty when disabled or not built
 
     void record(Measurement&& m) {
         metrics.observe_attempt(m);

@@ -73,6 +73,10 @@ struct GatewayConfig {
     std::size_t store_queue = 65'536;
     std::optional<std::chrono::hours> retention;
 
+    // [dashboard]: web/dist served at "/"; "" = found beside the binary (resource_dir.hpp)
+    bool dashboard = true;
+    std::filesystem::path dashboard_dir;
+
     std::vector<ProviderConfig> providers;
     std::vector<VirtualModel> models;
 

@@ -24,12 +24,16 @@
 namespace tokenradar::gateway {
 
 using RecordSink = std::function<void(Measurement&&)>;
+// Answers a request the gateway does not own (the observatory's /api/...); returns false to
+// let the gateway answer 404. Runs like a net::Handler.
+using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net::ResponseWriter&)>;
 
 struct GatewayHooks {
     RecordSink sink;                          // every attempt's record; may be empty
     std::function<std::string()> extra_metrics;  // appended to /metrics (store counters)
     std::function<bool()> ready;              // /readyz; empty = always ready
     std::string ca_file;                      // extra CA bundle for upstream TLS (tests)
+    RouteHandler api_routes;                  // requests under /api/
 };
 
 class Gateway {

@@ -14,7 +14,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
+
+#include <unistd.h>
 
 namespace tokenradar::gateway {
 namespace {
@@ -190,6 +194,33 @@ TEST(GatewayApi, UpstreamKeysNeverLeaveTheProcess) {
     EXPECT_THAT(everything, Not(HasSubstr(std::string(kUpstreamKey))));
     EXPECT_THAT(everything, Not(HasSubstr("upstream-secret")));
     EXPECT_THAT(describe(testing::gateway_config(keyed_config(sim))), Not(HasSubstr("upstream-secret")));
+}
+
+TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
+    const auto dir = std::filesystem::temp_directory_path() / ("tokenradar_dash_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir / "assets");
+    std::ofstream(dir / "index.html") << "<!doctype html><title>TokenRadar</title>";
+    std::ofstream(dir / "assets" / "app-1234.js") << "console.log(1)";
+    SimFixture sim("instant");
+    GatewayFixture gw(keyed_config(sim, "[dashboard]\ndir = \"" + dir.string() + "\"\n"));
+    auto index = testing::fetch(http::verb::get, gw.url("/"));
+    EXPECT_EQ(index.status, 200u);
+    EXPECT_EQ(index.body, "<!doctype html><title>TokenRadar</title>");
+    EXPECT_EQ(index.headers[http::field::content_type], "text/html; charset=utf-8");
+    EXPECT_EQ(index.headers[http::field::cache_control], "no-cache");
+    EXPECT_THAT(std::string(index.headers["content-security-policy"]), HasSubstr("default-src 'self'"));
+    auto js = testing::fetch(http::verb::get, gw.url("/assets/app-1234.js"));
+    EXPECT_EQ(js.status, 200u);
+    EXPECT_EQ(js.headers[http::field::content_type], "text/javascript; charset=utf-8");
+    EXPECT_THAT(std::string(js.headers[http::field::cache_control]), HasSubstr("immutable"));
+    const std::string etag(js.headers[http::field::etag]);
+    auto again = testing::fetch(http::verb::get, gw.url("/assets/app-1234.js"), {{"if-none-match", etag}});
+    EXPECT_EQ(again.status, 304u);
+    EXPECT_TRUE(again.body.empty());
+    // Only the loaded files exist: nothing reaches the file system.
+    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/../../etc/passwd")).status, 404u);
+    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/assets/../index.html")).status, 404u);
+    std::filesystem::remove_all(dir);
 }
 
 TEST(GatewayConfigFile, ErrorsNameTheFileLineAndKey) {
