@@ -135,12 +135,19 @@ std::string_view status_name(const boost::system::error_code& ec) noexcept {
     }
 }
 
-std::string openai_error_body(Errc e, std::string_view message) {
+std::string openai_error_body(Errc e, std::string_view message, std::string_view param,
+                              std::string_view code) {
     boost::json::object error;
     error["message"] = message;
     error["type"] = openai_error_type(e);
-    error["param"] = nullptr;
-    error["code"] = nullptr;
+    if (param.empty())
+        error["param"] = nullptr;
+    else
+        error["param"] = param;
+    if (code.empty())
+        error["code"] = nullptr;
+    else
+        error["code"] = code;
     boost::json::object body;
     body["error"] = std::move(error);
     return boost::json::serialize(body);

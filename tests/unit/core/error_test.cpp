@@ -32,6 +32,14 @@ TEST(Error, OpenAiBodyIsValidJsonWithEscapedMessage) {
     EXPECT_EQ(v.at("error").at("message").as_string(), "slow \"down\"\n");
     EXPECT_EQ(v.at("error").at("type").as_string(), "rate_limit_error");
     EXPECT_TRUE(v.at("error").at("param").is_null());
+    EXPECT_TRUE(v.at("error").at("code").is_null());
+}
+
+TEST(Error, OpenAiBodyNamesParamAndCodeWhenGiven) {
+    auto v = boost::json::parse(openai_error_body(Errc::unsupported, "n: 2", "n", "unsupported_n"));
+    EXPECT_EQ(v.at("error").at("type").as_string(), "invalid_request_error");
+    EXPECT_EQ(v.at("error").at("param").as_string(), "n");
+    EXPECT_EQ(v.at("error").at("code").as_string(), "unsupported_n");
 }
 
 TEST(Error, ResultCarriesDetail) {
