@@ -48,6 +48,45 @@ public:
 
 const ErrorCategory kCategory;
 
+// Length of the valid UTF-8 sequence at the start of `s` (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), 0 when it is not one.
+std::size_t utf8_sequence(std::string_view s) {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    const auto cont = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+    const unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(1) || !cont(2)) return 0;
+        if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(1) || !cont(2) || !cont(3)) return 0;
+        if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+// Error messages may quote peer bytes (an HTML error page cut at some length); Boost.JSON
+// would write invalid UTF-8 as is, and the body would not be JSON. Invalid bytes become U+FFFD.
+std::string valid_utf8(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    while (!s.empty()) {
+        const std::size_t n = utf8_sequence(s);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";
+            s.remove_prefix(1);
+        } else {
+            out.append(s.substr(0, n));
+            s.remove_prefix(n);
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 const boost::system::error_category& error_category() noexcept { return kCategory; }
@@ -135,12 +174,19 @@ std::string_view status_name(const boost::system::error_code& ec) noexcept {
     }
 }
 
-std::string openai_error_body(Errc e, std::string_view message) {
+std::string openai_error_body(Errc e, std::string_view message, std::string_view param,
+                              std::string_view code) {
     boost::json::object error;
-    error["message"] = message;
+    error["message"] = valid_utf8(message);
     error["type"] = openai_error_type(e);
-    error["param"] = nullptr;
-    error["code"] = nullptr;
+    if (param.empty())
+        error["param"] = nullptr;
+    else
+        error["param"] = valid_utf8(param);
+    if (code.empty())
+        error["code"] = nullptr;
+    else
+        error["code"] = valid_utf8(code);
     boost::json::object body;
     body["error"] = std::move(error);
     return boost::json::serialize(body);

@@ -1,6 +1,7 @@
 #include <tokenradar/dialect/anthropic.hpp>
 
 // The rest of this component and its private helpers.
+#include "generation_options.hpp"
 #include "json_util.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
@@ -59,31 +60,6 @@ json::object usage_json(const Usage& u, bool with_input_default) {
     return o;
 }
 
-void read_text_blocks(Reader& r, const json::value& v, const Path& p,
-                      std::vector<ContentPart>& out) {
-    if (v.is_string()) {
-        out.push_back(ContentPart::make_text(std::string(v.get_string())));
-        return;
-    }
-    if (!v.is_array()) {
-        r.fail(p, "expected a string or an array of content blocks");
-        return;
-    }
-    for (std::size_t j = 0; j < v.get_array().size() && !r.failed(); ++j) {
-        Path bp = p.at(j);
-        const json::object* b = r.as_object(v.get_array()[j], bp);
-        if (!b) return;
-        auto type = r.string(*b, "type", bp, true);
-        if (!type) return;
-        if (*type != "text") {
-            r.fail_key(bp, "type", "expected text");
-            return;
-        }
-        if (auto t = r.string(*b, "text", bp, true))
-            out.push_back(ContentPart::make_text(std::string(*t)));
-    }
-}
-
 bool read_image(Reader& r, const json::object& b, const Path& bp, ContentPart& c) {
     Path sp = bp.key("source");
     const json::object* src = r.object(b, "source", bp, true);
@@ -103,6 +79,36 @@ bool read_image(Reader& r, const json::object& b, const Path& bp, ContentPart& c
     return !r.failed();
 }
 
+// System prompts hold text blocks only; tool results hold text and images.
+void read_blocks(Reader& r, const json::value& v, const Path& p, bool images,
+                 std::vector<ContentPart>& out) {
+    if (v.is_string()) {
+        out.push_back(ContentPart::make_text(std::string(v.get_string())));
+        return;
+    }
+    if (!v.is_array()) {
+        r.fail(p, "expected a string or an array of content blocks");
+        return;
+    }
+    for (std::size_t j = 0; j < v.get_array().size() && !r.failed(); ++j) {
+        Path bp = p.at(j);
+        const json::object* b = r.as_object(v.get_array()[j], bp);
+        if (!b) return;
+        auto type = r.string(*b, "type", bp, true);
+        if (!type) return;
+        if (*type == "text") {
+            if (auto t = r.string(*b, "text", bp, true))
+                out.push_back(ContentPart::make_text(std::string(*t)));
+        } else if (*type == "image" && images) {
+            ContentPart c;
+            if (read_image(r, *b, bp, c)) out.push_back(std::move(c));
+        } else {
+            r.fail_key(bp, "type", images ? "expected one of text, image" : "expected text");
+            return;
+        }
+    }
+}
+
 json::value blocks_or_string(const std::vector<ContentPart>& parts, json::array extra_first,
                              json::array extra_last) {
     if (extra_first.empty() && extra_last.empty() && parts.size() == 1 &&
@@ -113,6 +119,9 @@ json::value blocks_or_string(const std::vector<ContentPart>& parts, json::array 
     for (const ContentPart& c : parts) {
         switch (c.kind) {
             case ContentPart::Kind::text:
+                // Anthropic rejects empty text blocks; OpenAI clients send `content: ""` beside
+                // tool calls.
+                if (c.text.empty() && parts.size() + a.size() + extra_last.size() > 1) break;
                 a.push_back(json::object{{"type", "text"}, {"text", c.text}});
                 break;
             case ContentPart::Kind::image_url:
@@ -147,7 +156,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
         Message m;
         m.role = Role::system;
         Path sp = top.key("system");
-        read_text_blocks(r, *sys, sp, m.content);
+        read_blocks(r, *sys, sp, false, m.content);
         req.messages.push_back(std::move(m));
     }
     Path mp = top.key("messages");
@@ -211,7 +220,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
                 if (auto id = r.string(*b, "tool_use_id", bp, true)) tr.tool_call_id.assign(*id);
                 if (const json::value* c = Reader::find(*b, "content")) {
                     Path rp = bp.key("content");
-                    read_text_blocks(r, *c, rp, tr.content);
+                    read_blocks(r, *c, rp, true, tr.content);
                 }
                 tool_results.push_back(std::move(tr));
             } else if (*type == "thinking" || *type == "redacted_thinking") {
@@ -244,6 +253,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
             if (const json::object* schema = r.object(*t, "input_schema", ip, true)) {
                 def.parameters = to_json_text(*schema);
             }
+            def.strict = r.boolean(*t, "strict", ip).value_or(false);
             req.tools.push_back(std::move(def));
         }
     }
@@ -260,6 +270,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
         }
     }
     req.stream = r.boolean(o, "stream", top).value_or(false);
+    read_anthropic_options(r, o, top, req);
     if (r.failed()) return r.take_error();
     req.original = std::move(*root);
     return req;
@@ -339,6 +350,7 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
                 return Error(Errc::bad_request,
                              "tools: parameters of " + t.name + ": expected a JSON object");
             jt["input_schema"] = std::move(*schema);
+            if (t.strict) jt["strict"] = true;
             tools.push_back(std::move(jt));
         }
         o["tools"] = std::move(tools);
@@ -350,6 +362,7 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
         for (const auto& s : req.stop) stop.emplace_back(s);
         o["stop_sequences"] = std::move(stop);
     }
+    if (auto options = write_anthropic_options(req, o); !options) return options.error();
     if (req.stream) o["stream"] = true;
     return json::serialize(o);
 }

@@ -1,10 +1,13 @@
 #include <tokenradar/dialect/gemini.hpp>
 
 // The rest of this component and its private helpers.
+#include "generation_options.hpp"
 #include "json_util.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
+
+#include <cctype>
 
 namespace tokenradar::dialect {
 
@@ -63,12 +66,6 @@ json::object usage_json(const Usage& u) {
     return o;
 }
 
-// The API takes proto3 JSON, so snake_case names are accepted too.
-const json::value* find2(const json::object& o, std::string_view camel, std::string_view snake) {
-    const json::value* v = Reader::find(o, camel);
-    return v ? v : Reader::find(o, snake);
-}
-
 json::object function_response(const Message& m, std::string_view name) {
     std::string text;
     for (const auto& c : m.content) text += c.text;
@@ -79,11 +76,31 @@ json::object function_response(const Message& m, std::string_view name) {
     return json::object{{"functionResponse", std::move(fr)}};
 }
 
-json::array parts_json(const std::vector<ContentPart>& parts) {
+// Gemini wants a MIME type with every fileData; a bare image URL gets one from its extension.
+std::string_view image_mime_from_url(std::string_view url) {
+    url = url.substr(0, url.find_first_of("?#"));
+    const std::size_t dot = url.rfind('.');
+    std::string ext;
+    if (dot != std::string_view::npos && url.find('/', dot) == std::string_view::npos) {
+        for (char ch : url.substr(dot + 1))
+            ext += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    if (ext == "png") return "image/png";
+    if (ext == "webp") return "image/webp";
+    if (ext == "gif") return "image/gif";
+    if (ext == "heic") return "image/heic";
+    if (ext == "heif") return "image/heif";
+    return "image/jpeg";
+}
+
+// An empty text part beside a function call is what OpenAI clients send as `content: ""`;
+// it carries nothing, so it is left out there.
+json::array parts_json(const std::vector<ContentPart>& parts, bool drop_empty_text = false) {
     json::array a;
     for (const ContentPart& c : parts) {
         switch (c.kind) {
             case ContentPart::Kind::text:
+                if (drop_empty_text && c.text.empty()) break;
                 a.push_back(json::object{{"text", c.text}});
                 break;
             case ContentPart::Kind::image_base64:
@@ -92,9 +109,10 @@ json::array parts_json(const std::vector<ContentPart>& parts) {
                 break;
             case ContentPart::Kind::image_url:
                 a.push_back(json::object{
-                    {"fileData",
-                     json::object{{"mimeType", c.media_type.empty() ? "image/jpeg" : c.media_type},
-                                  {"fileUri", c.url}}}});
+                    {"fileData", json::object{{"mimeType", c.media_type.empty()
+                                                               ? image_mime_from_url(c.url)
+                                                               : std::string_view(c.media_type)},
+                                              {"fileUri", c.url}}}});
                 break;
         }
     }
@@ -121,7 +139,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
     req.model.assign(model);
     req.stream = stream;
     req.include_usage = true;
-    if (const json::value* si = find2(o, "systemInstruction", "system_instruction")) {
+    if (const json::value* si = proto_field(o, "systemInstruction", "system_instruction")) {
         Path sp = top.key("systemInstruction");
         if (const json::object* so = r.as_object(*si, sp)) {
             Path pp = sp.key("parts");
@@ -166,7 +184,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                 if (!r.boolean(*part, "thought", jp).value_or(false)) {
                     msg.content.push_back(ContentPart::make_text(std::string(*text)));
                 }
-            } else if (const json::value* inl = find2(*part, "inlineData", "inline_data")) {
+            } else if (const json::value* inl = proto_field(*part, "inlineData", "inline_data")) {
                 Path dp = jp.key("inlineData");
                 if (const json::object* d = r.as_object(*inl, dp)) {
                     ContentPart p;
@@ -175,7 +193,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     if (auto data = r.string(*d, "data", dp, true)) p.data.assign(*data);
                     msg.content.push_back(std::move(p));
                 }
-            } else if (const json::value* fd = find2(*part, "fileData", "file_data")) {
+            } else if (const json::value* fd = proto_field(*part, "fileData", "file_data")) {
                 Path dp = jp.key("fileData");
                 if (const json::object* d = r.as_object(*fd, dp)) {
                     ContentPart p;
@@ -184,7 +202,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     if (auto uri = r.string(*d, "fileUri", dp, true)) p.url.assign(*uri);
                     msg.content.push_back(std::move(p));
                 }
-            } else if (const json::value* fc = find2(*part, "functionCall", "function_call")) {
+            } else if (const json::value* fc =
+                           proto_field(*part, "functionCall", "function_call")) {
                 Path fp = jp.key("functionCall");
                 if (msg.role != Role::assistant) {
                     r.fail(fp, "only allowed in a model turn");
@@ -199,7 +218,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     msg.tool_calls.push_back(std::move(tc));
                 }
             } else if (const json::value* fr =
-                           find2(*part, "functionResponse", "function_response")) {
+                           proto_field(*part, "functionResponse", "function_response")) {
                 Path fp = jp.key("functionResponse");
                 if (const json::object* f = r.as_object(*fr, fp)) {
                     Message tm;
@@ -234,7 +253,8 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
             Path ip = tp.at(i);
             const json::object* t = r.as_object((*tools)[i], ip);
             if (!t) break;
-            const json::value* decls = find2(*t, "functionDeclarations", "function_declarations");
+            const json::value* decls =
+                proto_field(*t, "functionDeclarations", "function_declarations");
             if (!decls) continue;  // googleSearch, codeExecution...: nothing to translate
             Path dp = ip.key("functionDeclarations");
             if (!decls->is_array()) {
@@ -248,13 +268,18 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                 ToolDefinition def;
                 if (auto name = r.string(*d, "name", kp, true)) def.name.assign(*name);
                 if (auto desc = r.string(*d, "description", kp)) def.description.assign(*desc);
-                if (const json::object* params = r.object(*d, "parameters", kp))
+                // parametersJsonSchema (JSON Schema) or parameters (OpenAPI subset).
+                const json::value* pv =
+                    proto_field(*d, "parametersJsonSchema", "parameters_json_schema");
+                Path pp = kp.key(pv ? "parametersJsonSchema" : "parameters");
+                if (!pv) pv = Reader::find(*d, "parameters");
+                if (const json::object* params = pv ? r.as_object(*pv, pp) : nullptr)
                     def.parameters = to_json_text(*params);
                 req.tools.push_back(std::move(def));
             }
         }
     }
-    if (const json::value* gcv = find2(o, "generationConfig", "generation_config")) {
+    if (const json::value* gcv = proto_field(o, "generationConfig", "generation_config")) {
         Path gp = top.key("generationConfig");
         if (const json::object* gc = r.as_object(*gcv, gp)) {
             req.max_tokens = r.integer(*gc, "maxOutputTokens", gp);
@@ -272,6 +297,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
             }
         }
     }
+    read_gemini_options(r, o, top, req);
     if (r.failed()) return r.take_error();
     req.original = std::move(*root);
     return req;
@@ -286,7 +312,8 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
     Path mp = root.key("messages");
     for (std::size_t i = 0; i < req.messages.size(); ++i) {
         const Message& m = req.messages[i];
-        if (m.role != Role::tool && !pending_results.empty()) {
+        // Function responses share one user turn with the user message that follows them.
+        if (m.role != Role::tool && m.role != Role::user && !pending_results.empty()) {
             contents.push_back(
                 json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
             pending_results = json::array();
@@ -313,12 +340,15 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
                 pending_results.push_back(function_response(m, name));
                 break;
             }
-            case Role::user:
-                contents.push_back(
-                    json::object{{"role", "user"}, {"parts", parts_json(m.content)}});
+            case Role::user: {
+                json::array parts = std::move(pending_results);
+                pending_results = json::array();
+                for (auto& p : parts_json(m.content)) parts.push_back(std::move(p));
+                contents.push_back(json::object{{"role", "user"}, {"parts", std::move(parts)}});
                 break;
+            }
             case Role::assistant: {
-                json::array parts = parts_json(m.content);
+                json::array parts = parts_json(m.content, !m.tool_calls.empty());
                 Path ip = mp.at(i);
                 Path tp = ip.key("tool_calls");
                 for (std::size_t k = 0; k < m.tool_calls.size(); ++k) {
@@ -355,7 +385,9 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
                 if (!params)
                     return Error(Errc::bad_request,
                                  "tools: parameters of " + t.name + ": expected a JSON object");
-                d["parameters"] = std::move(*params);
+                // JSON Schema as OpenAI and Anthropic take it: the OpenAPI-subset `parameters`
+                // rejects additionalProperties, $ref and friends that OpenAI schemas carry.
+                d["parametersJsonSchema"] = std::move(*params);
             }
             decls.push_back(std::move(d));
         }
@@ -370,6 +402,7 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
         for (const auto& s : req.stop) stop.emplace_back(s);
         gc["stopSequences"] = std::move(stop);
     }
+    write_gemini_options(req, o, gc);
     if (!gc.empty()) o["generationConfig"] = std::move(gc);
     return json::serialize(o);
 }
@@ -381,9 +414,14 @@ struct CandidateView {
     std::vector<std::pair<bool, std::string_view>> texts;  // (thought, text)
     std::vector<ToolCall> calls;
     std::optional<std::string_view> finish;
+    bool prompt_blocked = false;  // promptFeedback.blockReason: no candidates at all
 };
 
 void read_candidate(Reader& r, const json::object& o, const Path& top, CandidateView& out) {
+    Path bp = top.key("promptFeedback");
+    if (const json::object* fb = r.object(o, "promptFeedback", top)) {
+        out.prompt_blocked = r.string(*fb, "blockReason", bp).has_value();
+    }
     Path cp = top.key("candidates");
     const json::array* cands = r.array(o, "candidates", top);
     if (!cands || cands->empty()) return;
@@ -430,6 +468,7 @@ Result<ChatResponse> parse_gemini_response(std::string_view body) {
     read_candidate(r, o, top, cv);
     for (auto& [thought, text] : cv.texts) (thought ? resp.reasoning : resp.text).append(text);
     resp.tool_calls = std::move(cv.calls);
+    if (!cv.finish && cv.prompt_blocked) resp.finish_reason = FinishReason::content_filter;
     if (cv.finish) {
         resp.finish_reason = parse_finish(*cv.finish);
         if (*resp.finish_reason == FinishReason::stop && !resp.tool_calls.empty()) {
@@ -522,6 +561,12 @@ Result<void> GeminiStreamDecoder::decode(std::string_view /*event*/, std::string
         d.finish_reason = parse_finish(*cv.finish);
         if (d.finish_reason == FinishReason::stop && tool_calls_ > 0)
             d.finish_reason = FinishReason::tool_calls;
+        out.push_back(std::move(d));
+        out.push_back(StreamDelta::make(K::done));
+    } else if (cv.prompt_blocked) {
+        // A blocked prompt is answered by one chunk without candidates: that is the end.
+        StreamDelta d = StreamDelta::make(K::finish);
+        d.finish_reason = FinishReason::content_filter;
         out.push_back(std::move(d));
         out.push_back(StreamDelta::make(K::done));
     }

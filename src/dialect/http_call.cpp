@@ -43,8 +43,13 @@ Result<HttpCall> make_http_call(Api api, std::string_view base_path, const ChatR
                                 const Secret& key) {
     auto body = emit_request(api, request);
     if (!body) return body.error();
+    return make_http_call(api, base_path, request.model, request.stream, std::move(*body), key);
+}
+
+HttpCall make_http_call(Api api, std::string_view base_path, std::string_view model, bool stream,
+                        std::string body, const Secret& key) {
     HttpCall call;
-    call.body = std::move(*body);
+    call.body = std::move(body);
     call.headers.emplace_back("content-type", "application/json");
     std::string_view base = trim_slash(base_path);
     switch (api) {
@@ -59,11 +64,11 @@ Result<HttpCall> make_http_call(Api api, std::string_view base_path, const ChatR
             break;
         case Api::gemini:
             if (ends_with_version(base)) base = base.substr(0, base.rfind('/'));
-            call.target = std::string(base) + gemini_path(request.model, request.stream);
+            call.target = std::string(base) + gemini_path(model, stream);
             if (!key.empty()) call.headers.emplace_back("x-goog-api-key", key.reveal());
             break;
     }
-    if (request.stream) call.headers.emplace_back("accept", "text/event-stream");
+    if (stream) call.headers.emplace_back("accept", "text/event-stream");
     return call;
 }
 

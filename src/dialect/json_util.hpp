@@ -75,6 +75,14 @@ class Reader {
     std::optional<Error> error_;
 };
 
+// Gemini takes proto3 JSON, where a field may be spelled lowerCamelCase or snake_case;
+// nullptr when absent or null.
+inline const json::value* proto_field(const json::object& o, std::string_view camel,
+                                      std::string_view snake) noexcept {
+    const json::value* v = Reader::find(o, camel);
+    return v ? v : Reader::find(o, snake);
+}
+
 // Parses a whole body that must be a JSON object.
 Result<json::object> parse_object(std::string_view body, Errc errc);
 

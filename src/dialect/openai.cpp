@@ -1,6 +1,7 @@
 #include <tokenradar/dialect/openai.hpp>
 
 // The rest of this component and its private helpers.
+#include "generation_options.hpp"
 #include "json_util.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
@@ -236,6 +237,7 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
             if (const json::object* params = r.object(*fn, "parameters", fp)) {
                 def.parameters = to_json_text(*params);
             }
+            def.strict = r.boolean(*fn, "strict", fp).value_or(false);
             req.tools.push_back(std::move(def));
         }
     }
@@ -265,6 +267,7 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
     if (const json::object* so = r.object(o, "stream_options", top)) {
         req.include_usage = r.boolean(*so, "include_usage", sop).value_or(false);
     }
+    read_openai_options(r, o, top, req);
     if (r.failed()) return r.take_error();
     req.original = std::move(*root);
     return req;
@@ -302,6 +305,7 @@ Result<std::string> emit_openai_request(const ChatRequest& req) {
                                  "tools: parameters of " + t.name + ": expected a JSON object");
                 fn["parameters"] = std::move(*params);
             }
+            if (t.strict) fn["strict"] = true;
             tools.push_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
         }
         o["tools"] = std::move(tools);
@@ -314,6 +318,7 @@ Result<std::string> emit_openai_request(const ChatRequest& req) {
         for (const auto& s : req.stop) stop.emplace_back(s);
         o["stop"] = std::move(stop);
     }
+    write_openai_options(req, o);
     if (req.stream) {
         o["stream"] = true;
         if (req.include_usage) o["stream_options"] = json::object{{"include_usage", true}};

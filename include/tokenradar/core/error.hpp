@@ -71,8 +71,11 @@ std::string_view openai_error_type(Errc e) noexcept;
 // no status name of their own map to "connection_error" or "protocol_error".
 std::string_view status_name(const boost::system::error_code& ec) noexcept;
 
-// {"error":{"message":...,"type":...,"param":null,"code":...}}
-std::string openai_error_body(Errc e, std::string_view message);
+// {"error":{"message":...,"type":...,"param":...,"code":...}}; an empty param or code is
+// written as null. `param` names the offending request field; `code` is a machine-readable
+// detail (for a translated upstream error, the upstream's own error type).
+std::string openai_error_body(Errc e, std::string_view message, std::string_view param = {},
+                              std::string_view code = {});
 
 }  // namespace tokenradar
 

@@ -59,7 +59,29 @@ struct ToolDefinition {
     std::string name;
     std::string description;
     std::string parameters;  // JSON schema text; empty when none
+    bool strict = false;     // OpenAI / Anthropic strict schema adherence; Gemini has none
     bool operator==(const ToolDefinition&) const = default;
+};
+
+// Whether and which tool the model must call. OpenAI "auto" | "none" | "required" |
+// {function}; Anthropic tool_choice auto | none | any | tool; Gemini functionCallingConfig
+// AUTO | NONE | ANY (+ one allowedFunctionNames).
+struct ToolChoice {
+    enum class Mode { automatic, none, required, function };
+    Mode mode = Mode::automatic;
+    std::string name;  // function only
+    bool operator==(const ToolChoice&) const = default;
+};
+
+// OpenAI response_format; Anthropic output_config.format (json_schema only); Gemini
+// responseMimeType application/json (+ responseJsonSchema).
+struct ResponseFormat {
+    enum class Kind { text, json_object, json_schema };
+    Kind kind = Kind::text;
+    std::string name;     // json_schema: OpenAI's schema name (required there, unused elsewhere)
+    std::string schema;   // json_schema: JSON Schema text
+    bool strict = false;  // json_schema: OpenAI strict
+    bool operator==(const ResponseFormat&) const = default;
 };
 
 struct ChatRequest {
@@ -70,6 +92,15 @@ struct ChatRequest {
     std::optional<double> temperature;
     std::optional<double> top_p;
     std::vector<std::string> stop;
+    // Generation options beyond the basics; a dialect without the option neither reads nor
+    // writes it (translate.hpp decides whether dropping it is acceptable).
+    std::optional<ToolChoice> tool_choice;
+    std::optional<bool> parallel_tool_calls;  // false: at most one tool call per turn
+    std::optional<ResponseFormat> response_format;
+    std::optional<std::int64_t> seed;             // OpenAI, Gemini
+    std::optional<double> presence_penalty;       // OpenAI, Gemini
+    std::optional<double> frequency_penalty;      // OpenAI, Gemini
+    std::optional<std::int64_t> thinking_budget;  // Anthropic, Gemini; tokens, 0 = no thinking
     bool stream = false;         // Gemini: streamGenerateContent vs generateContent
     bool include_usage = false;  // always true for Anthropic and Gemini, which always report
     // The request as received, so same-dialect passthrough loses nothing (cache_control,
@@ -79,7 +110,12 @@ struct ChatRequest {
     bool operator==(const ChatRequest& o) const {
         return model == o.model && messages == o.messages && tools == o.tools &&
                max_tokens == o.max_tokens && temperature == o.temperature && top_p == o.top_p &&
-               stop == o.stop && stream == o.stream && include_usage == o.include_usage;
+               stop == o.stop && tool_choice == o.tool_choice &&
+               parallel_tool_calls == o.parallel_tool_calls &&
+               response_format == o.response_format && seed == o.seed &&
+               presence_penalty == o.presence_penalty && frequency_penalty == o.frequency_penalty &&
+               thinking_budget == o.thinking_budget && stream == o.stream &&
+               include_usage == o.include_usage;
     }
 };
 

@@ -31,6 +31,10 @@ inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 // `base_path` is the path part of the provider's base URL ("" or "/v1"...).
 Result<HttpCall> make_http_call(Api api, std::string_view base_path, const ChatRequest& request,
                                 const Secret& key);
+// The same around a body that is already written (translate.hpp's passthrough); `model` and
+// `stream` only shape Gemini's path and the accept header.
+HttpCall make_http_call(Api api, std::string_view base_path, std::string_view model, bool stream,
+                        std::string body, const Secret& key);
 
 // The environment variable that holds a provider's key by convention.
 std::string_view default_key_env(Api api) noexcept;

@@ -32,6 +32,26 @@ TEST(Error, OpenAiBodyIsValidJsonWithEscapedMessage) {
     EXPECT_EQ(v.at("error").at("message").as_string(), "slow \"down\"\n");
     EXPECT_EQ(v.at("error").at("type").as_string(), "rate_limit_error");
     EXPECT_TRUE(v.at("error").at("param").is_null());
+    EXPECT_TRUE(v.at("error").at("code").is_null());
+}
+
+TEST(Error, OpenAiBodyNamesParamAndCodeWhenGiven) {
+    auto v = boost::json::parse(openai_error_body(Errc::unsupported, "n: 2", "n", "unsupported_n"));
+    EXPECT_EQ(v.at("error").at("type").as_string(), "invalid_request_error");
+    EXPECT_EQ(v.at("error").at("param").as_string(), "n");
+    EXPECT_EQ(v.at("error").at("code").as_string(), "unsupported_n");
+}
+
+TEST(Error, OpenAiBodyStaysJsonWhenTheMessageQuotesInvalidUtf8) {
+    // A peer's HTML page cut inside a multi-byte character, a lone continuation byte, an
+    // overlong encoding and a surrogate: each invalid byte becomes U+FFFD.
+    const std::string message = std::string("caf\xC3") + "|\x80|\xC0\xAF|\xED\xA0\x80|\xF0\x9F\x98\x80";
+    auto body = openai_error_body(Errc::upstream_http_error, message);
+    boost::system::error_code ec;
+    auto v = boost::json::parse(body, ec);
+    ASSERT_FALSE(ec) << body;
+    EXPECT_EQ(v.at("error").at("message").as_string(),
+              "caf\uFFFD|\uFFFD|\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD|\U0001F600");
 }
 
 TEST(Error, ResultCarriesDetail) {

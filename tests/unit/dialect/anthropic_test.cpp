@@ -212,5 +212,25 @@ TEST(AnthropicStream, EncoderReencodesItsOwnFixtures) {
     }
 }
 
+TEST(AnthropicRequest, ToolResultsMayHoldImagesAndEmptyTextIsNotSent) {
+    auto req = parse_anthropic_request(R"({"model":"c","max_tokens":9,"messages":[
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[
+            {"type":"text","text":"shot:"},
+            {"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}]}]})");
+    ASSERT_TRUE(req) << req.error().message;
+    ASSERT_EQ(req->messages.size(), 1u);
+    EXPECT_EQ(req->messages[0].role, Role::tool);
+    ASSERT_EQ(req->messages[0].content.size(), 2u);
+    EXPECT_EQ(req->messages[0].content[1].kind, ContentPart::Kind::image_base64);
+    // OpenAI clients send content "" beside tool calls; Anthropic rejects empty text blocks.
+    auto oa = parse_request(Api::openai, R"({"model":"m","messages":[{"role":"assistant",
+        "content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f",
+        "arguments":"{}"}}]}]})");
+    ASSERT_TRUE(oa);
+    auto body = emit_anthropic_request(*oa);
+    ASSERT_TRUE(body);
+    EXPECT_NE(body->find(R"("content":[{"type":"tool_use")"), std::string::npos) << *body;
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect

@@ -192,5 +192,46 @@ TEST(GeminiStream, EncoderReencodesItsOwnFixtures) {
     }
 }
 
+TEST(GeminiRequest, EmitGuessesImageMimeTypesAndMergesResultsWithTheNextUserTurn) {
+    auto oa = parse_request(Api::openai, R"({"model":"m","messages":[
+        {"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/a.PNG?s=1"}},
+            {"type":"image_url","image_url":{"url":"https://x/b.webp"}},
+            {"type":"image_url","image_url":{"url":"https://x/c"}}]},
+        {"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function",
+            "function":{"name":"f","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"c1","content":"ok"},
+        {"role":"user","content":"next"}],
+        "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",
+            "additionalProperties":false}}}]})");
+    ASSERT_TRUE(oa) << oa.error().message;
+    auto body = emit_gemini_request(*oa);
+    ASSERT_TRUE(body) << body.error().message;
+    for (const char* part : {R"({"mimeType":"image/png","fileUri":"https://x/a.PNG?s=1"})",
+                             R"({"mimeType":"image/webp","fileUri":"https://x/b.webp"})",
+                             R"({"mimeType":"image/jpeg","fileUri":"https://x/c"})",
+                             // content "" beside a call is not sent as an empty text part
+                             R"({"role":"model","parts":[{"functionCall":)",
+                             // the result and the next question share one user turn
+                             R"(,{"text":"next"}]})",
+                             // JSON Schema goes where Gemini takes JSON Schema
+                             R"("parametersJsonSchema":{"type":"object","additionalProperties":false})"}) {
+        EXPECT_NE(body->find(part), std::string::npos) << part << "\n" << *body;
+    }
+    EXPECT_EQ(body->find(R"("parameters":)"), std::string::npos);
+}
+
+TEST(GeminiStream, BlockedPromptEndsTheStream) {
+    auto d = decode_stream(Api::gemini,
+                           "data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},"
+                           "\"usageMetadata\":{\"promptTokenCount\":7},\"responseId\":\"x\"}\n\n");
+    ASSERT_TRUE(d.ok) << d.error;
+    ASSERT_EQ(d.of(K::finish).size(), 1u);
+    EXPECT_EQ(d.of(K::finish)[0].finish_reason, FinishReason::content_filter);
+    EXPECT_EQ(d.of(K::done).size(), 1u);
+    auto resp = parse_gemini_response(R"({"promptFeedback":{"blockReason":"SAFETY"}})");
+    ASSERT_TRUE(resp);
+    EXPECT_EQ(resp->finish_reason, FinishReason::content_filter);
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect

@@ -1,0 +1,123 @@
+// libFuzzer target: the translation layer (translate.hpp). The first input byte is a selector,
+// the rest the body.
+//
+// Even selector, request mode: the body as an OpenAI request; make_upstream_call to every
+// upstream dialect must either fail with a message (unsupported or bad_request) or produce a
+// body the upstream dialect's own parser accepts (for OpenAI: with the upstream model).
+//
+// Odd selector, stream mode: bits 1-2 pick the upstream dialect, bit 3 whether the client wants
+// usage, bits 4-7 the chunk size. The body goes through SseParser, the dialect's decoder and a
+// StreamTranslator (decode error -> fail(), end -> finish()), as the gateway relay does. What
+// the client would get must parse as SSE whose every data payload is JSON or [DONE], ending
+// with [DONE] and nothing after it. translate_response / translate_error see the body too.
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/translate.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace tokenradar;
+using namespace tokenradar::dialect;
+
+bool is_json(std::string_view text) {
+    boost::system::error_code ec;
+    boost::json::parse_options opts;
+    opts.max_depth = 1024;
+    (void)boost::json::parse(text, ec, {}, opts);
+    return !ec;
+}
+
+void check(bool ok) {
+    if (!ok) std::abort();
+}
+
+void fuzz_request(std::string_view body) {
+    auto req = parse_request(Api::openai, body);
+    if (!req) return;
+    for (Api to : {Api::openai, Api::anthropic, Api::gemini}) {
+        auto call = make_upstream_call(*req, to, "/v1", "up-model", Secret("k"));
+        if (!call) {
+            const Errc code = static_cast<Errc>(call.error().code.value());
+            check(!call.error().message.empty());
+            check(code == Errc::unsupported || code == Errc::bad_request);
+            continue;
+        }
+        auto back = parse_request(to, call->body, "up-model", req->stream);
+        check(back.has_value());
+        check(back->model == "up-model");
+        check(!call->target.empty());
+    }
+}
+
+void fuzz_stream(std::uint8_t selector, std::string_view body) {
+    const Api api = static_cast<Api>(((selector >> 1) & 3) % 3);
+    const bool usage = (selector & 0x08) != 0;
+    const std::size_t chunk = 1 + (selector >> 4) * 7;
+    sse::SseParser parser(sse::SseParser::Options{.max_buffered_bytes = 64 * 1024});
+    auto decoder = make_stream_decoder(api);
+    StreamTranslator translator(api, usage, StreamMeta{"", "", 1, true});
+    std::string out;
+    std::vector<StreamDelta> deltas;
+    auto sink = [&](const sse::SseEvent& e) {
+        deltas.clear();
+        if (auto d = decoder->decode(e.event, e.data, deltas); !d)
+            translator.fail(Errc::protocol_error, d.error().message, out);
+        else
+            translator.on_event(e.event, e.data, deltas, out);
+    };
+    std::string_view rest = body;
+    bool ok = true;
+    while (ok && !rest.empty()) {
+        const std::size_t n = chunk < rest.size() ? chunk : rest.size();
+        if (!parser.feed(rest.substr(0, n), sink)) {
+            translator.fail(Errc::protocol_error, "malformed SSE", out);
+            ok = false;
+        }
+        rest.remove_prefix(n);
+    }
+    translator.finish(out);
+    check(translator.terminated());
+
+    // What the client gets: whole events, JSON or [DONE], [DONE] last.
+    sse::SseParser client;
+    bool done = false;
+    auto fed = client.feed(out, [&](const sse::SseEvent& e) {
+        check(!done);
+        if (e.data == "[DONE]") {
+            done = true;
+            return;
+        }
+        check(is_json(e.data));
+    });
+    check(fed.has_value());
+    check(!client.finish());
+    check(done);
+
+    if (auto resp = translate_response(api, body, 1); resp && api != Api::openai)
+        check(is_json(*resp));
+    ClientError err = translate_error(api, 400 + selector % 200, body);
+    check(err.http_status >= 400 && err.http_status <= 599);
+    check(is_json(err.body));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    const std::uint8_t selector = data[0];
+    std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
+    if (selector & 1)
+        fuzz_stream(selector, body);
+    else
+        fuzz_request(body);
+    return 0;
+}
