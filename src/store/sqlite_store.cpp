@@ -242,7 +242,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     // sequential append. NORMAL: no fsync per commit, still safe against a killed process.
     {
         auto statement = prepare(db.get(), path, "PRAGMA journal_mode=WAL");
-        if (!statement) return statement.error();
+        if (!statement) return sqlite_error(path, db.get(), "set WAL journal");
         if (sqlite3_step(statement->get()) != SQLITE_ROW) {
             return sqlite_error(path, db.get(), "set WAL journal");
         }
