@@ -1,18 +1,14 @@
 // The binary's bad-input contract: a one-line error naming what is wrong, exit code 2,
 // never a crash.
 
+#include "../../support/run_cli.hpp"
 #include "../../support/scripted_server.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace tokenradar {
 namespace {
@@ -20,31 +16,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Outcome {
-    int exit_code = -1;
-    std::string out;
-    std::string err;
-};
-
-// `prefix` goes before the binary: environment assignments or a pipe into it.
-Outcome run(const std::string& args, const std::string& prefix = "") {
-    const auto dir = std::filesystem::temp_directory_path();
-    // ctest runs test cases as parallel processes: one pair of files per process.
-    const std::string tag = std::to_string(::getpid());
-    const auto out = dir / ("tokenradar_cli_out_" + tag + ".txt");
-    const auto err = dir / ("tokenradar_cli_err_" + tag + ".txt");
-    const std::string command = prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    const auto slurp = [](const std::filesystem::path& p) {
-        std::ifstream in(p);
-        std::stringstream s;
-        s << in.rdbuf();
-        return s.str();
-    };
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+testing::CliOutcome run(const std::string& args, const std::string& prefix = "") {
+    return testing::run_cli(args, prefix);
 }
-
-int lines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+int lines(const std::string& text) { return testing::count_lines(text); }
 
 TEST(Cli, BenchBadInputIsOneLineAndExitCode2) {
     const std::string common = " --workload chat --requests 1 --concurrency 1";

@@ -1,0 +1,53 @@
+#pragma once
+// Where measurement records are kept: the interface every backend implements (SQLite now,
+// PostgreSQL for several gateway nodes later). A record is one request attempt
+// (core/measurement.hpp); stores never hold prompt or answer text, which a record does not
+// have.
+//
+// Threads: a store object is one connection. Use it from one thread at a time (BatchWriter
+// owns its own); open another store object on the same file for another thread or process.
+// Every call blocks the calling thread on disk I/O: never call one on the request path.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/core/measurement.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace tokenradar::store {
+
+// Records whose wall-clock stamp ts_us is in [from_ts_us, to_ts_us).
+struct RecordQuery {
+    std::int64_t from_ts_us = std::numeric_limits<std::int64_t>::min();
+    std::int64_t to_ts_us = std::numeric_limits<std::int64_t>::max();
+    bool newest_first = false;  // default: oldest first (by ts_us, then insertion order)
+    std::size_t limit = 0;      // 0 = no limit
+};
+
+// Called once per record; the reference is valid only during the call.
+using RecordVisitor = std::function<void(const Measurement&)>;
+
+class MeasurementStore {
+  public:
+    virtual ~MeasurementStore() = default;
+
+    // Appends the records atomically: all of them or, on error, none.
+    virtual Result<void> insert(std::span<const Measurement> records) = 0;
+
+    // Deletes records with ts_us < `ts_us` (retention); returns how many.
+    virtual Result<std::size_t> delete_before(std::int64_t ts_us) = 0;
+
+    // Streams matching records to `visit` without holding them all in memory; returns how many.
+    // Steady-clock stamps come back relative to send, as in the JSONL form: t.send == 0,
+    // t.sched <= 0, t.headers is headers - send, and so on. Every other field is as inserted.
+    virtual Result<std::size_t> scan(const RecordQuery& query, const RecordVisitor& visit) = 0;
+
+    // scan() into a vector.
+    Result<std::vector<Measurement>> select(const RecordQuery& query);
+};
+
+}  // namespace tokenradar::store

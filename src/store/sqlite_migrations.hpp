@@ -1,0 +1,30 @@
+#pragma once
+// Numbered schema migrations (migrations/NNNN_name.sql, embedded at build time) and the code
+// that applies them. The schema version lives in `PRAGMA user_version`.
+
+#include <tokenradar/core/error.hpp>
+
+#include <span>
+#include <string_view>
+
+struct sqlite3;
+
+namespace tokenradar::store {
+
+struct Migration {
+    int version = 0;  // 1, 2, 3, ... in order
+    std::string_view name;
+    std::string_view sql;
+};
+
+// The migrations compiled into this binary (generated migrations.cpp).
+std::span<const Migration> builtin_migrations() noexcept;
+
+// Brings `db` to the last version of `migrations`, applying each missing one in its own
+// transaction together with its user_version bump, so a failure leaves the previous version
+// intact. Safe against another process migrating the same file at the same time (the version
+// is re-read under the write lock). A database newer than `migrations` is an Errc::unsupported
+// error naming both versions. Returns the version now in force. `path` names the file in errors.
+Result<int> migrate(sqlite3* db, std::string_view path, std::span<const Migration> migrations);
+
+}  // namespace tokenradar::store

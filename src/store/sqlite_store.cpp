@@ -1,0 +1,357 @@
+#include "sqlite_migrations.hpp"
+#include "sqlite_util.hpp"
+
+#include <tokenradar/store/sqlite_store.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+
+namespace tokenradar::store {
+namespace {
+
+// The stored columns of a Measurement, in the order bind_record() binds and read_record()
+// reads them. Keep the three in step (the round-trip test checks every field).
+constexpr std::array<std::string_view, 40> kRecordColumns = {
+    "ts_us",
+    "request_id",
+    "response_id",
+    "client_id",
+    "attempt",
+    "provider",
+    "model",
+    "endpoint",
+    "upstream_region",
+    "client_region",
+    "task",
+    "source",
+    "cache",
+    "route",
+    "api",
+    "stream",
+    "status",
+    "http_status",
+    "sched_offset_ns",
+    "headers_ns",
+    "first_chunk_ns",
+    "first_token_ns",
+    "first_answer_ns",
+    "last_token_ns",
+    "done_ns",
+    "connect_ns",
+    "tls_ns",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "cache_creation_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "token_source",
+    "output_events",
+    "chunk_gap_p50_ns",
+    "chunk_gap_p99_ns",
+    "chunk_gap_max_ns",
+    "overhead_ns",
+    "relay_p50_ns",
+    "relay_max_ns",
+};
+// Derived metrics: written for queries, never read back (derive() recomputes them).
+constexpr std::array<std::string_view, 10> kDerivedColumns = {
+    "ttft_ms", "ttft_sched_ms", "ttfat_ms",         "ttfb_ms", "e2e_ms",
+    "tpot_ms", "decode_tps",    "tokens_per_chunk", "e2e_tps", "e2e500_ms",
+};
+
+constexpr std::int64_t kDeleteChunk = 10'000;
+
+std::string column_list(bool with_derived) {
+    std::string out;
+    for (auto c : kRecordColumns) out += std::string(out.empty() ? "" : ", ") + std::string(c);
+    if (with_derived) {
+        for (auto c : kDerivedColumns) out += ", " + std::string(c);
+    }
+    return out;
+}
+
+class Binder {
+  public:
+    explicit Binder(sqlite3_stmt* s) : s_(s) {}
+    void integer(std::int64_t v) { sqlite3_bind_int64(s_, i_++, v); }
+    // The string must outlive the statement's step (SQLITE_STATIC: no copy).
+    void text(std::string_view v) {
+        sqlite3_bind_text(s_, i_++, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    }
+    void optional(const std::optional<std::int64_t>& v) { v ? integer(*v) : null(); }
+    void offset(const std::optional<std::int64_t>& v, std::int64_t send) {
+        v ? integer(*v - send) : null();
+    }
+    void real(const std::optional<double>& v) {
+        if (v && std::isfinite(*v)) {
+            sqlite3_bind_double(s_, i_++, *v);
+        } else {
+            null();
+        }
+    }
+    void null() { sqlite3_bind_null(s_, i_++); }
+
+  private:
+    sqlite3_stmt* s_;
+    int i_ = 1;
+};
+
+class Reader {
+  public:
+    explicit Reader(sqlite3_stmt* s) : s_(s) {}
+    std::int64_t integer() { return sqlite3_column_int64(s_, i_++); }
+    std::string text() {
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i_));
+        const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s_, i_++));
+        return p == nullptr ? std::string() : std::string(p, n);
+    }
+    std::optional<std::int64_t> optional() {
+        if (sqlite3_column_type(s_, i_) == SQLITE_NULL) {
+            ++i_;
+            return std::nullopt;
+        }
+        return integer();
+    }
+
+  private:
+    sqlite3_stmt* s_;
+    int i_ = 0;
+};
+
+void bind_record(sqlite3_stmt* s, const Measurement& m) {
+    Binder b(s);
+    const Labels& l = m.labels;
+    const std::int64_t send = m.t.send;
+    b.integer(m.ts_us);
+    b.text(m.request_id);
+    b.text(m.response_id);
+    b.text(m.client_id);
+    b.integer(m.attempt);
+    for (const std::string* label :
+         {&l.provider, &l.model, &l.endpoint, &l.upstream_region, &l.client_region, &l.task,
+          &l.source, &l.cache, &l.route, &l.api}) {
+        b.text(*label);
+    }
+    b.integer(l.stream ? 1 : 0);
+    b.text(m.status);
+    b.integer(m.http_status);
+    b.integer(m.t.sched - send);
+    for (const auto* stamp : {&m.t.headers, &m.t.first_chunk, &m.t.first_token, &m.t.first_answer,
+                              &m.t.last_token, &m.t.done}) {
+        b.offset(*stamp, send);
+    }
+    b.integer(m.connect_ns);
+    b.integer(m.tls_ns);
+    for (const auto* tokens : {&m.prompt_tokens, &m.cached_prompt_tokens, &m.cache_creation_tokens,
+                               &m.output_tokens, &m.reasoning_tokens}) {
+        b.optional(*tokens);
+    }
+    b.text(to_string(m.token_source));
+    b.integer(m.output_events);
+    for (const auto* ns : {&m.chunk_gap_p50_ns, &m.chunk_gap_p99_ns, &m.chunk_gap_max_ns,
+                           &m.overhead_ns, &m.relay_p50_ns, &m.relay_max_ns}) {
+        b.optional(*ns);
+    }
+    const Derived d = derive(m);
+    for (const auto* v :
+         {&d.ttft_ms, &d.ttft_sched_ms, &d.ttfat_ms, &d.ttfb_ms, &d.e2e_ms, &d.tpot_ms,
+          &d.decode_tps, &d.tokens_per_chunk, &d.e2e_tps, &d.e2e500_ms}) {
+        b.real(*v);
+    }
+}
+
+// Overwrites every field of `m`, so one Measurement can be reused across rows.
+void read_record(sqlite3_stmt* s, Measurement& m) {
+    Reader r(s);
+    Labels& l = m.labels;
+    m.ts_us = r.integer();
+    m.request_id = r.text();
+    m.response_id = r.text();
+    m.client_id = r.text();
+    m.attempt = static_cast<int>(r.integer());
+    for (std::string* label : {&l.provider, &l.model, &l.endpoint, &l.upstream_region,
+                               &l.client_region, &l.task, &l.source, &l.cache, &l.route, &l.api}) {
+        *label = r.text();
+    }
+    l.stream = r.integer() != 0;
+    m.status = r.text();
+    m.http_status = static_cast<int>(r.integer());
+    m.t.send = 0;
+    m.t.sched = r.integer();
+    for (auto* stamp : {&m.t.headers, &m.t.first_chunk, &m.t.first_token, &m.t.first_answer,
+                        &m.t.last_token, &m.t.done}) {
+        *stamp = r.optional();
+    }
+    m.connect_ns = r.integer();
+    m.tls_ns = r.integer();
+    for (auto* tokens : {&m.prompt_tokens, &m.cached_prompt_tokens, &m.cache_creation_tokens,
+                         &m.output_tokens, &m.reasoning_tokens}) {
+        *tokens = r.optional();
+    }
+    m.token_source = r.text() == "estimate" ? TokenSource::estimate : TokenSource::usage;
+    m.output_events = r.integer();
+    for (auto* ns : {&m.chunk_gap_p50_ns, &m.chunk_gap_p99_ns, &m.chunk_gap_max_ns, &m.overhead_ns,
+                     &m.relay_p50_ns, &m.relay_max_ns}) {
+        *ns = r.optional();
+    }
+}
+
+// Steps a statement that returns no rows and resets it, so it holds no lock afterwards.
+int step_once(sqlite3_stmt* s) {
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc;
+}
+
+}  // namespace
+
+struct SqliteStore::Statements {
+    Statement begin, commit, rollback, insert, delete_chunk;
+};
+
+SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+
+SqliteStore::~SqliteStore() {
+    statements_.reset();  // statements first: close_v2 would otherwise defer the close
+    sqlite3_close_v2(db_);
+}
+
+int SqliteStore::latest_schema_version() noexcept { return builtin_migrations().back().version; }
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
+                                                       const SqliteOptions& options) {
+    std::error_code ec;
+    if (!options.create && !std::filesystem::exists(path, ec)) {
+        return Error(Errc::not_found, fmt::format("{}: no such database file", path));
+    }
+    sqlite3* raw = nullptr;
+    const int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (options.create ? SQLITE_OPEN_CREATE : 0);
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+    DbHandle db(raw);
+    if (rc != SQLITE_OK) return sqlite_error(path, raw, "cannot open");
+    sqlite3_busy_timeout(db.get(), static_cast<int>(options.busy_timeout.count()));
+
+    // WAL: readers (stats, the dashboard) never block the writer and a commit is one
+    // sequential append. NORMAL: no fsync per commit, still safe against a killed process.
+    {
+        auto statement = prepare(db.get(), path, "PRAGMA journal_mode=WAL");
+        if (!statement) return sqlite_error(path, db.get(), "set WAL journal");
+        if (sqlite3_step(statement->get()) != SQLITE_ROW) {
+            return sqlite_error(path, db.get(), "set WAL journal");
+        }
+        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
+        if (mode == nullptr || std::string_view(mode) != "wal") {
+            spdlog::warn("{}: journal mode is {}, not WAL (readers will block the writer)", path,
+                         mode == nullptr ? "unknown" : mode);
+        }
+    }
+    if (auto set = exec(db.get(), path, "PRAGMA synchronous=NORMAL", "set synchronous"); !set) {
+        return set.error();
+    }
+    if (!options.create) {
+        auto version = query_integer(db.get(), path, "PRAGMA user_version");
+        if (!version) return version.error();
+        if (*version == 0) {
+            return Error(Errc::bad_request,
+                         fmt::format("{}: not a TokenRadar database (schema version 0)", path));
+        }
+    }
+    auto version = migrate(db.get(), path, builtin_migrations());
+    if (!version) return version.error();
+
+    std::unique_ptr<SqliteStore> store(new SqliteStore(path, db.release()));
+    store->schema_version_ = *version;
+    auto statements = std::make_unique<Statements>();
+    const std::string placeholders = [] {
+        std::string p;
+        for (std::size_t i = 0; i < kRecordColumns.size() + kDerivedColumns.size(); ++i) {
+            p += i == 0 ? "?" : ", ?";
+        }
+        return p;
+    }();
+    const std::string insert_sql =
+        fmt::format("INSERT INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
+    const std::string delete_sql = fmt::format(
+        "DELETE FROM measurements WHERE id IN "
+        "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
+        kDeleteChunk);
+    for (auto [slot, sql] : {std::pair{&statements->begin, std::string("BEGIN IMMEDIATE")},
+                             std::pair{&statements->commit, std::string("COMMIT")},
+                             std::pair{&statements->rollback, std::string("ROLLBACK")},
+                             std::pair{&statements->insert, insert_sql},
+                             std::pair{&statements->delete_chunk, delete_sql}}) {
+        auto prepared = prepare(store->db_, path, sql);
+        if (!prepared) return prepared.error();
+        *slot = std::move(*prepared);
+    }
+    store->statements_ = std::move(statements);
+    return store;
+}
+
+Result<void> SqliteStore::insert(std::span<const Measurement> records) {
+    if (records.empty()) return {};
+    Statements& s = *statements_;
+    if (step_once(s.begin.get()) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
+    sqlite3_stmt* insert = s.insert.get();
+    for (const Measurement& m : records) {
+        bind_record(insert, m);
+        if (sqlite3_step(insert) != SQLITE_DONE) {
+            Error error = sqlite_error(path_, db_, "insert");
+            sqlite3_reset(insert);
+            step_once(s.rollback.get());
+            return error;
+        }
+        sqlite3_reset(insert);
+    }
+    if (step_once(s.commit.get()) != SQLITE_DONE) {
+        Error error = sqlite_error(path_, db_, "insert: commit");
+        step_once(s.rollback.get());
+        return error;
+    }
+    return {};
+}
+
+Result<std::size_t> SqliteStore::delete_before(std::int64_t ts_us) {
+    sqlite3_stmt* statement = statements_->delete_chunk.get();
+    std::size_t total = 0;
+    for (;;) {
+        sqlite3_bind_int64(statement, 1, ts_us);
+        if (step_once(statement) != SQLITE_DONE)
+            return sqlite_error(path_, db_, "delete old records");
+        const auto deleted = static_cast<std::size_t>(sqlite3_changes(db_));
+        total += deleted;
+        if (deleted < static_cast<std::size_t>(kDeleteChunk)) return total;
+    }
+}
+
+Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisitor& visit) {
+    const char* order = query.newest_first ? "ts_us DESC, id DESC" : "ts_us, id";
+    const std::string sql = fmt::format(
+        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 ORDER BY {} LIMIT ?3",
+        column_list(false), order);
+    auto statement = prepare(db_, path_, sql);
+    if (!statement) return statement.error();
+    sqlite3_stmt* s = statement->get();
+    sqlite3_bind_int64(s, 1, query.from_ts_us);
+    sqlite3_bind_int64(s, 2, query.to_ts_us);
+    sqlite3_bind_int64(s, 3, query.limit == 0 ? -1 : static_cast<std::int64_t>(query.limit));
+    Measurement m;
+    std::size_t count = 0;
+    for (;;) {
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE) return count;
+        if (rc != SQLITE_ROW) return sqlite_error(path_, db_, "read records");
+        read_record(s, m);
+        visit(m);
+        ++count;
+    }
+}
+
+}  // namespace tokenradar::store

@@ -1,0 +1,38 @@
+#include "sqlite_util.hpp"
+
+#include <fmt/format.h>
+
+namespace tokenradar::store {
+
+Error sqlite_error(std::string_view path, sqlite3* db, std::string_view what) {
+    const int code = db == nullptr ? SQLITE_CANTOPEN : sqlite3_errcode(db);
+    const char* message = db == nullptr ? "out of memory" : sqlite3_errmsg(db);
+    const Errc errc =
+        code == SQLITE_BUSY || code == SQLITE_LOCKED ? Errc::overloaded : Errc::internal;
+    return Error(errc, fmt::format("{}: {}: {}", path, what, message));
+}
+
+Result<void> exec(sqlite3* db, std::string_view path, const char* sql, std::string_view what) {
+    if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+        return sqlite_error(path, db, what);
+    }
+    return {};
+}
+
+Result<Statement> prepare(sqlite3* db, std::string_view path, std::string_view sql) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+                           &raw, nullptr) != SQLITE_OK) {
+        return sqlite_error(path, db, fmt::format("prepare '{}'", sql.substr(0, 40)));
+    }
+    return Statement(raw);
+}
+
+Result<std::int64_t> query_integer(sqlite3* db, std::string_view path, const char* sql) {
+    auto statement = prepare(db, path, sql);
+    if (!statement) return statement.error();
+    if (sqlite3_step(statement->get()) != SQLITE_ROW) return sqlite_error(path, db, sql);
+    return sqlite3_column_int64(statement->get(), 0);
+}
+
+}  // namespace tokenradar::store

@@ -1,0 +1,277 @@
+#include "../../support/store_records.hpp"
+
+#include <tokenradar/store/sqlite_store.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <vector>
+
+namespace tokenradar::store {
+namespace {
+
+using testing::bare_record;
+using testing::full_record;
+using ::testing::HasSubstr;
+using testing::relative_to_send;
+using testing::TempDb;
+
+// A second, raw connection to the same file, as another process would have.
+class RawDb {
+  public:
+    explicit RawDb(const std::string& path) {
+        EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+        sqlite3_busy_timeout(db_, 5000);
+    }
+    ~RawDb() { sqlite3_close(db_); }
+    RawDb(const RawDb&) = delete;
+    RawDb& operator=(const RawDb&) = delete;
+
+    void exec(const std::string& sql) {
+        char* error = nullptr;
+        ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << error;
+    }
+    // The first column of the first row as text ("" for NULL or no row).
+    std::string text(const std::string& sql) {
+        sqlite3_stmt* s = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+        std::string out;
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) != nullptr) {
+            out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+        }
+        sqlite3_finalize(s);
+        return out;
+    }
+    std::int64_t integer(const std::string& sql) { return std::stoll(text(sql)); }
+    double real(const std::string& sql) {
+        sqlite3_stmt* s = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+        double out = -1;
+        if (sqlite3_step(s) == SQLITE_ROW) out = sqlite3_column_double(s, 0);
+        sqlite3_finalize(s);
+        return out;
+    }
+
+  private:
+    sqlite3* db_ = nullptr;
+};
+
+std::unique_ptr<SqliteStore> open_ok(const std::string& path, SqliteOptions options = {}) {
+    auto store = SqliteStore::open(path, options);
+    EXPECT_TRUE(store.has_value()) << (store ? "" : store.error().message);
+    return store ? std::move(*store) : nullptr;
+}
+
+TEST(SqliteStore, OpenCreatesTheSchemaInWalMode) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    EXPECT_EQ(store->schema_version(), SqliteStore::latest_schema_version());
+    EXPECT_GE(SqliteStore::latest_schema_version(), 1);
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), SqliteStore::latest_schema_version());
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND "
+                          "name IN ('measurements_ts', 'measurements_provider_model_ts')"),
+              2);
+    // The time-window query (scan()'s) uses the ts_us index for both the range and the order.
+    sqlite3* check = nullptr;
+    ASSERT_EQ(sqlite3_open(db.path().c_str(), &check), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(check,
+                                 "EXPLAIN QUERY PLAN SELECT * FROM measurements WHERE ts_us >= 1 "
+                                 "AND ts_us < 2 ORDER BY ts_us, id",
+                                 -1, &s, nullptr),
+              SQLITE_OK);
+    std::string plan;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        plan += reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+    sqlite3_finalize(s);
+    sqlite3_close(check);
+    EXPECT_THAT(plan, HasSubstr("measurements_ts"));
+    EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE")));
+}
+
+TEST(SqliteStore, ReopenKeepsDataAndAppliesNothingTwice) {
+    TempDb db;
+    {
+        auto store = open_ok(db.path());
+        ASSERT_TRUE(store);
+        std::vector<Measurement> records{full_record(1)};
+        ASSERT_TRUE(store->insert(records));
+    }
+    for (int i = 0; i < 2; ++i) {
+        auto store = open_ok(db.path());
+        ASSERT_TRUE(store);
+        EXPECT_EQ(store->schema_version(), SqliteStore::latest_schema_version());
+        auto all = store->select({});
+        ASSERT_TRUE(all);
+        EXPECT_EQ(all->size(), 1u);
+    }
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_schema WHERE name = 'measurements'"), 1);
+}
+
+TEST(SqliteStore, RefusesADatabaseFromANewerTokenRadar) {
+    TempDb db;
+    {
+        RawDb raw(db.path());
+        raw.exec("PRAGMA user_version = 99");
+    }
+    auto store = SqliteStore::open(db.path());
+    ASSERT_FALSE(store);
+    EXPECT_EQ(store.error().code, make_error_code(Errc::unsupported));
+    EXPECT_THAT(store.error().message, HasSubstr(db.path()));
+    EXPECT_THAT(store.error().message, HasSubstr("schema version 99 is newer"));
+}
+
+TEST(SqliteStore, WithoutCreateAMissingOrForeignFileIsAnError) {
+    TempDb db;
+    SqliteOptions options;
+    options.create = false;
+    auto missing = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(missing);
+    EXPECT_THAT(missing.error().message, HasSubstr(db.path() + ": no such database file"));
+    EXPECT_FALSE(std::filesystem::exists(db.path()));
+
+    { std::ofstream(db.path()) << ""; }  // an empty file is a valid, empty SQLite database
+    auto empty = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(empty);
+    EXPECT_THAT(empty.error().message, HasSubstr("not a TokenRadar database"));
+
+    {
+        std::ofstream(db.path())
+            << "this is not a database, but it is long enough to have a "
+               "header........................................................................";
+    }
+    auto garbage = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(garbage);
+    EXPECT_THAT(garbage.error().message, HasSubstr(db.path()));
+    EXPECT_THAT(garbage.error().message, HasSubstr("not a database"));
+}
+
+TEST(SqliteStore, EveryFieldRoundTrips) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    std::vector<Measurement> records{full_record(1), bare_record(1'764'460'800'000'100),
+                                     full_record(2)};
+    records[2].token_source = TokenSource::usage;
+    records[2].status = "http_429";
+    records[2].http_status = 429;
+    records[2].t.first_answer.reset();  // a mix of present and absent stamps
+    records[2].reasoning_tokens.reset();
+    ASSERT_TRUE(store->insert(records));
+    auto back = store->select({});
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->size(), 3u);
+    // Oldest first: full_record(1) (ts + 1), full_record(2) (ts + 2), bare (ts + 100).
+    EXPECT_EQ((*back)[0], relative_to_send(records[0]));
+    EXPECT_EQ((*back)[1], relative_to_send(records[2]));
+    EXPECT_EQ((*back)[2], relative_to_send(records[1]));
+    // Derived metrics agree with core's derive() of the original.
+    const Derived d = derive(records[0]);
+    for (const auto& [column, value] : {std::pair{"ttft_ms", d.ttft_ms},
+                                        {"e2e_ms", d.e2e_ms},
+                                        {"tpot_ms", d.tpot_ms},
+                                        {"decode_tps", d.decode_tps},
+                                        {"e2e500_ms", d.e2e500_ms},
+                                        {"ttfb_ms", d.ttfb_ms},
+                                        {"e2e_tps", d.e2e_tps},
+                                        {"tokens_per_chunk", d.tokens_per_chunk}}) {
+        RawDb raw(db.path());
+        ASSERT_TRUE(value.has_value()) << column;
+        EXPECT_DOUBLE_EQ(raw.real(std::string("SELECT ") + column +
+                                  " FROM measurements WHERE request_id = 'req-1'"),
+                         *value)
+            << column;
+    }
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.text("SELECT typeof(ttft_ms) FROM measurements WHERE request_id = 'bare'"),
+              "null");
+    EXPECT_EQ(raw.integer("SELECT first_token_ns FROM measurements WHERE request_id = 'req-1'"),
+              100 * testing::kMsNs + 1);
+}
+
+TEST(SqliteStore, ScanSelectsAWindowInOrderWithALimit) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    std::vector<Measurement> records;
+    for (int i = 0; i < 10; ++i) records.push_back(full_record(i, 1000));  // ts 1000..1009
+    ASSERT_TRUE(store->insert(records));
+    RecordQuery q;
+    q.from_ts_us = 1003;
+    q.to_ts_us = 1007;
+    auto window = store->select(q);
+    ASSERT_TRUE(window);
+    ASSERT_EQ(window->size(), 4u);
+    EXPECT_EQ(window->front().ts_us, 1003);
+    EXPECT_EQ(window->back().ts_us, 1006);
+    q.newest_first = true;
+    q.limit = 2;
+    auto newest = store->select(q);
+    ASSERT_TRUE(newest);
+    ASSERT_EQ(newest->size(), 2u);
+    EXPECT_EQ((*newest)[0].ts_us, 1006);
+    EXPECT_EQ((*newest)[1].ts_us, 1005);
+    std::size_t visited = 0;
+    auto count = store->scan({}, [&](const Measurement&) { ++visited; });
+    ASSERT_TRUE(count);
+    EXPECT_EQ(*count, 10u);
+    EXPECT_EQ(visited, 10u);
+}
+
+TEST(SqliteStore, DeleteBeforeRemovesOnlyOlderRecords) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    std::vector<Measurement> records;
+    for (int i = 0; i < 25'000; ++i) records.push_back(full_record(i, 0));  // ts 0..24999
+    ASSERT_TRUE(store->insert(records));
+    auto deleted = store->delete_before(20'500);  // three chunks of at most 10,000
+    ASSERT_TRUE(deleted);
+    EXPECT_EQ(*deleted, 20'500u);
+    auto rest = store->select({});
+    ASSERT_TRUE(rest);
+    ASSERT_EQ(rest->size(), 4'500u);
+    EXPECT_EQ(rest->front().ts_us, 20'500);
+    auto none = store->delete_before(0);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(*none, 0u);
+}
+
+TEST(SqliteStore, InsertIsAllOrNothingAndABusyDatabaseIsAnOverloadError) {
+    TempDb db;
+    SqliteOptions options;
+    options.busy_timeout = std::chrono::milliseconds(50);
+    auto store = open_ok(db.path(), options);
+    ASSERT_TRUE(store);
+    RawDb other(db.path());
+    other.exec("BEGIN IMMEDIATE");  // another writer holds the lock
+    std::vector<Measurement> records{full_record(1), full_record(2)};
+    auto busy = store->insert(records);
+    ASSERT_FALSE(busy);
+    EXPECT_EQ(busy.error().code, make_error_code(Errc::overloaded));
+    EXPECT_THAT(busy.error().message, HasSubstr(db.path() + ": insert: database is locked"));
+    other.exec("COMMIT");
+    auto none = store->select({});
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+    // A constraint failure in the middle rolls back the rows before it.
+    other.exec(
+        "CREATE TRIGGER no_req_2 BEFORE INSERT ON measurements WHEN NEW.request_id = 'req-2' "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    auto refused = store->insert(records);
+    ASSERT_FALSE(refused);
+    EXPECT_THAT(refused.error().message, HasSubstr("refused"));
+    EXPECT_EQ(other.integer("SELECT count(*) FROM measurements"), 0);
+    other.exec("DROP TRIGGER no_req_2");
+    ASSERT_TRUE(store->insert(records));
+    EXPECT_EQ(other.integer("SELECT count(*) FROM measurements"), 2);
+}
+
+}  // namespace
+}  // namespace tokenradar::store
