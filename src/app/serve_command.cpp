@@ -4,7 +4,7 @@
 #include "commands.hpp"
 
 #include <tokenradar/gateway/config.hpp>
-#include <tokenradar/gateway/gateway_server.hpp>
+#include <tokenradar/gateway/service.hpp>
 #include <tokenradar/net/signals.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -42,8 +42,8 @@ int run(const ServeArgs& args) {
         std::printf("%s", gateway::describe(config).c_str());
         return 0;
     }
-    gateway::GatewayServer server(config, {});
-    auto port = server.start();
+    gateway::Service service(config);
+    auto port = service.start();
     if (!port) throw ConfigError(port.error().message);
     std::printf("tokenradar serve: listening on http://%s:%u (%zu models, %zu providers)\n",
                 config.host.c_str(), static_cast<unsigned>(*port), config.models.size(),
@@ -53,9 +53,12 @@ int run(const ServeArgs& args) {
     boost::asio::io_context signals_ioc;
     net::ShutdownSignals signals(signals_ioc, [](int) {});
     signals_ioc.run();  // returns after the first SIGINT/SIGTERM
-    std::fprintf(stderr, "tokenradar serve: stopping (grace %lld ms)\n",
+    std::fprintf(stderr, "tokenradar serve: stopping (streams get %lld ms)\n",
                  static_cast<long long>(config.shutdown_grace.count()));
-    server.stop(config.shutdown_grace);
+    service.stop();
+    if (const std::string summary = service.store_summary(); !summary.empty()) {
+        std::fprintf(stderr, "tokenradar serve: %s\n", summary.c_str());
+    }
     return 0;
 }
 

@@ -275,9 +275,18 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         m.t.done = steady_now_ns();
         m.status = fmt::format("http_{}", response.status());
         const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
-        auto translated = dialect::translate_error(a.provider.api, static_cast<int>(response.status()), upstream_body);
-        reply.status = static_cast<http::status>(translated.http_status);
-        reply.body = std::move(translated.body);
+        const unsigned upstream_status = response.status();
+        if (upstream_status == 401 || upstream_status == 403) {
+            // The upstream refused the gateway's own key: not something the client can fix.
+            reply.status = http::status::bad_gateway;
+            reply.body = openai_error_body(
+                Errc::upstream_http_error,
+                fmt::format("upstream {} refused the gateway's credentials (HTTP {})", a.provider.name, upstream_status));
+        } else {
+            auto translated = dialect::translate_error(a.provider.api, static_cast<int>(upstream_status), upstream_body);
+            reply.status = static_cast<http::status>(translated.http_status);
+            reply.body = std::move(translated.body);
+        }
         reply.headers = headers;
         reply.status_name = m.status;
         if (auto ra = response.headers().find(http::field::retry_after); ra != response.headers().end()) {

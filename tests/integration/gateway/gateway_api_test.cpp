@@ -196,6 +196,17 @@ TEST(GatewayApi, UpstreamKeysNeverLeaveTheProcess) {
     EXPECT_THAT(describe(testing::gateway_config(keyed_config(sim))), Not(HasSubstr("upstream-secret")));
 }
 
+TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault) {
+    sim::SimServerOptions options;
+    options.api_key = "a-different-key";
+    SimFixture sim("instant", options);
+    GatewayFixture gw(keyed_config(sim));
+    auto f = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey));
+    EXPECT_EQ(f.status, 502u);
+    EXPECT_THAT(f.body, HasSubstr("refused the gateway's credentials (HTTP 401)"));
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "http_401");
+}
+
 TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
     const auto dir = std::filesystem::temp_directory_path() / ("tokenradar_dash_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir / "assets");

@@ -1,0 +1,66 @@
+#include <tokenradar/gateway/service.hpp>
+
+#include <tokenradar/core/config.hpp>
+#include <tokenradar/store/batch_writer.hpp>
+#include <tokenradar/store/sqlite_store.hpp>
+
+#include <fmt/format.h>
+
+namespace tokenradar::gateway {
+namespace {
+
+std::string store_metrics(const store::BatchWriter::Counters& c) {
+    return fmt::format(
+        "# HELP tokenradar_store_records_total Measurement records by what became of them.\n"
+        "# TYPE tokenradar_store_records_total counter\n"
+        "tokenradar_store_records_total{{outcome=\"written\"}} {}\n"
+        "tokenradar_store_records_total{{outcome=\"dropped\"}} {}\n"
+        "tokenradar_store_records_total{{outcome=\"lost\"}} {}\n"
+        "# HELP tokenradar_store_write_errors_total Failed store transactions (retried).\n"
+        "# TYPE tokenradar_store_write_errors_total counter\n"
+        "tokenradar_store_write_errors_total {}\n"
+        "# HELP tokenradar_store_queue_depth Records accepted, not yet written.\n"
+        "# TYPE tokenradar_store_queue_depth gauge\n"
+        "tokenradar_store_queue_depth {}\n",
+        c.written, c.dropped, c.lost, c.write_errors, c.queue_depth);
+}
+
+}  // namespace
+
+Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(config)) {
+    if (!config_.store_path.empty()) {
+        auto opened = store::SqliteStore::open(config_.store_path.string());
+        if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
+        store::BatchWriterOptions options;
+        options.flush_interval = config_.flush_interval;
+        options.queue_capacity = config_.store_queue;
+        if (config_.retention) options.retention = *config_.retention;
+        writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options);
+        store::BatchWriter* w = writer_.get();
+        RecordSink downstream = std::move(hooks.sink);
+        hooks.sink = [w, downstream](Measurement&& m) {
+            if (downstream) downstream(Measurement(m));
+            w->try_push(std::move(m));
+        };
+        hooks.extra_metrics = [w] { return store_metrics(w->counters()); };
+    }
+    server_ = std::make_unique<GatewayServer>(config_, std::move(hooks));
+}
+
+Service::~Service() { stop(); }
+
+Result<std::uint16_t> Service::start() { return server_->start(); }
+
+void Service::stop() {
+    server_->stop(config_.shutdown_grace);
+    if (writer_) writer_->stop();
+}
+
+std::string Service::store_summary() const {
+    if (!writer_) return {};
+    const auto c = writer_->counters();
+    return fmt::format("{} records written to {}, {} dropped", c.written, config_.store_path.string(),
+                       c.dropped + c.lost);
+}
+
+}  // namespace tokenradar::gateway
