@@ -93,6 +93,19 @@ std::string_view image_mime_from_url(std::string_view url) {
     return "image/jpeg";
 }
 
+// The thoughtSignature sits on the part, beside functionCall.
+std::string read_signature(Reader& r, const json::object& part, const Path& jp) {
+    auto sig = r.string(part, "thoughtSignature", jp);
+    if (!sig) sig = r.string(part, "thought_signature", jp);
+    return sig ? std::string(*sig) : std::string();
+}
+
+json::object function_call_part(json::object call, const std::string& signature) {
+    json::object part{{"functionCall", std::move(call)}};
+    if (!signature.empty()) part["thoughtSignature"] = signature;
+    return part;
+}
+
 // An empty text part beside a function call is what OpenAI clients send as `content: ""`;
 // it carries nothing, so it is left out there.
 json::array parts_json(const std::vector<ContentPart>& parts, bool drop_empty_text = false) {
@@ -215,6 +228,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
                     if (auto name = r.string(*f, "name", fp, true)) tc.name.assign(*name);
                     const json::object* args = r.object(*f, "args", fp);
                     tc.arguments = args ? to_json_text(*args) : "{}";
+                    tc.signature = read_signature(r, *part, jp);
                     msg.tool_calls.push_back(std::move(tc));
                 }
             } else if (const json::value* fr =
@@ -362,7 +376,7 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
                     }
                     json::object fc{{"name", tc.name}, {"args", std::move(*args)}};
                     if (!tc.id.empty()) fc["id"] = tc.id;
-                    parts.push_back(json::object{{"functionCall", std::move(fc)}});
+                    parts.push_back(function_call_part(std::move(fc), tc.signature));
                 }
                 contents.push_back(json::object{{"role", "model"}, {"parts", std::move(parts)}});
                 break;
@@ -445,6 +459,7 @@ void read_candidate(Reader& r, const json::object& o, const Path& top, Candidate
                     if (auto name = r.string(*fc, "name", fp)) tc.name.assign(*name);
                     const json::object* args = r.object(*fc, "args", fp);
                     tc.arguments = args ? to_json_text(*args) : "{}";
+                    tc.signature = read_signature(r, *part, jp);
                     out.calls.push_back(std::move(tc));
                 }
             }
@@ -491,7 +506,7 @@ std::string emit_gemini_response(const ChatResponse& resp) {
         auto args = parse_json_object(tc.arguments);
         json::object fc{{"name", tc.name}, {"args", args ? std::move(*args) : json::object()}};
         if (!tc.id.empty()) fc["id"] = tc.id;
-        parts.push_back(json::object{{"functionCall", std::move(fc)}});
+        parts.push_back(function_call_part(std::move(fc), tc.signature));
     }
     json::object cand{{"content", json::object{{"parts", std::move(parts)}, {"role", "model"}}}};
     if (resp.finish_reason) cand["finishReason"] = emit_finish(*resp.finish_reason);
@@ -554,6 +569,7 @@ Result<void> GeminiStreamDecoder::decode(std::string_view /*event*/, std::string
         d.id = std::move(tc.id);
         d.name = std::move(tc.name);
         d.arguments = std::move(tc.arguments);
+        d.signature = std::move(tc.signature);
         out.push_back(std::move(d));
     }
     if (cv.finish) {
@@ -620,6 +636,7 @@ void GeminiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             ToolCall& tc = tools_[d.index];
             if (!d.id.empty()) tc.id = d.id;
             if (!d.name.empty()) tc.name = d.name;
+            if (!d.signature.empty()) tc.signature = d.signature;
             tc.arguments += d.arguments;
             break;
         }
@@ -650,7 +667,7 @@ void GeminiStreamEncoder::finish(std::string& out) {
         auto args = parse_json_object(tc.arguments);
         json::object fc{{"name", tc.name}, {"args", args ? std::move(*args) : json::object()}};
         if (!tc.id.empty()) fc["id"] = tc.id;
-        parts.push_back(json::object{{"functionCall", std::move(fc)}});
+        parts.push_back(function_call_part(std::move(fc), tc.signature));
     }
     if (parts.empty()) parts.push_back(json::object{{"text", ""}});
     write_chunk(meta_, usage_, std::move(parts), finish_.value_or(FinishReason::stop), out);

@@ -122,6 +122,21 @@ json::value content_json(const std::vector<ContentPart>& parts) {
     return a;
 }
 
+// Google's OpenAI-compatible endpoint carries Gemini's thoughtSignature of a function call
+// as tool_calls[].extra_content.google.thought_signature.
+std::string read_signature(Reader& r, const json::object& call, const Path& cp) {
+    Path ep = cp.key("extra_content");
+    const json::object* extra = r.object(call, "extra_content", cp);
+    Path gp = ep.key("google");
+    const json::object* google = extra ? r.object(*extra, "google", ep) : nullptr;
+    auto sig = google ? r.string(*google, "thought_signature", gp) : std::nullopt;
+    return sig ? std::string(*sig) : std::string();
+}
+
+json::object signature_json(std::string_view signature) {
+    return json::object{{"google", json::object{{"thought_signature", signature}}}};
+}
+
 void read_tool_calls(Reader& r, const json::array& calls, const Path& p,
                      std::vector<ToolCall>& out) {
     for (std::size_t k = 0; k < calls.size() && !r.failed(); ++k) {
@@ -135,6 +150,7 @@ void read_tool_calls(Reader& r, const json::array& calls, const Path& p,
         if (!fn) return;
         if (auto name = r.string(*fn, "name", fp, true)) tc.name.assign(*name);
         if (auto args = r.string(*fn, "arguments", fp)) tc.arguments.assign(*args);
+        tc.signature = read_signature(r, *call, cp);
         out.push_back(std::move(tc));
     }
 }
@@ -142,10 +158,12 @@ void read_tool_calls(Reader& r, const json::array& calls, const Path& p,
 json::array tool_calls_json(const std::vector<ToolCall>& calls) {
     json::array a;
     for (const ToolCall& tc : calls) {
-        a.push_back(json::object{
+        json::object call{
             {"id", tc.id},
             {"type", "function"},
-            {"function", json::object{{"name", tc.name}, {"arguments", tc.arguments}}}});
+            {"function", json::object{{"name", tc.name}, {"arguments", tc.arguments}}}};
+        if (!tc.signature.empty()) call["extra_content"] = signature_json(tc.signature);
+        a.push_back(std::move(call));
     }
     return a;
 }
@@ -462,6 +480,7 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
                             if (auto args = r.string(*fn, "arguments", fp))
                                 d.arguments.assign(*args);
                         }
+                        d.signature = read_signature(r, *call, kp);
                         out.push_back(std::move(d));
                     }
                 }
@@ -560,6 +579,7 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             }
             fn["arguments"] = d.arguments;
             call["function"] = std::move(fn);
+            if (!d.signature.empty()) call["extra_content"] = signature_json(d.signature);
             write_chunk(meta_, json::object{{"tool_calls", json::array{std::move(call)}}}, nullptr,
                         out);
             break;

@@ -190,6 +190,22 @@ std::optional<Error> check_content(const ChatRequest& req, Api target) {
     return std::nullopt;
 }
 
+// Gemini 3 refuses a history whose function calls lack the thoughtSignature it sent with
+// them. Clients that keep the assistant message as received send it back in extra_content;
+// for the others Google documents this value, which skips the check.
+constexpr std::string_view kSkipSignatureCheck = "skip_thought_signature_validator";
+
+void sign_gemini_history(ChatRequest& req) {
+    for (Message& m : req.messages) {
+        if (m.tool_calls.empty()) continue;
+        // Parallel calls: Gemini signs only the first of them.
+        const bool signed_any =
+            std::any_of(m.tool_calls.begin(), m.tool_calls.end(),
+                        [](const ToolCall& tc) { return !tc.signature.empty(); });
+        if (!signed_any) m.tool_calls.front().signature = kSkipSignatureCheck;
+    }
+}
+
 std::string synthetic_tool_id(std::string_view response_id, int index) {
     if (response_id.empty()) return fmt::format("call_{}", index);
     return fmt::format("call_{}_{}", response_id, index);
@@ -236,6 +252,7 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
             effort && effort->is_string()) {
             upstream.thinking_budget = gemini_thinking_budget(effort->get_string());
         }
+        sign_gemini_history(upstream);
     }
     return make_http_call(upstream_api, base_path, upstream, key);
 }

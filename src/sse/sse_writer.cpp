@@ -6,12 +6,21 @@ namespace tokenradar::sse {
 
 namespace {
 
-std::string_view first_line(std::string_view s) { return s.substr(0, s.find_first_of("\r\n")); }
+// The first CR or LF. Two memchr scans: string_view::find_first_of calls memchr on the set
+// for every character, which made writing a 200-byte event cost about 1 us (most of the
+// gateway's per-chunk relay cost for an OpenAI upstream).
+std::size_t find_eol(std::string_view s) noexcept {
+    const std::size_t lf = s.find('\n');
+    const std::size_t cr = s.substr(0, lf).find('\r');
+    return cr != std::string_view::npos ? cr : lf;
+}
+
+std::string_view first_line(std::string_view s) { return s.substr(0, find_eol(s)); }
 
 // Appends one "<prefix><line>\n" per line of text, splitting at LF, CR or CRLF.
 void lines(std::string& out, std::string_view prefix, std::string_view text) {
     while (true) {
-        std::size_t eol = text.find_first_of("\r\n");
+        std::size_t eol = find_eol(text);
         out.append(prefix);
         out.append(text.substr(0, eol));
         out.push_back('\n');

@@ -43,6 +43,10 @@ struct ToolCall {
     std::string id;  // may be empty for Gemini
     std::string name;
     std::string arguments;  // JSON text of the arguments object
+    // Gemini's thoughtSignature of the functionCall part (opaque base64), which Gemini 3 needs
+    // back in later turns; OpenAI shape carries it as extra_content.google.thought_signature,
+    // as Google's own OpenAI-compatible endpoint does.
+    std::string signature;
     bool operator==(const ToolCall&) const = default;
 };
 

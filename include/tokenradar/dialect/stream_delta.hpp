@@ -30,6 +30,7 @@ struct StreamDelta {
     std::string id;
     std::string name;
     std::string arguments;
+    std::string signature;  // tool_call: Gemini thoughtSignature (see ToolCall::signature)
     Usage usage;
     FinishReason finish_reason = FinishReason::stop;
     Errc error_code = Errc::upstream_http_error;

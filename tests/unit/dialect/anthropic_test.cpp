@@ -83,7 +83,7 @@ TEST(AnthropicRequest, EmitFromOpenAiShape) {
     user.content.push_back(ContentPart::make_text("hi"));
     Message asst;
     asst.role = Role::assistant;
-    asst.tool_calls.push_back({"call_1", "f", "not json"});
+    asst.tool_calls.push_back({"call_1", "f", "not json", {}});
     req.messages = {sys, user, asst};
     auto bad = emit_anthropic_request(req);
     ASSERT_FALSE(bad);

@@ -233,5 +233,20 @@ TEST(GeminiStream, BlockedPromptEndsTheStream) {
     EXPECT_EQ(resp->finish_reason, FinishReason::content_filter);
 }
 
+TEST(GeminiRequest, ThoughtSignaturesOfFunctionCallsRoundTrip) {
+    auto req = parse_gemini_request(R"({"contents":[{"role":"model","parts":[
+        {"functionCall":{"name":"f","args":{}},"thoughtSignature":"c2ln"},
+        {"functionCall":{"name":"g","args":{}}}]}]})",
+                                    "m", false);
+    ASSERT_TRUE(req) << req.error().message;
+    EXPECT_EQ(req->messages.at(0).tool_calls.at(0).signature, "c2ln");
+    EXPECT_EQ(req->messages.at(0).tool_calls.at(1).signature, "");
+    auto body = emit_gemini_request(*req);
+    ASSERT_TRUE(body);
+    auto again = parse_gemini_request(*body, "m", false);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *req) << *body;
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect

@@ -258,5 +258,24 @@ TEST(OpenAiStream, EncoderProducesWhatTheDecoderReads) {
     EXPECT_EQ(d.flat().back().kind, K::done);
 }
 
+TEST(OpenAiRequest, GeminiThoughtSignatureInExtraContentRoundTrips) {
+    const char* body = R"({"model":"m","messages":[{"role":"assistant","content":null,
+        "tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"},
+        "extra_content":{"google":{"thought_signature":"c2ln"}}}]}]})";
+    auto req = parse_openai_request(body);
+    ASSERT_TRUE(req) << req.error().message;
+    EXPECT_EQ(req->messages.at(0).tool_calls.at(0).signature, "c2ln");
+    auto out = emit_openai_request(*req);
+    ASSERT_TRUE(out);
+    auto again = parse_openai_request(*out);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *req) << *out;
+    auto bad = parse_openai_request(R"({"model":"m","messages":[{"role":"assistant",
+        "tool_calls":[{"id":"c","function":{"name":"f"},"extra_content":{"google":[]}}]}]})");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "messages[0].tool_calls[0].extra_content.google: expected an "
+                                   "object");
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect

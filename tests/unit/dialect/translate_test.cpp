@@ -62,6 +62,61 @@ std::string header(const HttpCall& call, std::string_view name) {
     return "<absent>";
 }
 
+struct Translated {
+    std::string bytes;
+    bool terminated = false;
+    bool complete = false;
+};
+
+// Upstream bytes -> SseParser -> decoder -> StreamTranslator, fed in the given chunks.
+Translated translate_chunks(Api api, const std::vector<std::string>& chunks, bool usage,
+                            bool finish = true) {
+    Translated t;
+    sse::SseParser parser;
+    auto decoder = make_stream_decoder(api);
+    StreamTranslator tr(api, usage, StreamMeta{"", "", kCreated, true});
+    std::vector<StreamDelta> deltas;
+    for (const auto& c : chunks) {
+        auto fed = parser.feed(c, [&](const sse::SseEvent& e) {
+            deltas.clear();
+            if (auto d = decoder->decode(e.event, e.data, deltas); !d)
+                tr.fail(Errc::protocol_error, d.error().message, t.bytes);
+            else
+                tr.on_event(e.event, e.data, deltas, t.bytes);
+        });
+        EXPECT_TRUE(fed);
+    }
+    if (finish) tr.finish(t.bytes);
+    t.terminated = tr.terminated();
+    t.complete = tr.complete();
+    return t;
+}
+
+Translated translate_stream(Api api, const std::string& bytes, bool usage, bool finish = true) {
+    return translate_chunks(api, {bytes}, usage, finish);
+}
+
+// Every event of an OpenAI stream: parsed JSON, or the string "[DONE]". Fails the test on an
+// event that is neither.
+std::vector<json::value> client_events(const std::string& bytes) {
+    std::vector<json::value> out;
+    sse::SseParser parser;
+    auto fed = parser.feed(bytes, [&](const sse::SseEvent& e) {
+        EXPECT_EQ(e.event, "message");  // OpenAI streams carry no event names
+        if (e.data == "[DONE]") {
+            out.emplace_back("[DONE]");
+            return;
+        }
+        boost::system::error_code ec;
+        json::value v = json::parse(e.data, ec);
+        EXPECT_FALSE(ec) << "not JSON: " << e.data;
+        out.push_back(std::move(v));
+    });
+    EXPECT_TRUE(fed);
+    EXPECT_FALSE(parser.finish()) << "truncated event at the end";
+    return out;
+}
+
 // ---- requests ------------------------------------------------------------------------------
 
 TEST(TranslateRequest, AnthropicMatchesTheFixture) {
@@ -90,6 +145,46 @@ TEST(TranslateRequest, GeminiMatchesTheFixture) {
     ASSERT_TRUE(back) << back.error().message;
     // The system and developer prompts share Gemini's one systemInstruction.
     EXPECT_EQ(back->messages.size(), req.messages.size() - 1);
+}
+
+TEST(TranslateRequest, GeminiThoughtSignaturesMakeTheRoundTrip) {
+    // Gemini 3 sends a thoughtSignature with a function call and wants it back next turn.
+    auto resp = translate_response(Api::gemini, R"({"candidates":[{"content":{"parts":[
+        {"functionCall":{"name":"f","args":{}},"thoughtSignature":"c2lnLTE="},
+        {"functionCall":{"name":"g","args":{}}}],"role":"model"},"finishReason":"STOP"}],
+        "responseId":"r"})");
+    ASSERT_TRUE(resp);
+    json::value calls = parse_json(*resp).at("choices").at(0).at("message").at("tool_calls");
+    EXPECT_EQ(calls.at(0).at("extra_content"),
+              parse_json(R"({"google":{"thought_signature":"c2lnLTE="}})"));
+    EXPECT_FALSE(calls.at(1).as_object().contains("extra_content"));
+    // The client sends the assistant message back as it got it: the signature goes up again.
+    json::object next = parse_json(R"({"model":"m","messages":[{"role":"user","content":"x"},
+        {"role":"tool","tool_call_id":"call_r_0","content":"1"},
+        {"role":"tool","tool_call_id":"call_r_1","content":"2"}]})")
+                            .as_object();
+    json::object assistant{{"role", "assistant"}, {"content", nullptr}, {"tool_calls", calls}};
+    next["messages"].as_array().insert(next["messages"].as_array().begin() + 1, assistant);
+    auto body = upstream_body(client_request(json::serialize(next)), Api::gemini);
+    const auto& parts = body.at("contents").at(1).at("parts").as_array();
+    EXPECT_EQ(parts.at(0).at("thoughtSignature"), "c2lnLTE=");
+    EXPECT_FALSE(parts.at(1).as_object().contains("thoughtSignature"));
+    // A client that dropped it: Google's documented validator-skip value, on the first call.
+    next["messages"].as_array()[1].as_object()["tool_calls"].as_array()[0].as_object().erase(
+        "extra_content");
+    auto unsigned_body = upstream_body(client_request(json::serialize(next)), Api::gemini);
+    EXPECT_EQ(unsigned_body.at("contents").at(1).at("parts").at(0).at("thoughtSignature"),
+              "skip_thought_signature_validator");
+    // Streams carry it too.
+    Translated t = translate_stream(
+        Api::gemini,
+        "data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\","
+        "\"args\":{}},\"thoughtSignature\":\"c2lnLTE=\"}],\"role\":\"model\"},"
+        "\"finishReason\":\"STOP\"}],\"responseId\":\"r\"}\n\n",
+        false);
+    EXPECT_NE(t.bytes.find(R"("extra_content":{"google":{"thought_signature":"c2lnLTE="}})"),
+              std::string::npos)
+        << t.bytes;
 }
 
 TEST(TranslateRequest, PassthroughKeepsEveryFieldAndReplacesOnlyModel) {
@@ -465,61 +560,6 @@ TEST(TranslateError, StatusAndBodyForEachDialect) {
 }
 
 // ---- streams -------------------------------------------------------------------------------
-
-struct Translated {
-    std::string bytes;
-    bool terminated = false;
-    bool complete = false;
-};
-
-// Upstream bytes -> SseParser -> decoder -> StreamTranslator, fed in the given chunks.
-Translated translate_chunks(Api api, const std::vector<std::string>& chunks, bool usage,
-                            bool finish = true) {
-    Translated t;
-    sse::SseParser parser;
-    auto decoder = make_stream_decoder(api);
-    StreamTranslator tr(api, usage, StreamMeta{"", "", kCreated, true});
-    std::vector<StreamDelta> deltas;
-    for (const auto& c : chunks) {
-        auto fed = parser.feed(c, [&](const sse::SseEvent& e) {
-            deltas.clear();
-            if (auto d = decoder->decode(e.event, e.data, deltas); !d)
-                tr.fail(Errc::protocol_error, d.error().message, t.bytes);
-            else
-                tr.on_event(e.event, e.data, deltas, t.bytes);
-        });
-        EXPECT_TRUE(fed);
-    }
-    if (finish) tr.finish(t.bytes);
-    t.terminated = tr.terminated();
-    t.complete = tr.complete();
-    return t;
-}
-
-Translated translate_stream(Api api, const std::string& bytes, bool usage, bool finish = true) {
-    return translate_chunks(api, {bytes}, usage, finish);
-}
-
-// Every event of an OpenAI stream: parsed JSON, or the string "[DONE]". Fails the test on an
-// event that is neither.
-std::vector<json::value> client_events(const std::string& bytes) {
-    std::vector<json::value> out;
-    sse::SseParser parser;
-    auto fed = parser.feed(bytes, [&](const sse::SseEvent& e) {
-        EXPECT_EQ(e.event, "message");  // OpenAI streams carry no event names
-        if (e.data == "[DONE]") {
-            out.emplace_back("[DONE]");
-            return;
-        }
-        boost::system::error_code ec;
-        json::value v = json::parse(e.data, ec);
-        EXPECT_FALSE(ec) << "not JSON: " << e.data;
-        out.push_back(std::move(v));
-    });
-    EXPECT_TRUE(fed);
-    EXPECT_FALSE(parser.finish()) << "truncated event at the end";
-    return out;
-}
 
 TEST(StreamTranslator, AnthropicAndGeminiStreamsMatchTheFixtures) {
     struct Case {
