@@ -291,6 +291,8 @@ class Reader {
 
     std::uint64_t varint(std::string_view field) {
         if (!ok()) return 0;
+        // Most index steps are 0 and most counts small: one byte.
+        if (pos_ < bytes_.size() && bytes_[pos_] < 0x80) return bytes_[pos_++];
         std::uint64_t v = 0;
         for (int shift = 0;; shift += 7) {  // returns by the 10th byte (shift 63)
             if (pos_ >= bytes_.size()) return truncated(field);
@@ -323,20 +325,22 @@ class Reader {
 
     // Records "<field> at byte N: expected <expected>" unless an error is already recorded.
     std::uint64_t fail(std::string_view field, std::string_view expected) {
-        if (ok()) {
+        if (ok_) {
+            ok_ = false;
             error_ = Error(Errc::protocol_error, fmt::format("ddsketch: {} at byte {}: expected {}",
                                                              field, pos_, expected));
         }
         return 0;
     }
 
-    bool ok() const { return !error_.code; }
+    bool ok() const { return ok_; }
     bool at_end() const { return pos_ == bytes_.size(); }
     const Error& error() const { return error_; }
 
   private:
     std::uint64_t truncated(std::string_view field) {
-        if (ok()) {
+        if (ok_) {
+            ok_ = false;
             error_ = Error(Errc::protocol_error,
                            fmt::format("ddsketch: input ends at byte {} inside {}", pos_, field));
         }
@@ -345,6 +349,7 @@ class Reader {
 
     std::span<const std::uint8_t> bytes_;
     std::size_t pos_ = 0;
+    bool ok_ = true;  // cheaper to test per field than error_.code
     Error error_;
 };
 
@@ -417,8 +422,9 @@ Result<DdSketch> DdSketch::decode(std::span<const std::uint8_t> bytes) {
             }
         } else {
             c = in.f64(field);
-            if (in.ok() && !(c >= 0 && c <= kMaxTotalWeight)) {
-                in.fail(field, "a count in [0, 2^53]");
+            // -0.0 would not survive a round trip (it re-encodes as the varint 0).
+            if (in.ok() && !(c >= 0 && c <= kMaxTotalWeight && !std::signbit(c))) {
+                in.fail(field, "a count in [0, 2^53], not -0");
             }
         }
         if (in.ok() && positive && c == 0) in.fail(field, "a count above 0");
@@ -431,10 +437,14 @@ Result<DdSketch> DdSketch::decode(std::span<const std::uint8_t> bytes) {
         const double lo = in.f64("min");
         const double hi = in.f64("max");
         const double sum = in.f64("sum");
-        if (in.ok() && !(lo >= 0 && lo <= hi && hi <= kMaxValue)) {
-            in.fail("min and max", "0 <= min <= max, both finite");
+        // add() never stores -0.0 (it adds +0.0 to zeros).
+        if (in.ok() &&
+            !(lo >= 0 && lo <= hi && hi <= kMaxValue && !std::signbit(lo) && !std::signbit(hi))) {
+            in.fail("min and max", "0 <= min <= max, both finite, not -0");
         }
-        if (in.ok() && !(sum >= 0)) in.fail("sum", "a sum >= 0");  // +inf is a valid overflow
+        if (in.ok() && !(sum >= 0 && !std::signbit(sum))) {
+            in.fail("sum", "a sum >= 0, not -0");  // +inf is a valid overflow
+        }
         s.min_ = lo;
         s.max_ = hi;
         s.sum_ = sum;

@@ -490,6 +490,17 @@ TEST(DdSketch, DecodeNamesWhatIsWrong) {
                   .find("shortest form"),
               std::string::npos);
     EXPECT_NE(decode_error({}).find("input ends at byte 0 inside version"), std::string::npos);
+    // -0.0 as a count: found by the fuzzer, it re-encoded as +0 and broke the round trip.
+    std::vector<std::uint8_t> negative_zero{1,    0,    0x7b, 0x14, 0xae, 0x47,
+                                            0xe1, 0x7a, 0x84, 0x3f, 0x80, 0x10};
+    negative_zero.insert(negative_zero.end(), 8, 0);                         // total weight 0
+    negative_zero.insert(negative_zero.end(), {0, 0, 0, 0, 0, 0, 0, 0x80});  // zero count -0.0
+    negative_zero.push_back(0);                                              // no buckets
+    EXPECT_NE(decode_error(negative_zero).find("zero count at byte 28: expected a count in"),
+              std::string::npos)
+        << decode_error(negative_zero);
+    negative_zero[27] = 0;
+    EXPECT_EQ(decode_error(negative_zero), "ok");
 }
 
 TEST(DdSketch, DecodeRejectsOutOfRangeBuckets) {
