@@ -80,7 +80,7 @@ class DdSketch {
     static constexpr double kMaxTotalWeight = 9007199254740992.0;
 
     struct Bucket {
-        std::int32_t index;  // holds (gamma^(index-1), gamma^index]
+        std::int32_t index;  // holds the values in bounds_of(index)
         double count;
         bool operator==(const Bucket&) const = default;
     };
