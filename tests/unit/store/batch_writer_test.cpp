@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -146,10 +147,16 @@ TEST(BatchWriter, AFullQueueDropsAndCountsWithoutBlockingWhileTheStoreIsStalled)
     EXPECT_EQ(c.written, 0u);
     EXPECT_EQ(c.queue_depth, c.accepted);
     // 5,000 pushes with 50 sleeps of 1 ms: far less than one 300 ms busy wait. The median push
-    // is a mutex and a vector push; the slowest allows for a descheduled thread on a busy box.
+    // is a mutex and a vector push. A push that waited for the writer's I/O would take about
+    // 300 ms; the bound on the slowest allows for a thread descheduled on a busy 2-core box.
+    const double p50 = push_us[push_us.size() / 2];
+    const double p99 = push_us[push_us.size() * 99 / 100];
+    std::printf("try_push during a stalled write: p50 %.2f us, p99 %.2f us, max %.1f us\n", p50, p99,
+                push_us.back());
     EXPECT_LT(pushing, 250ms);
-    EXPECT_LT(push_us[push_us.size() / 2], 20.0);
-    EXPECT_LT(push_us.back(), 20'000.0);
+    EXPECT_LT(p50, 20.0);
+    EXPECT_LT(p99, 5'000.0);
+    EXPECT_LT(push_us.back(), 150'000.0);
 
     // The writer gives up on its first attempt after 300 ms and keeps the batch; release the
     // lock after that: the backlog (retried, not lost) is written.
