@@ -151,8 +151,8 @@ TEST(BatchWriter, AFullQueueDropsAndCountsWithoutBlockingWhileTheStoreIsStalled)
     // 300 ms; the bound on the slowest allows for a thread descheduled on a busy 2-core box.
     const double p50 = push_us[push_us.size() / 2];
     const double p99 = push_us[push_us.size() * 99 / 100];
-    std::printf("try_push during a stalled write: p50 %.2f us, p99 %.2f us, max %.1f us\n", p50, p99,
-                push_us.back());
+    std::printf("try_push during a stalled write: p50 %.2f us, p99 %.2f us, max %.1f us\n", p50,
+                p99, push_us.back());
     EXPECT_LT(pushing, 250ms);
     EXPECT_LT(p50, 20.0);
     EXPECT_LT(p99, 5'000.0);

@@ -127,6 +127,31 @@ TEST(SqliteStore, RefusesADatabaseFromANewerTokenRadar) {
     EXPECT_THAT(store.error().message, HasSubstr("schema version 99 is newer"));
 }
 
+TEST(SqliteStore, WithoutMigrateAnOlderSchemaIsAnErrorAndLeftAlone) {
+    TempDb db;
+    SqliteOptions options;
+    options.migrate = false;
+    // A new file is schema version 0: older than any binary.
+    auto old = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(old);
+    EXPECT_EQ(old.error().code, make_error_code(Errc::unsupported));
+    EXPECT_THAT(
+        old.error().message,
+        HasSubstr(db.path() + ": database schema version 0 is older than this tokenradar's"));
+    {
+        RawDb raw(db.path());
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 0);
+        EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_schema"), 0);
+        raw.exec("PRAGMA user_version = 99");
+    }
+    auto newer = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(newer);
+    EXPECT_THAT(newer.error().message, HasSubstr("schema version 99 is newer"));
+    EXPECT_FALSE(SqliteStore::open(db.path()));  // with migrate: refused as well, unchanged
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 99);
+}
+
 TEST(SqliteStore, WithoutCreateAMissingOrForeignFileIsAnError) {
     TempDb db;
     SqliteOptions options;
