@@ -44,6 +44,7 @@ int run(const StatsArgs& a) {
 
     store::SqliteOptions options;
     options.create = false;
+    options.migrate = false;
     auto db = store::SqliteStore::open(a.db, options);
     if (!db) throw ConfigError(fmt::format("--db {}", db.error().message));
 

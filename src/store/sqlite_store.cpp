@@ -255,14 +255,20 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     if (auto set = exec(db.get(), path, "PRAGMA synchronous=NORMAL", "set synchronous"); !set) {
         return set.error();
     }
-    if (!options.create) {
-        auto version = query_integer(db.get(), path, "PRAGMA user_version");
-        if (!version) return version.error();
-        if (*version == 0) {
-            return Error(Errc::bad_request,
-                         fmt::format("{}: not a TokenRadar database (schema version 0)", path));
-        }
+    auto found = query_integer(db.get(), path, "PRAGMA user_version");
+    if (!found) return found.error();
+    if (!options.create && *found == 0) {
+        return Error(Errc::bad_request,
+                     fmt::format("{}: not a TokenRadar database (schema version 0)", path));
     }
+    const int latest = latest_schema_version();
+    if (!options.migrate && *found < latest) {
+        return Error(Errc::unsupported,
+                     fmt::format("{}: database schema version {} is older than this tokenradar's "
+                                 "({}); it is migrated when the gateway opens it",
+                                 path, *found, latest));
+    }
+    // Also when !migrate: a newer schema gets migrate()'s refusal, a current one no change.
     auto version = migrate(db.get(), path, builtin_migrations());
     if (!version) return version.error();
 

@@ -24,8 +24,11 @@ namespace tokenradar::store {
 
 struct SqliteOptions {
     // Create the file (and schema) when missing. When false, a missing file is an error
-    // and the file must already hold a TokenRadar schema (for read-mostly tools: `stats`).
+    // and the file must already hold a TokenRadar schema.
     bool create = true;
+    // Apply missing migrations. When false, an older schema is an error: a reporting tool
+    // (`stats`) must not change the schema under a running gateway of an older version.
+    bool migrate = true;
     // How long a write waits for another connection's write lock before failing.
     std::chrono::milliseconds busy_timeout{5000};
 };
@@ -33,8 +36,8 @@ struct SqliteOptions {
 class SqliteStore final : public MeasurementStore {
   public:
     // Opens or creates `path`, sets WAL, synchronous=NORMAL and busy_timeout, and applies
-    // the missing migrations. Errors name the path and SQLite's message; a database written
-    // by a newer tokenradar (higher schema version) is refused.
+    // the missing migrations (see SqliteOptions). Errors name the path and SQLite's message;
+    // a database written by a newer tokenradar (higher schema version) is refused.
     static Result<std::unique_ptr<SqliteStore>> open(const std::string& path,
                                                      const SqliteOptions& options = {});
 

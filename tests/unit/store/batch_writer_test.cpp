@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -77,8 +78,12 @@ TEST(BatchWriter, AFullBatchIsWrittenWithoutWaitingForTheInterval) {
     options.max_batch = 100;
     BatchWriter writer(open_store(db.path()), options);
     for (int i = 0; i < 250; ++i) ASSERT_TRUE(writer.try_push(full_record(i)));
-    // Woken at 100 queued; the batch holds whatever was queued by the time it is taken.
-    ASSERT_TRUE(eventually([&] { return writer.counters().written >= 200; }, 10s));
+    // Woken at 100 queued; the batch holds whatever was queued by the time it is taken, and
+    // fewer than 100 left behind wait for the (here: 60 s) interval or stop().
+    ASSERT_TRUE(eventually([&] { return writer.counters().queue_depth < 100; }, 10s));
+    const auto c = writer.counters();
+    EXPECT_GT(c.written, 150u);
+    EXPECT_EQ(c.written + c.queue_depth, 250u);
     writer.stop();
     EXPECT_EQ(writer.counters().written, 250u);
 }
@@ -142,10 +147,16 @@ TEST(BatchWriter, AFullQueueDropsAndCountsWithoutBlockingWhileTheStoreIsStalled)
     EXPECT_EQ(c.written, 0u);
     EXPECT_EQ(c.queue_depth, c.accepted);
     // 5,000 pushes with 50 sleeps of 1 ms: far less than one 300 ms busy wait. The median push
-    // is a mutex and a vector push; the slowest allows for a descheduled thread on a busy box.
+    // is a mutex and a vector push. A push that waited for the writer's I/O would take about
+    // 300 ms; the bound on the slowest allows for a thread descheduled on a busy 2-core box.
+    const double p50 = push_us[push_us.size() / 2];
+    const double p99 = push_us[push_us.size() * 99 / 100];
+    std::printf("try_push during a stalled write: p50 %.2f us, p99 %.2f us, max %.1f us\n", p50,
+                p99, push_us.back());
     EXPECT_LT(pushing, 250ms);
-    EXPECT_LT(push_us[push_us.size() / 2], 20.0);
-    EXPECT_LT(push_us.back(), 20'000.0);
+    EXPECT_LT(p50, 20.0);
+    EXPECT_LT(p99, 5'000.0);
+    EXPECT_LT(push_us.back(), 150'000.0);
 
     // The writer gives up on its first attempt after 300 ms and keeps the batch; release the
     // lock after that: the backlog (retried, not lost) is written.

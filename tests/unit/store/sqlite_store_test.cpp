@@ -74,8 +74,8 @@ TEST(SqliteStore, OpenCreatesTheSchemaInWalMode) {
     EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
     EXPECT_EQ(raw.integer("PRAGMA user_version"), SqliteStore::latest_schema_version());
     EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND "
-                          "name IN ('measurements_ts', 'measurements_provider_model_ts')"),
-              2);
+                          "name = 'measurements_ts'"),
+              1);
     // The time-window query (scan()'s) uses the ts_us index for both the range and the order.
     sqlite3* check = nullptr;
     ASSERT_EQ(sqlite3_open(db.path().c_str(), &check), SQLITE_OK);
@@ -125,6 +125,31 @@ TEST(SqliteStore, RefusesADatabaseFromANewerTokenRadar) {
     EXPECT_EQ(store.error().code, make_error_code(Errc::unsupported));
     EXPECT_THAT(store.error().message, HasSubstr(db.path()));
     EXPECT_THAT(store.error().message, HasSubstr("schema version 99 is newer"));
+}
+
+TEST(SqliteStore, WithoutMigrateAnOlderSchemaIsAnErrorAndLeftAlone) {
+    TempDb db;
+    SqliteOptions options;
+    options.migrate = false;
+    // A new file is schema version 0: older than any binary.
+    auto old = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(old);
+    EXPECT_EQ(old.error().code, make_error_code(Errc::unsupported));
+    EXPECT_THAT(
+        old.error().message,
+        HasSubstr(db.path() + ": database schema version 0 is older than this tokenradar's"));
+    {
+        RawDb raw(db.path());
+        EXPECT_EQ(raw.integer("PRAGMA user_version"), 0);
+        EXPECT_EQ(raw.integer("SELECT count(*) FROM sqlite_schema"), 0);
+        raw.exec("PRAGMA user_version = 99");
+    }
+    auto newer = SqliteStore::open(db.path(), options);
+    ASSERT_FALSE(newer);
+    EXPECT_THAT(newer.error().message, HasSubstr("schema version 99 is newer"));
+    EXPECT_FALSE(SqliteStore::open(db.path()));  // with migrate: refused as well, unchanged
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.integer("PRAGMA user_version"), 99);
 }
 
 TEST(SqliteStore, WithoutCreateAMissingOrForeignFileIsAnError) {
