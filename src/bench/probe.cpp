@@ -4,9 +4,8 @@
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/dialect/metering.hpp>
-#include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/dialect/stream_meter.hpp>
 #include <tokenradar/net/response_watchdog.hpp>
-#include <tokenradar/sse/sse_parser.hpp>
 
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
@@ -41,10 +40,7 @@ std::string status_of(const Error& e) { return std::string(status_name(e.code));
 // Returns the failure's message ("" when the stream was well-formed and complete).
 asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api, Measurement& m,
                                   net::ResponseWatchdog& first_token_watchdog) {
-    sse::SseParser parser;
-    auto decoder = dialect::make_stream_decoder(api);
-    dialect::StreamAccumulator acc;
-    std::vector<dialect::StreamDelta> deltas;
+    dialect::StreamMeter meter(api);
     std::optional<Error> failure;
     while (!failure) {
         auto piece = co_await response.read_some();
@@ -55,25 +51,12 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
             break;
         }
         if (piece->empty()) {
-            if (parser.finish()) failure = Error(Errc::protocol_error, "stream ended inside an event");
-            acc.on_end(now);
+            if (auto ended = meter.end(now); !ended) failure = ended.error();
             break;
         }
-        auto fed = parser.feed(*piece, [&](const sse::SseEvent& event) {
-            if (failure) return;
-            deltas.clear();
-            if (auto decoded = decoder->decode(event.event, event.data, deltas); !decoded) {
-                failure = decoded.error();
-                return;
-            }
-            for (const auto& d : deltas) {
-                if (d.kind == dialect::StreamDelta::Kind::role && m.response_id.empty()) m.response_id = d.id;
-            }
-            acc.on_event(now, deltas);
-        });
-        if (!fed && !failure) failure = fed.error();
-        if (acc.times().first_token) first_token_watchdog.disarm();
-        if (acc.saw_done()) {
+        if (auto fed = meter.feed(*piece, now); !fed) failure = fed.error();
+        if (meter.accumulator().times().first_token) first_token_watchdog.disarm();
+        if (meter.accumulator().saw_done()) {
             // Drain to the end of the body so the connection can be reused.
             while (true) {
                 auto rest = co_await response.read_some();
@@ -82,7 +65,9 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
             break;
         }
     }
-    if (failure && !acc.times().done) acc.on_end(steady_now_ns());
+    if (failure) meter.abandon(steady_now_ns());
+    const dialect::StreamAccumulator& acc = meter.accumulator();
+    m.response_id = meter.response_id();
     dialect::record_stream(m, acc);
     if (failure) {
         m.status = status_of(*failure);

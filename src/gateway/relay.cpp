@@ -13,10 +13,9 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/metering.hpp>
-#include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/dialect/stream_meter.hpp>
 #include <tokenradar/dialect/translate.hpp>
 #include <tokenradar/net/response_watchdog.hpp>
-#include <tokenradar/sse/sse_parser.hpp>
 
 #include <boost/asio/this_coro.hpp>
 #include <fmt/format.h>
@@ -136,14 +135,12 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
 
     net::ResponseWatchdog first_token_watchdog(
         executor, response, SteadyClock::time_point(Nanos(m.t.send)) + a.provider.first_token_timeout);
-    sse::SseParser parser;
-    auto decoder = dialect::make_stream_decoder(a.provider.api);
+    dialect::StreamMeter meter(a.provider.api);
     dialect::StreamMeta meta;
     meta.created = wall_now_us() / 1'000'000;
     meta.include_usage = client_wants_usage;
     dialect::StreamTranslator translator(a.provider.api, client_wants_usage, std::move(meta));
-    dialect::StreamAccumulator acc;
-    std::vector<dialect::StreamDelta> deltas;
+    const dialect::StreamAccumulator& acc = meter.accumulator();
     RelayFigures figures;
     std::string out;
     std::optional<Error> failure;
@@ -160,25 +157,14 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             break;
         }
         if (piece->empty()) {
-            if (parser.finish()) failure = Error(Errc::protocol_error, "the stream ended inside an event");
-            acc.on_end(now);
+            if (auto ended = meter.end(now); !ended) failure = ended.error();
             break;
         }
         out.clear();
-        auto fed = parser.feed(*piece, [&](const sse::SseEvent& event) {
-            if (failure) return;
-            deltas.clear();
-            if (auto decoded = decoder->decode(event.event, event.data, deltas); !decoded) {
-                failure = decoded.error();
-                return;
-            }
-            for (const auto& d : deltas) {
-                if (d.kind == dialect::StreamDelta::Kind::role && m.response_id.empty()) m.response_id = d.id;
-            }
-            acc.on_event(now, deltas);
+        auto fed = meter.feed(*piece, now, [&](const sse::SseEvent& event, std::span<const dialect::StreamDelta> deltas) {
             translator.on_event(event.event, event.data, deltas, out);
         });
-        if (!fed && !failure) failure = fed.error();
+        if (!fed) failure = fed.error();
         if (acc.times().first_token) first_token_watchdog.disarm();
         if (!out.empty()) {
             if (auto ec = co_await write_client(*stream, out)) {
@@ -192,7 +178,7 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         if (acc.saw_done()) break;
     }
     first_token_watchdog.disarm();
-    if (failure && !acc.times().done) acc.on_end(steady_now_ns());
+    if (failure) meter.abandon(steady_now_ns());
     client_gone = client_gone || writer.client_gone();
 
     std::string status = "ok";
@@ -230,6 +216,7 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         if (!rest || rest->empty()) break;
     }
     dialect::record_stream(m, acc);
+    m.response_id = meter.response_id();
     figures.into(m);
     co_return status;
 }

@@ -172,14 +172,16 @@ std::string direct_text(const SimFixture& sim, Api api, const std::string& model
     return text;
 }
 
+// The virtual models of three_dialects_config and what each reaches upstream.
+const std::vector<std::tuple<std::string, Api, std::string>> kDialectCases{
+    {"via-openai", Api::openai, "gpt-4o"},
+    {"via-anthropic", Api::anthropic, "claude-3-5-sonnet-latest"},
+    {"via-gemini", Api::gemini, "gemini-1.5-pro"}};
+
 TEST(GatewayRelay, EveryDialectStreamsTheSameContentAsADirectCall) {
     SimFixture sim("instant");
     GatewayFixture gw(three_dialects_config(sim.base_url()));
-    const std::vector<std::tuple<std::string, Api, std::string>> cases{
-        {"via-openai", Api::openai, "gpt-4o"},
-        {"via-anthropic", Api::anthropic, "claude-3-5-sonnet-latest"},
-        {"via-gemini", Api::gemini, "gemini-1.5-pro"}};
-    for (const auto& [virtual_model, api, upstream_model] : cases) {
+    for (const auto& [virtual_model, api, upstream_model] : kDialectCases) {
         SCOPED_TRACE(virtual_model);
         const std::string direct = direct_text(sim, api, upstream_model, true, 25);
         ASSERT_FALSE(direct.empty());
@@ -216,11 +218,7 @@ TEST(GatewayRelay, EveryDialectStreamsTheSameContentAsADirectCall) {
 TEST(GatewayRelay, EveryDialectAnswersWholeResponsesLikeADirectCall) {
     SimFixture sim("instant");
     GatewayFixture gw(three_dialects_config(sim.base_url()));
-    const std::vector<std::tuple<std::string, Api, std::string>> cases{
-        {"via-openai", Api::openai, "gpt-4o"},
-        {"via-anthropic", Api::anthropic, "claude-3-5-sonnet-latest"},
-        {"via-gemini", Api::gemini, "gemini-1.5-pro"}};
-    for (const auto& [virtual_model, api, upstream_model] : cases) {
+    for (const auto& [virtual_model, api, upstream_model] : kDialectCases) {
         SCOPED_TRACE(virtual_model);
         const std::string direct = direct_text(sim, api, upstream_model, false, 12);
         auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body(virtual_model, false, 12));
