@@ -84,8 +84,10 @@ start_tokenradar() {
             if [ -n "$store" ]; then store_state="path $store"; fi
             return 0
         fi
+        kill "$tr_pid" 2>/dev/null || true
+        grep -qi store "$tmp/$name.log" || break
         store_state="rejected by this binary: $(tail -1 "$tmp/$name.log")"
-        echo "tokenradar serve did not start with [store] path set: $(tail -1 "$tmp/$name.log")" >&2
+        echo "tokenradar serve did not start with [store] path set, retrying without: $(tail -1 "$tmp/$name.log")" >&2
     done
     die "tokenradar serve did not start: $(tail -3 "$tmp/$name.log")"
 }
