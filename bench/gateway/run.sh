@@ -187,15 +187,12 @@ for route in "${routes[@]}"; do targets+=(--target "$route=openai:${url[$route]}
     --duration "${seconds}s" --header 'x-portkey-provider: openai' \
     --header "x-portkey-custom-host: $upstream" --format json > "$tmp/ttft.json"
 
-# The store: stop the gateway so its batch writer flushes, then count what it wrote.
-stop "$gw_pid"
-if [ -f "$tmp/gw.db" ]; then
-    rows=$(python3 -c 'import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-tables = [r[0] for r in db.execute("select name from sqlite_master where type = '"'table'"'")]
-print(sum(db.execute(f"select count(*) from \"{t}\"").fetchone()[0] for t in tables))' "$tmp/gw.db")
-    echo "store=on: $rows rows in $(basename "$tmp/gw.db")" > "$tmp/store.txt"
-elif [ "$gw_store_state" = off ] || [[ "$gw_store_state" == rejected* ]]; then
+# The store: the gateway's own counters (tokenradar_store_records_total), then its database.
+store_metrics=$(metrics | awk '/^tokenradar_store_records_total/ { sub(/.*outcome="/, ""); sub(/"}/, ""); printf "%s=%s ", $1, $2 }')
+stop "$gw_pid"  # lets the batch writer flush
+if [ -n "$store_metrics" ] && [ -f "$tmp/gw.db" ]; then
+    echo "store=on: records $store_metrics($(du -k "$tmp/gw.db" | cut -f1) KiB database)" > "$tmp/store.txt"
+elif [[ "$gw_store_state" == rejected* ]]; then
     echo "store=off: [store] $gw_store_state" > "$tmp/store.txt"
 else
     echo "store=off: [store] path was set, but this binary wrote no database (it ignores [store])" > "$tmp/store.txt"
