@@ -7,6 +7,7 @@
 #   bench/gateway/run.sh [seconds]          (default 10 s per scenario; about 20 scenarios)
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
 #   KEEP=1 bench/gateway/run.sh             keep the work directory (logs, raw wrk output)
+#   PIN=0 bench/gateway/run.sh              do not pin the client and the servers to CPUs
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -33,8 +34,18 @@ fi
 ulimit -n "$(ulimit -Hn)"
 export TOKENRADAR_BENCH_KEY=sk-bench OPENAI_API_KEY=sk-bench  # the sim takes any bearer key
 
+# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1. A wake-up
+# across cores costs about 70 us on this VM against a few us on the same core, so unpinned
+# runs at concurrency 1 flip between two latency levels depending on where the scheduler
+# puts the three processes; pinned, every route has the same hops and the server side the
+# same single core.
+client=() server=()
+if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    client=(taskset -c 0) server=(taskset -c 1)
+fi
+
 tmp=$(mktemp -d /tmp/tokenradar-gwbench.XXXXXX)
-echo "seconds=$seconds stream_tokens=$stream_tokens loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
+echo "seconds=$seconds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
 pids=()
 cleanup() {
     local pid
@@ -63,7 +74,7 @@ cpu_ticks() {
 # is bounded
 start_sim() {
     sim_port=$(free_port)
-    "$bin" --log-level warn sim --profile "$2" --port "$sim_port" --threads 1 >"$tmp/sim-$1.log" 2>&1 &
+    "${server[@]}" "$bin" --log-level warn sim --profile "$2" --port "$sim_port" --threads 1 >"$tmp/sim-$1.log" 2>&1 &
     sim_pid=$!
     pids+=($sim_pid)
     wait_ready "http://127.0.0.1:$sim_port/healthz" || die "the sim ($2) did not start: $(tail -3 "$tmp/sim-$1.log")"
@@ -77,7 +88,7 @@ start_tokenradar() {
         [ "$attempt" = nostore ] && store=""
         tr_port=$(free_port)
         fill "$here/tokenradar.toml" "$tmp/$name.toml" PORT="$tr_port" UPSTREAM_PORT="$upstream" STORE="$store"
-        "$bin" --log-level warn serve --config "$tmp/$name.toml" >"$tmp/$name.log" 2>&1 &
+        "${server[@]}" "$bin" --log-level warn serve --config "$tmp/$name.toml" >"$tmp/$name.log" 2>&1 &
         tr_pid=$!
         pids+=($tr_pid)
         if wait_ready "http://127.0.0.1:$tr_port/healthz"; then
@@ -102,7 +113,7 @@ upstream="http://127.0.0.1:$sim_port/v1"
 
 nginx_port=$(free_port)
 fill "$here/nginx.conf" "$tmp/nginx.conf" TMP="$tmp" PORT="$nginx_port" UPSTREAM_PORT="$sim_port"
-nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
+"${server[@]}" nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
 nginx_pid=$!
 pids+=($nginx_pid)
 
@@ -110,7 +121,7 @@ start_tokenradar gw "$sim_port"
 gw_pid=$tr_pid gw_port=$tr_port gw_store_state=${store_state:-off}
 
 portkey_port=$(free_port)
-node --require "./$here/loopback.cjs" "$here/node_modules/@portkey-ai/gateway/build/start-server.js" \
+"${server[@]}" node --require "./$here/loopback.cjs" "$here/node_modules/@portkey-ai/gateway/build/start-server.js" \
     --port="$portkey_port" --headless >"$tmp/portkey.log" 2>&1 &
 portkey_pid=$!
 pids+=($portkey_pid)
@@ -155,7 +166,7 @@ run_wrk() {
     local route=$1 mode=$2 c=$3 secs=$4 out=$5 before after vars
     mapfile -t vars < <(request_env "$route" "$(script_of "$mode")")
     before=$(cpu_ticks ${cpu_pids[$route]})
-    env "${vars[@]}" wrk -t1 -c"$c" -d"${secs}s" --timeout 10s -s "$here/wrk.lua" \
+    env "${vars[@]}" "${client[@]}" wrk -t1 -c"$c" -d"${secs}s" --timeout 10s -s "$here/wrk.lua" \
         "${url[$route]}/chat/completions" > "$out"
     after=$(cpu_ticks ${cpu_pids[$route]})
     echo "CPU ticks=$((after - before))" >> "$out"
@@ -183,7 +194,7 @@ done
 echo "bench: streaming TTFT over all routes, concurrency 1, ${seconds}s" >&2
 targets=()
 for route in "${routes[@]}"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
-"$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
+"${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
     --duration "${seconds}s" --header 'x-portkey-provider: openai' \
     --header "x-portkey-custom-host: $upstream" --format json > "$tmp/ttft.json"
 
@@ -206,7 +217,7 @@ start_tokenradar mem "$sim_port"
 mem_pid=$tr_pid mem_port=$tr_port
 echo "memory: $memory_streams streams through a fresh gateway, ${seconds}s" >&2
 rss_idle=$(awk '/^VmRSS/ { print $2 }' "/proc/$mem_pid/status")
-MAX_TOKENS=40 REQUEST_SCRIPT=bench/sim/stream.lua wrk -t1 -c"$memory_streams" -d"$((seconds + 6))s" \
+MAX_TOKENS=40 REQUEST_SCRIPT=bench/sim/stream.lua "${client[@]}" wrk -t1 -c"$memory_streams" -d"$((seconds + 6))s" \
     --timeout 60s -s "$here/wrk.lua" "http://127.0.0.1:$mem_port/v1/chat/completions" > "$tmp/wrk-memory.txt" &
 wrk_pid=$!
 pids+=($wrk_pid)

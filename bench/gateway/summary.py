@@ -165,8 +165,9 @@ def main():
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print()
+    pinned = "clients on CPU 0, upstream and proxy on CPU 1" if run.get("pinned") == "yes" else "not pinned"
     print(f"{run.get('seconds', '?')} s per scenario; streams of {run.get('stream_tokens', '?')} tokens (one SSE "
-          f"event each); load average {run.get('loadavg_start', '?')} at the start, {run.get('loadavg_end', '?')} "
+          f"event each); {pinned}; load average {run.get('loadavg_start', '?')} at the start, {run.get('loadavg_end', '?')} "
           f"at the end. TokenRadar: {(read(workdir, 'store.txt') or 'store=?').strip()}.")
     for f in failures:
         print(f"- failures: {f}")
