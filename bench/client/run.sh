@@ -4,18 +4,18 @@
 #   bench/client/run.sh [seconds]     (default 10)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib.sh
 seconds=${1:-10}
 bin=build/release/tokenradar
 [ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
 ulimit -n "$(ulimit -Hn)"
 export OPENAI_API_KEY=sk-bench
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 start_sim() {  # start_sim PROFILE THREADS -> sets port, sim_pid
     port=$(free_port)
     "$bin" --log-level warn sim --profile "$1" --port "$port" --threads "$2" >/dev/null &
     sim_pid=$!
-    for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+    wait_ready "http://127.0.0.1:$port/healthz" || true
 }
 
 # 1. Non-streaming small requests, concurrency 64, wrk then bench against one instant sim.

@@ -4,13 +4,12 @@
 #   bench/sim/run.sh [seconds]          (default 10 s per scenario)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib.sh
 seconds=${1:-10}
 bin=build/release/tokenradar
 [ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
 ulimit -n 65536 2>/dev/null || true
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
 run_scenario() {
@@ -19,7 +18,7 @@ run_scenario() {
     port=$(free_port)
     "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
     pid=$!
-    for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+    wait_ready "http://127.0.0.1:$port/healthz" || true
     MAX_TOKENS=$tokens wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
         "http://127.0.0.1:$port/v1/chat/completions" > "/tmp/tokenradar-wrk-$name.txt"
     stats=$(curl -sf "http://127.0.0.1:$port/sim/stats")

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# The gateway's overhead (issue 4), everything side by side in one run: the same requests
+# sent direct to an instant upstream (the sim), through nginx (a plain reverse proxy: the
+# floor), through TokenRadar (metering on, store on when the binary has one) and through
+# Portkey's gateway. Prints one markdown table: added latency, request rate, ratios to nginx,
+# streaming TTFT, TokenRadar's per-chunk relay delay and its memory with 1,000 open streams.
+#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; about 20 scenarios)
+#   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
+#   KEEP=1 bench/gateway/run.sh             keep the work directory (logs, raw wrk output)
+#   PIN=0 bench/gateway/run.sh              do not pin the client and the servers to CPUs
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. bench/lib.sh
+seconds=${1:-10}
+bin=${TOKENRADAR:-build/release/tokenradar}
+here=bench/gateway
+stream_tokens=100  # tokens (= SSE events: the instant sim sends one token per chunk) per stream
+memory_streams=1000
+
+[ -x "$bin" ] || { echo "$bin missing: make build, or set TOKENRADAR=path" >&2; exit 1; }
+command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
+command -v node >/dev/null || { echo "node missing (Portkey's gateway runs on it)" >&2; exit 1; }
+if ! command -v nginx >/dev/null; then
+    # Only this benchmark needs nginx, so it is not in scripts/install-deps.sh.
+    echo "installing nginx-light for the nginx comparison" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+    # The package starts its default site on port 80 unless policy-rc.d forbids it: stop it.
+    if [ -s /run/nginx.pid ]; then nginx -s quit || true; fi
+fi
+if [ ! -d "$here/node_modules/@portkey-ai/gateway" ]; then
+    echo "installing Portkey's gateway into $here/node_modules (package-lock.json)" >&2
+    (cd "$here" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+ulimit -n "$(ulimit -Hn)"
+export TOKENRADAR_BENCH_KEY=sk-bench OPENAI_API_KEY=sk-bench  # the sim takes any bearer key
+
+# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1. A wake-up
+# across cores costs about 70 us on this VM against a few us on the same core, so unpinned
+# runs at concurrency 1 flip between two latency levels depending on where the scheduler
+# puts the three processes; pinned, every route has the same hops and the server side the
+# same single core.
+client=() server=()
+if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    client=(taskset -c 0) server=(taskset -c 1)
+fi
+
+tmp=$(mktemp -d /tmp/tokenradar-gwbench.XXXXXX)
+echo "seconds=$seconds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+die() { echo "bench/gateway: $*" >&2; exit 1; }
+# fill TEMPLATE OUT NAME=VALUE...: replaces @NAME@ in a config template.
+fill() {
+    local template=$1 out=$2 expr=() kv
+    shift 2
+    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+    sed "${expr[@]}" "$template" > "$out"
+}
+# CPU ticks (1/100 s) used so far by the given processes (fields 14+15 of /proc/PID/stat).
+cpu_ticks() {
+    local pid sum=0
+    for pid in "$@"; do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
+    echo "$sum"
+}
+# start_sim NAME PROFILE -> sets sim_port, sim_pid; one I/O thread, so the upstream's CPU
+# is bounded
+start_sim() {
+    sim_port=$(free_port)
+    "${server[@]}" "$bin" --log-level warn sim --profile "$2" --port "$sim_port" --threads 1 >"$tmp/sim-$1.log" 2>&1 &
+    sim_pid=$!
+    pids+=($sim_pid)
+    wait_ready "http://127.0.0.1:$sim_port/healthz" || die "the sim ($2) did not start: $(tail -3 "$tmp/sim-$1.log")"
+}
+# start_tokenradar NAME UPSTREAM_PORT -> sets tr_port, tr_pid, store_state. The store is
+# written to $tmp/NAME.db when the binary supports [store]; a binary that rejects the path
+# runs with path = "" (metering and /metrics only), and store_state says so.
+start_tokenradar() {
+    local name=$1 upstream=$2 store="$tmp/$1.db" attempt
+    for attempt in store nostore; do
+        [ "$attempt" = nostore ] && store=""
+        tr_port=$(free_port)
+        fill "$here/tokenradar.toml" "$tmp/$name.toml" PORT="$tr_port" UPSTREAM_PORT="$upstream" STORE="$store"
+        "${server[@]}" "$bin" --log-level warn serve --config "$tmp/$name.toml" >"$tmp/$name.log" 2>&1 &
+        tr_pid=$!
+        pids+=($tr_pid)
+        if wait_ready "http://127.0.0.1:$tr_port/healthz"; then
+            if [ -n "$store" ]; then store_state="path $store"; fi
+            return 0
+        fi
+        kill "$tr_pid" 2>/dev/null || true
+        grep -qi store "$tmp/$name.log" || break
+        store_state="rejected by this binary: $(tail -1 "$tmp/$name.log")"
+        echo "tokenradar serve did not start with [store] path set, retrying without: $(tail -1 "$tmp/$name.log")" >&2
+    done
+    die "tokenradar serve did not start: $(tail -3 "$tmp/$name.log")"
+}
+stop() { kill -INT "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+# --- upstream and proxies -------------------------------------------------------------------
+# The upstream is the sim's instant profile: real OpenAI bodies (a usage chunk when asked,
+# one SSE event per token) produced at once, so every route relays the same shape of
+# stream; one thread, so its CPU cost is the same small share of the box on every route.
+start_sim instant instant
+upstream="http://127.0.0.1:$sim_port/v1"
+
+nginx_port=$(free_port)
+fill "$here/nginx.conf" "$tmp/nginx.conf" TMP="$tmp" PORT="$nginx_port" UPSTREAM_PORT="$sim_port"
+"${server[@]}" nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
+nginx_pid=$!
+pids+=($nginx_pid)
+
+start_tokenradar gw "$sim_port"
+gw_pid=$tr_pid gw_port=$tr_port gw_store_state=${store_state:-off}
+
+portkey_port=$(free_port)
+"${server[@]}" node --require "./$here/loopback.cjs" "$here/node_modules/@portkey-ai/gateway/build/start-server.js" \
+    --port="$portkey_port" --headless >"$tmp/portkey.log" 2>&1 &
+portkey_pid=$!
+pids+=($portkey_pid)
+
+wait_ready "http://127.0.0.1:$nginx_port/healthz" || die "nginx did not start: $(tail -3 "$tmp/nginx-error.log")"
+wait_ready "http://127.0.0.1:$portkey_port/" 100 || die "Portkey did not start: $(tail -3 "$tmp/portkey.log")"
+nginx_worker=$(pgrep -P "$nginx_pid" | head -1)
+
+routes=(direct nginx tokenradar portkey)
+declare -A url=([direct]=$upstream [nginx]="http://127.0.0.1:$nginx_port/v1"
+                [tokenradar]="http://127.0.0.1:$gw_port/v1" [portkey]="http://127.0.0.1:$portkey_port/v1")
+# Whose CPU is counted per route: the proxy's; for direct, the upstream's own.
+declare -A cpu_pids=([direct]=$sim_pid [nginx]=$nginx_worker [tokenradar]=$gw_pid [portkey]=$portkey_pid)
+
+# request_env ROUTE SCRIPT: wrk.lua's environment (Portkey's routing header, stream length).
+request_env() {
+    local env=(REQUEST_SCRIPT="$2")
+    [ "$1" = portkey ] && env+=(PORTKEY_HOST="$upstream")
+    [ "$2" = bench/sim/stream.lua ] && env+=(MAX_TOKENS="$stream_tokens")
+    printf '%s\n' "${env[@]}"
+}
+script_of() { if [ "$1" = stream ]; then echo bench/sim/stream.lua; else echo bench/client/nonstream.lua; fi; }
+
+# Every route must answer both request kinds correctly before anything is timed.
+for route in "${routes[@]}"; do
+    for mode in nonstream stream; do
+        headers=(-H 'Content-Type: application/json' -H 'Authorization: Bearer sk-bench')
+        [ "$route" = portkey ] && headers+=(-H 'x-portkey-provider: openai' -H "x-portkey-custom-host: $upstream")
+        stream=false; [ "$mode" = stream ] && stream=true
+        body=$(curl -sS --max-time 10 "${headers[@]}" "${url[$route]}/chat/completions" \
+            -d "{\"model\":\"gpt-4o\",\"stream\":$stream,\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}") ||
+            die "$route ($mode) did not answer"
+        case "$mode:$body" in
+            stream:*"data: [DONE]"*|nonstream:*'"chat.completion"'*) ;;
+            *) die "$route ($mode) answered: ${body:0:300}" ;;
+        esac
+    done
+done
+
+# run_wrk ROUTE MODE CONNECTIONS SECONDS OUT: one wrk run; the proxy's CPU ticks around it.
+run_wrk() {
+    local route=$1 mode=$2 c=$3 secs=$4 out=$5 before after vars
+    mapfile -t vars < <(request_env "$route" "$(script_of "$mode")")
+    before=$(cpu_ticks ${cpu_pids[$route]})
+    env "${vars[@]}" "${client[@]}" wrk -t1 -c"$c" -d"${secs}s" --timeout 10s -s "$here/wrk.lua" \
+        "${url[$route]}/chat/completions" > "$out"
+    after=$(cpu_ticks ${cpu_pids[$route]})
+    echo "CPU ticks=$((after - before))" >> "$out"
+}
+
+# Warm-up (connection pools, Portkey's JIT), not recorded.
+for route in "${routes[@]}"; do
+    for mode in nonstream stream; do run_wrk "$route" "$mode" 64 2 /dev/null; done
+done 2>/dev/null || true
+
+metrics() { curl -sf "http://127.0.0.1:$gw_port/metrics"; }
+for mode in nonstream stream; do
+    for c in 1 64; do
+        for route in "${routes[@]}"; do
+            echo "wrk: $route $mode c=$c, ${seconds}s" >&2
+            [ "$route" = tokenradar ] && metrics > "$tmp/metrics-before-$mode-c$c.txt"
+            run_wrk "$route" "$mode" "$c" "$seconds" "$tmp/wrk-$route-$mode-c$c.txt"
+            [ "$route" = tokenradar ] && metrics > "$tmp/metrics-after-$mode-c$c.txt"
+        done
+    done
+done
+
+# Streaming TTFT through every route in one bench run: its closed loop interleaves the
+# targets in shuffled rounds, so each route is measured under the same conditions.
+echo "bench: streaming TTFT over all routes, concurrency 1, ${seconds}s" >&2
+targets=()
+for route in "${routes[@]}"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
+"${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
+    --duration "${seconds}s" --header 'x-portkey-provider: openai' \
+    --header "x-portkey-custom-host: $upstream" --format json > "$tmp/ttft.json"
+
+# The store: the gateway's own counters (tokenradar_store_records_total), then its database.
+store_metrics=$(metrics | awk '/^tokenradar_store_records_total/ { sub(/.*outcome="/, ""); sub(/"}/, ""); printf "%s=%s ", $1, $2 }')
+stop "$gw_pid"  # lets the batch writer flush
+if [ -n "$store_metrics" ] && [ -f "$tmp/gw.db" ]; then
+    echo "store=on: records $store_metrics($(du -k "$tmp/gw.db" | cut -f1) KiB database)" > "$tmp/store.txt"
+elif [[ "$gw_store_state" == rejected* ]]; then
+    echo "store=off: [store] $gw_store_state" > "$tmp/store.txt"
+else
+    echo "store=off: [store] path was set, but this binary wrote no database (it ignores [store])" > "$tmp/store.txt"
+fi
+
+# --- memory with 1,000 open streams -----------------------------------------------------------
+# A fresh gateway in front of a paced sim (bench/gateway/slow.toml: 20 s streams at 2 tokens/s)
+# holds 1,000 streams for `seconds` while VmRSS is sampled.
+start_sim slow "$here/slow.toml"
+start_tokenradar mem "$sim_port"
+mem_pid=$tr_pid mem_port=$tr_port
+echo "memory: $memory_streams streams through a fresh gateway, ${seconds}s" >&2
+rss_idle=$(awk '/^VmRSS/ { print $2 }' "/proc/$mem_pid/status")
+MAX_TOKENS=40 REQUEST_SCRIPT=bench/sim/stream.lua "${client[@]}" wrk -t1 -c"$memory_streams" -d"$((seconds + 6))s" \
+    --timeout 60s -s "$here/wrk.lua" "http://127.0.0.1:$mem_port/v1/chat/completions" > "$tmp/wrk-memory.txt" &
+wrk_pid=$!
+pids+=($wrk_pid)
+sleep 3  # 1,000 connections and upstream streams opened
+rss_max=0 active_at_max=0
+for _ in $(seq $((seconds * 2))); do
+    rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$mem_pid/status")
+    active=$(curl -sf "http://127.0.0.1:$mem_port/metrics" | awk '/^tokenradar_active_requests / { print $2 }')
+    if [ "$rss" -gt "$rss_max" ]; then rss_max=$rss active_at_max=$active; fi
+    sleep 0.5
+done
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$mem_pid/status")
+wait "$wrk_pid" || true
+echo "rss_idle_kb=$rss_idle rss_max_kb=$rss_max hwm_kb=$hwm active_at_max=$active_at_max streams=$memory_streams" \
+    > "$tmp/memory.txt"
+
+echo "loadavg_end=$(cut -d' ' -f1 /proc/loadavg)" >> "$tmp/run.txt"
+python3 "$here/summary.py" "$tmp"

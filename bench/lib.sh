@@ -1,0 +1,12 @@
+# Shell helpers shared by the benchmark scripts (bench/*/run.sh source this file).
+
+# A free TCP port on 127.0.0.1 (the kernel's choice; a tiny race before the server binds it).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# wait_ready URL [TRIES]: polls URL every 0.1 s until it answers 2xx; false after TRIES polls
+# (default 50 = 5 s). Any method works for a health check: a GET.
+wait_ready() {
+    local tries=${2:-50}
+    for _ in $(seq "$tries"); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
+    return 1
+}
