@@ -4,7 +4,7 @@
 # floor), through TokenRadar (metering on, store on when the binary has one) and through
 # Portkey's gateway. Prints one markdown table: added latency, request rate, ratios to nginx,
 # streaming TTFT, TokenRadar's per-chunk relay delay and its memory with 1,000 open streams.
-#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; about 20 scenarios)
+#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; 18 scenarios, ~5 min)
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
 #   KEEP=1 bench/gateway/run.sh             keep the work directory (logs, raw wrk output)
 #   PIN=0 bench/gateway/run.sh              do not pin the client and the servers to CPUs
@@ -34,11 +34,10 @@ fi
 ulimit -n "$(ulimit -Hn)"
 export TOKENRADAR_BENCH_KEY=sk-bench OPENAI_API_KEY=sk-bench  # the sim takes any bearer key
 
-# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1. A wake-up
-# across cores costs about 70 us on this VM against a few us on the same core, so unpinned
-# runs at concurrency 1 flip between two latency levels depending on where the scheduler
-# puts the three processes; pinned, every route has the same hops and the server side the
-# same single core.
+# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1. Latency at
+# concurrency 1 is mostly process wake-ups, whose cost depends on where the scheduler puts
+# the three processes: unpinned, back-to-back runs flipped between two levels. Pinned, every
+# route has the same hops and the server side the same single core.
 client=() server=()
 if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     client=(taskset -c 0) server=(taskset -c 1)
