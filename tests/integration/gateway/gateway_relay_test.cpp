@@ -346,9 +346,9 @@ std::string chunk(std::string_view content) {
            "\n\n";
 }
 
-TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
-    ScriptedServer broken(sse_script({{milliseconds(0), chunk("Hel")}, {milliseconds(5), chunk("lo")}}, true));
-    GatewayFixture gw(R"(
+// A gateway whose one model "m" is served by `upstream` alone.
+std::string only_upstream(const ScriptedServer& upstream) {
+    return R"(
 [auth]
 mode = "none"
 [store]
@@ -356,7 +356,12 @@ path = ""
 [[models]]
 name = "m"
 upstreams = ["broken/m"]
-)" + scripted_provider("broken", broken));
+)" + scripted_provider("broken", upstream);
+}
+
+TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
+    ScriptedServer broken(sse_script({{milliseconds(0), chunk("Hel")}, {milliseconds(5), chunk("lo")}}, true));
+    GatewayFixture gw(only_upstream(broken));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 5));
     ASSERT_EQ(f.status, 200u);
     EXPECT_TRUE(f.error.empty()) << f.error;  // the client's stream itself ends cleanly
@@ -372,15 +377,7 @@ upstreams = ["broken/m"]
 
 TEST(GatewayRelay, MalformedUpstreamChunkIsAProtocolError) {
     ScriptedServer broken(sse_script({{milliseconds(0), chunk("ok")}, {milliseconds(0), "data: {\"choices\": [\n\n"}}));
-    GatewayFixture gw(R"(
-[auth]
-mode = "none"
-[store]
-path = ""
-[[models]]
-name = "m"
-upstreams = ["broken/m"]
-)" + scripted_provider("broken", broken));
+    GatewayFixture gw(only_upstream(broken));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 5));
     const auto s = read_openai_stream(f.body);
     EXPECT_TRUE(s.all_json) << f.body;
