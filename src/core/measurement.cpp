@@ -154,6 +154,7 @@ boost::json::object to_json(const Measurement& m) {
     o["status"] = m.status;
     if (m.http_status != 0) o["http_status"] = m.http_status;
     o["ts_us"] = m.ts_us;
+    if (m.received_us != 0) o["received_us"] = m.received_us;
     const Labels& l = m.labels;
     o["provider"] = l.provider;
     o["model"] = l.model;

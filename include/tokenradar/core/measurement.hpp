@@ -61,6 +61,9 @@ struct Measurement {
     std::string status = "ok";  // ok, http_<code>, timeout_*, connection_error, protocol_error, cancelled
     int http_status = 0;
     std::int64_t ts_us = 0;     // wall clock (UTC microseconds) at send
+    // Observatory ingestion: the server's wall clock when the record arrived (0 = measured by
+    // this process). Stamped by the server, never taken from a submitted record.
+    std::int64_t received_us = 0;
 
     Timestamps t;
     std::int64_t connect_ns = 0;

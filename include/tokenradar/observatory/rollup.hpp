@@ -1,0 +1,148 @@
+#pragma once
+// Rollups: what the observatory keeps of measurement records, per time bucket (minute and
+// hour) x label cell x client, so any percentile over any window and label subset is a merge
+// of DDSketches, never a scan of raw rows.
+//
+//     RollupIndex index;                         // in memory; persisted through take_dirty_hours()
+//     index.add(records);                        // writer thread, after the records committed
+//     auto groups = index.query({.from_us = ..., .to_us = ..., .by = {Label::provider, Label::model}});
+//
+// Weighting (per client per bucket, as speed-test sites do): inside one bucket of one cell,
+// each client (Measurement::client_id: "" for records this process measured, the submitter
+// for ingested ones) gets the same total weight, and the weights add up to the bucket's
+// sample count: client c with n_c of the N samples among k clients has weight N / (k n_c)
+// per sample. One busy client cannot own a percentile; counts still say how many samples
+// stand behind a number. The bucket is the query's resolution (an hour, or a minute for
+// minute queries).
+//
+// Levels: minute buckets are kept for `minute_retention` (they serve short windows and
+// minute time series); hour buckets for `hour_retention` (0 = for ever). Day sums of the
+// weighted hours are a cache inside the index for long windows.
+//
+// Threads: add(), take_dirty_hours(), load_hour() and prune() from one writer thread;
+// query(), labels() and generation() from any number of threads at once (a shared lock:
+// a long query delays the writer's next add(), never the request path).
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/core/measurement.hpp>
+#include <tokenradar/observatory/cell.hpp>
+#include <tokenradar/stats/ddsketch.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tokenradar::observatory {
+
+// What one bucket of one cell (or a merge of many) holds.
+struct Aggregate {
+    std::uint64_t samples = 0;         // records (attempts), ok or not
+    std::uint64_t first_attempts = 0;  // records with attempt == 1: client requests
+    std::map<std::string, std::uint64_t, std::less<>> statuses;  // "ok", "http_429", ...
+    std::uint64_t prompt_tokens = 0, cached_prompt_tokens = 0, output_tokens = 0,
+                  reasoning_tokens = 0;
+    std::array<std::uint64_t, 4> cache{};  // miss, exact, semantic, bypass
+    std::array<std::uint64_t, 3> route{};  // primary, fallback, hedge
+    // Successful records only (metrics.md: failures are counted, not timed), milliseconds.
+    stats::DdSketch ttft, tpot, e2e, e2e500, overhead;
+
+    [[nodiscard]] std::uint64_t errors() const noexcept;  // samples - statuses["ok"]
+
+    void add(const Measurement& m);
+    // Counts add as they are; sketch weights are multiplied by `weight`.
+    void merge(const Aggregate& other, double weight = 1.0);
+
+    // Versioned bytes for the store's rollup rows; decode names the field on bad input.
+    [[nodiscard]] std::vector<std::uint8_t> encode() const;
+    static Result<Aggregate> decode(std::span<const std::uint8_t> bytes);
+
+    friend bool operator==(const Aggregate&, const Aggregate&) = default;
+};
+
+inline constexpr std::array<std::string_view, 4> kCacheValues = {"miss", "exact", "semantic",
+                                                                "bypass"};
+inline constexpr std::array<std::string_view, 3> kRouteValues = {"primary", "fallback", "hedge"};
+
+enum class Resolution { minute, hour };
+
+// Allowed values per label; an empty list allows any.
+struct Filter {
+    std::array<std::vector<std::string>, kLabelCount> allowed;
+
+    void allow(Label label, std::string value);
+    [[nodiscard]] bool matches(const CellKey& cell) const noexcept;
+};
+
+struct Query {
+    std::int64_t from_us = 0;  // [from_us, to_us): bucket starts are snapped to the resolution
+    std::int64_t to_us = 0;
+    Resolution resolution = Resolution::hour;
+    Filter filter;
+    std::vector<Label> by;  // group by these labels (none: one group)
+    bool by_bucket = false; // and by bucket start (time series, heatmaps)
+};
+
+struct GroupKey {
+    std::vector<std::string> labels;  // values of Query::by, in order
+    std::int64_t bucket_us = -1;      // bucket start (UTC us) when Query::by_bucket, else -1
+    friend auto operator<=>(const GroupKey&, const GroupKey&) = default;
+};
+
+using Groups = std::map<GroupKey, Aggregate>;
+
+// One persisted hour row: the raw (unweighted) aggregate of one client in one cell-hour.
+struct HourRow {
+    std::int64_t hour_us = 0;
+    CellKey cell;
+    std::string client_id;
+    Aggregate aggregate;
+};
+
+struct RollupOptions {
+    std::chrono::hours minute_retention{6};
+    std::chrono::hours hour_retention{0};  // 0 = keep
+};
+
+class RollupIndex {
+  public:
+    explicit RollupIndex(RollupOptions options = {});
+    ~RollupIndex();
+    RollupIndex(const RollupIndex&) = delete;
+    RollupIndex& operator=(const RollupIndex&) = delete;
+
+    // Adds committed records to the minute and hour levels (minute only when the record is
+    // older than minute_retention) and marks their hour rows dirty. Bumps generation().
+    void add(std::span<const Measurement> records);
+    // Adds to the minute level only (start-up: hours already loaded from the store).
+    void add_minutes_only(std::span<const Measurement> records);
+    // Replaces one hour row (start-up, from the store). Bumps generation().
+    void load_hour(HourRow row);
+    // The hour rows changed since the last call, for the store to upsert.
+    std::vector<HourRow> take_dirty_hours();
+    // Drops buckets past their retention as of `now_us`.
+    void prune(std::int64_t now_us);
+
+    // Weighted merges per group; see Weighting above. Shared lock.
+    [[nodiscard]] Groups query(const Query& query) const;
+    // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
+    [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
+                                                                           std::int64_t to_us) const;
+    // Changes whenever add()/load_hour()/prune() changed something: part of the API's ETags.
+    [[nodiscard]] std::uint64_t generation() const noexcept;
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+inline constexpr std::int64_t kMinuteUs = 60'000'000;
+inline constexpr std::int64_t kHourUs = 3'600'000'000;
+inline constexpr std::int64_t kDayUs = 24 * kHourUs;
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,59 @@
+#include <tokenradar/observatory/cell.hpp>
+
+#include <gtest/gtest.h>
+
+namespace tokenradar::observatory {
+namespace {
+
+TEST(Cell, LabelNamesRoundTrip) {
+    for (Label label : kAllLabels) EXPECT_EQ(parse_label(label_name(label)), label);
+    EXPECT_EQ(parse_label("endpoint"), std::nullopt);
+    EXPECT_EQ(parse_label(""), std::nullopt);
+}
+
+TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
+    Labels l;
+    l.provider = "openai";
+    l.model = "gpt-4o";
+    l.task = "chat";
+    l.source = "gateway";
+    l.api = "openai";
+    l.upstream_region = "us-east";
+    l.client_region = "eu-west";
+    l.endpoint = "api.openai.com";
+    l.stream = false;
+    const CellKey key = CellKey::of(l);
+    EXPECT_EQ(key.value(Label::provider), "openai");
+    EXPECT_EQ(key.value(Label::client_region), "eu-west");
+    EXPECT_EQ(key.value(Label::stream), "false");
+    l.cache = "exact";  // counted inside a cell, not part of its key
+    l.endpoint = "other";
+    EXPECT_EQ(CellKey::of(l), key);
+}
+
+TEST(Cell, LabelValuesAllowPrintableTextAndMarkup) {
+    EXPECT_TRUE(check_label_value("model", "gpt-4o"));
+    EXPECT_TRUE(check_label_value("model", "<img src=x onerror=alert(1)>"));
+    EXPECT_TRUE(check_label_value("model", "模型 é"));
+    EXPECT_TRUE(check_label_value("model", ""));
+    EXPECT_TRUE(check_label_value("model", std::string(kMaxLabelBytes, 'a')));
+}
+
+TEST(Cell, LabelValuesRejectControlsBadUtf8LengthAndBlank) {
+    const auto message = [](std::string_view v) {
+        auto r = check_label_value("model", v);
+        return r ? std::string{} : r.error().message;
+    };
+    EXPECT_EQ(message(std::string(kMaxLabelBytes + 1, 'a')), "model: expected at most 128 bytes, got 129");
+    EXPECT_EQ(message("a\nb"), "model: expected no control characters, got U+000A at offset 1");
+    EXPECT_EQ(message("a\x7f"), "model: expected no control characters, got U+007F at offset 1");
+    EXPECT_EQ(message("\xc2\x85"), "model: expected no control characters, got U+0085 at offset 0");
+    EXPECT_EQ(message("ok\xff"), "model: expected UTF-8 text, got a malformed byte at offset 2");
+    EXPECT_EQ(message("\xc0\xaf"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // overlong
+    EXPECT_EQ(message("\xed\xa0\x80"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // surrogate
+    EXPECT_EQ(message("\xe6\xa8"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // truncated
+    EXPECT_EQ(message("   "), "model: expected text, got only spaces");
+}
+
+}  // namespace
+}  // namespace tokenradar::observatory
