@@ -56,6 +56,9 @@ export interface Column<R> {
   /** Longer explanation, shown as the header's tooltip. */
   title?: string;
   numeric?: boolean;
+  /** Extra classes for the header cell: `wide-only` hides it on phones, `sticky` keeps it in
+   *  view while the table scrolls sideways. */
+  className?: string;
   /** Sort key; null sorts last. Columns without one are not sortable. */
   sort?: (row: R) => number | string | null;
 }
@@ -139,7 +142,11 @@ export function dataTable<R>(spec: TableSpec<R>): HTMLElement {
         )
       : col.header;
     headRow.appendChild(
-      h('th', { scope: 'col', class: col.numeric ? 'num' : null, title: col.title, 'data-col': col.key }, content),
+      h(
+        'th',
+        { scope: 'col', class: [col.numeric ? 'num' : '', col.className ?? ''].join(' ').trim() || null, title: col.title, 'data-col': col.key },
+        content,
+      ),
     );
   }
   fill();

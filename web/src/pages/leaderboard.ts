@@ -62,8 +62,8 @@ function renderRow(ctx: PageContext, board: Leaderboard, row: LeaderboardRow): H
   const tr = h(
     'tr',
     { 'data-provider': row.provider, 'data-model': row.model, class: row.insufficient ? 'is-insufficient' : null },
-    h('td', { 'data-col': 'provider' }, row.provider),
-    h('th', { scope: 'row', 'data-col': 'model' }, modelLink(ctx, row)),
+    h('td', { 'data-col': 'provider', class: 'wide-only' }, row.provider),
+    h('th', { scope: 'row', 'data-col': 'model', class: 'sticky' }, modelLink(ctx, row), h('span', { class: 'narrow-only' }, row.provider)),
   );
   if (row.insufficient) {
     tr.appendChild(insufficientCell(kNumColumns.length, row.samples, board.min_samples));
@@ -88,8 +88,8 @@ export const leaderboardPage: Page<Data> = {
 
   render(ctx, { board, values }) {
     const columns: Column<LeaderboardRow>[] = [
-      { key: 'provider', header: 'Provider', sort: (r) => r.provider },
-      { key: 'model', header: 'Model', sort: (r) => r.model },
+      { key: 'provider', header: 'Provider', className: 'wide-only', sort: (r) => r.provider },
+      { key: 'model', header: 'Model', className: 'sticky', sort: (r) => r.model },
       ...kNumColumns,
       { key: 'samples', header: 'Samples', title: 'Attempts measured (n)', numeric: true, sort: (r) => r.samples },
     ];
