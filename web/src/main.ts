@@ -77,6 +77,7 @@ function renderNav(route: Route): void {
 let seq = 0;
 let renderedHash = '';
 let renderedTheme = '';
+let renderedIncomplete = false;
 let current: Context | null = null;
 let firstRender = true;
 
@@ -86,7 +87,7 @@ function pathOf(hash: string): string {
 
 // Loads the page for the current hash; renders when the route or theme changed or any API
 // resource came back with new data. A newer call makes older ones drop their results.
-async function refresh(): Promise<void> {
+async function refresh(force = false): Promise<void> {
   const my = ++seq;
   const hash = location.hash || '#/leaderboard';
   const route = parseRoute(hash);
@@ -125,7 +126,7 @@ async function refresh(): Promise<void> {
   lastSuccess = Date.now();
   lastError = null;
   tick();
-  if (!navigated && theme === renderedTheme && !ctx.changed && main.dataset.state === 'ready') {
+  if (!force && !renderedIncomplete && !navigated && theme === renderedTheme && !ctx.changed && main.dataset.state === 'ready') {
     ctx.dispose();
     return;
   }
@@ -152,6 +153,13 @@ async function refresh(): Promise<void> {
   if (firstRender) {
     firstRender = false;
     performance.mark('tokenradar:first-render');
+  }
+  // Deferred work (filter values) renders again when it lands; if a newer refresh starts in
+  // the meantime, renderedIncomplete makes that one render instead.
+  renderedIncomplete = ctx.deferred.length > 0;
+  if (renderedIncomplete) {
+    await Promise.allSettled(ctx.deferred);
+    if (my === seq) await refresh(true);
   }
 }
 

@@ -13,6 +13,9 @@ export interface PageContext {
   setParams(params: URLSearchParams): void;
   /** Runs before the next render replaces this one (charts release their canvases). */
   onDispose(fn: () => void): void;
+  /** Work that must not hold up the first render (the filter values): when it settles the
+   *  page renders again. */
+  defer(work: Promise<unknown>): void;
 }
 
 export interface Page<D> {
@@ -34,6 +37,7 @@ export function erase<D>(page: Page<D>): AnyPage {
 
 export class Context implements PageContext {
   changed = false;
+  readonly deferred: Array<Promise<unknown>> = [];
   private readonly disposers: Array<() => void> = [];
 
   constructor(
@@ -53,6 +57,10 @@ export class Context implements PageContext {
 
   onDispose(fn: () => void): void {
     this.disposers.push(fn);
+  }
+
+  defer(work: Promise<unknown>): void {
+    this.deferred.push(work);
   }
 
   dispose(): void {

@@ -180,8 +180,10 @@ export function select(
   return h('div', { class: 'field' }, h('label', { for: id }, label), sel);
 }
 
-/** Values seen for each label in the window, for the filter selects. */
+/** Values seen for each label in the window, for the filter selects. `loaded` is false while
+ *  the first query for a window is still running. */
 export interface LabelValues {
+  loaded: boolean;
   client_region: string[];
   upstream_region: string[];
   task: string[];
@@ -190,12 +192,11 @@ export interface LabelValues {
 }
 
 const kLabelKeys = ['client_region', 'upstream_region', 'task', 'source'] as const;
+const kNoValues: LabelValues = { loaded: false, client_region: [], upstream_region: [], task: [], source: [], models: [] };
+// Per window: the last values seen, so a poll or a page change does not wait for them again.
+const valuesSeen = new Map<string, LabelValues>();
 
-/** One leaderboard query split by every filterable label gives the values that exist. It
- *  deliberately ignores the other filters, so choosing a task does not hide the others. */
-export async function loadLabelValues(ctx: PageContext, window: string): Promise<LabelValues> {
-  const params = new URLSearchParams({ window, by: 'provider,model,task,source,client_region,upstream_region' });
-  const lb = await ctx.get<Leaderboard>('leaderboard', params);
+function toValues(lb: Leaderboard): LabelValues {
   const sets = new Map<string, Set<string>>(kLabelKeys.map((k) => [k, new Set<string>()]));
   const models = new Map<string, { provider: string; model: string }>();
   for (const row of lb.rows) {
@@ -207,6 +208,7 @@ export async function loadLabelValues(ctx: PageContext, window: string): Promise
   }
   const sorted = (k: string) => Array.from(sets.get(k) ?? []).sort((a, b) => a.localeCompare(b));
   return {
+    loaded: true,
     client_region: sorted('client_region'),
     upstream_region: sorted('upstream_region'),
     task: sorted('task'),
@@ -215,6 +217,29 @@ export async function loadLabelValues(ctx: PageContext, window: string): Promise
       (a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model),
     ),
   };
+}
+
+/** One leaderboard query split by every filterable label gives the values that exist. It
+ *  deliberately ignores the other filters, so choosing a task does not hide the others. The
+ *  first time for a window it does not hold up the page: the selects fill in when it lands. */
+export async function loadLabelValues(ctx: PageContext, window: string): Promise<LabelValues> {
+  const params = new URLSearchParams({ window, by: 'provider,model,task,source,client_region,upstream_region' });
+  const fetching = ctx.get<Leaderboard>('leaderboard', params).then(
+    (lb) => {
+      const v = toValues(lb);
+      valuesSeen.set(window, v);
+      return v;
+    },
+    // The filters are a convenience: without them the page still shows its data.
+    () => {
+      const v = valuesSeen.get(window) ?? { ...kNoValues, loaded: true };
+      valuesSeen.set(window, v);
+      return v;
+    },
+  );
+  if (valuesSeen.has(window)) return fetching;
+  ctx.defer(fetching);
+  return kNoValues;
 }
 
 const kFilterLabels: Record<SharedFilter, string> = {
@@ -247,5 +272,10 @@ export function filterBar(
     const list = current && !known.includes(current) ? [...known, current] : known;
     return select(key, kFilterLabels[key], current, [{ value: '', label: 'all' }, ...list.map((v) => ({ value: v, label: v }))], set);
   });
-  return h('form', { class: 'filters', 'aria-label': 'Filters', onsubmit: (e: Event) => e.preventDefault() }, fields, extra);
+  return h(
+    'form',
+    { class: 'filters', 'aria-label': 'Filters', 'data-values': values.loaded ? 'loaded' : 'pending', onsubmit: (e: Event) => e.preventDefault() },
+    fields,
+    extra,
+  );
 }

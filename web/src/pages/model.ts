@@ -2,7 +2,7 @@
 // (provider, model), under the same filters as the leaderboard.
 
 import type { Distribution, DistributionSeries, Leaderboard, LeaderboardRow, Timeseries, TimeseriesSeries } from '../api';
-import { cdfChart, timeChart } from '../charts';
+import type * as Charts from '../charts';
 import { h } from '../dom';
 import { fmtCount, fmtMs, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
@@ -13,6 +13,8 @@ const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
 
 interface Data {
+  // uPlot loads with this page only, so the leaderboard's first load does not carry it.
+  charts: typeof Charts;
   row: LeaderboardRow | undefined;
   minSamples: number;
   cdf: { ttft: DistributionSeries | undefined; tpot: DistributionSeries | undefined };
@@ -94,7 +96,7 @@ function dataTableDetails(caption: string, head: string[], rows: Array<Array<str
   );
 }
 
-function cdfFigure(ctx: PageContext, key: string, title: string, unit: string, s: DistributionSeries | undefined, minSamples: number) {
+function cdfFigure(charts: typeof Charts, ctx: PageContext, key: string, title: string, unit: string, s: DistributionSeries | undefined, minSamples: number) {
   const body: Node[] = [];
   if (!s || s.cdf.length === 0) {
     body.push(emptyState('No data.'));
@@ -105,7 +107,7 @@ function cdfFigure(ctx: PageContext, key: string, title: string, unit: string, s
     const p50 = at(0.5);
     const p95 = at(0.95);
     const summary = `${title} of ${s.model}: p50 ${p50 === undefined ? '–' : fmtMs(p50)} ${unit}, p95 ${p95 === undefined ? '–' : fmtMs(p95)} ${unit}, ${fmtN(s.samples)}`;
-    const chart = cdfChart(key, `${title} (${unit})`, [{ label: s.model, points: s.cdf }], summary);
+    const chart = charts.cdfChart(key, `${title} (${unit})`, [{ label: s.model, points: s.cdf }], summary);
     ctx.onDispose(chart.dispose);
     body.push(
       chart.el,
@@ -120,7 +122,7 @@ function cdfFigure(ctx: PageContext, key: string, title: string, unit: string, s
   );
 }
 
-function timeFigure(ctx: PageContext, key: string, title: string, unit: string, s: TimeseriesSeries | undefined, bucket: string) {
+function timeFigure(charts: typeof Charts, ctx: PageContext, key: string, title: string, unit: string, s: TimeseriesSeries | undefined, bucket: string) {
   const body: Node[] = [];
   if (!s || s.points.length === 0) {
     body.push(emptyState('No data.'));
@@ -134,7 +136,7 @@ function timeFigure(ctx: PageContext, key: string, title: string, unit: string, 
     const samples = s.points.map((p) => p.samples);
     const total = samples.reduce((a, b) => a + b, 0);
     const summary = `${title} p50 and p95 per ${bucket} for ${s.model}, ${s.points.length} buckets, ${fmtN(total)}`;
-    const chart = timeChart(key, `${title} (${unit})`, times, lines, samples, summary);
+    const chart = charts.timeChart(key, `${title} (${unit})`, times, lines, samples, summary);
     ctx.onDispose(chart.dispose);
     body.push(
       chart.el,
@@ -161,7 +163,8 @@ export const modelPage: Page<Data> = {
   async load(ctx) {
     const window = apiParams(ctx.route, kDefaultWindow).get('window') ?? kDefaultWindow;
     const qs = kQuantiles.join(',');
-    const [board, ttftCdf, tpotCdf, ttftTs, tpotTs, values] = await Promise.all([
+    const [charts, board, ttftCdf, tpotCdf, ttftTs, tpotTs, values] = await Promise.all([
+      import('../charts'),
       ctx.get<Leaderboard>('leaderboard', modelParams(ctx)),
       ctx.get<Distribution>('distribution', modelParams(ctx, { metric: 'ttft' })),
       ctx.get<Distribution>('distribution', modelParams(ctx, { metric: 'tpot' })),
@@ -170,6 +173,7 @@ export const modelPage: Page<Data> = {
       loadLabelValues(ctx, window),
     ]);
     return {
+      charts,
       row: pick(ctx, board.rows),
       minSamples: board.min_samples,
       cdf: { ttft: pick(ctx, ttftCdf.series), tpot: pick(ctx, tpotCdf.series) },
@@ -190,10 +194,10 @@ export const modelPage: Page<Data> = {
       h(
         'div',
         { class: 'grid-2' },
-        cdfFigure(ctx, 'ttft-cdf', 'TTFT', 'ms', d.cdf.ttft, d.minSamples),
-        cdfFigure(ctx, 'tpot-cdf', 'TPOT', 'ms', d.cdf.tpot, d.minSamples),
-        timeFigure(ctx, 'ttft-time', 'TTFT', 'ms', d.ts.ttft, d.ts.bucket),
-        timeFigure(ctx, 'tpot-time', 'TPOT', 'ms', d.ts.tpot, d.ts.bucket),
+        cdfFigure(d.charts, ctx, 'ttft-cdf', 'TTFT', 'ms', d.cdf.ttft, d.minSamples),
+        cdfFigure(d.charts, ctx, 'tpot-cdf', 'TPOT', 'ms', d.cdf.tpot, d.minSamples),
+        timeFigure(d.charts, ctx, 'ttft-time', 'TTFT', 'ms', d.ts.ttft, d.ts.bucket),
+        timeFigure(d.charts, ctx, 'tpot-time', 'TPOT', 'ms', d.ts.tpot, d.ts.bucket),
       ),
     );
   },

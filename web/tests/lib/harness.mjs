@@ -111,7 +111,9 @@ export async function waitReady(page, prefix, timeout = 20_000) {
   await page.waitForFunction(
     (p) => {
       const m = document.querySelector('main');
-      return m && m.dataset.state === 'ready' && (m.dataset.route ?? '').startsWith(p);
+      // The filter values arrive after the first render; wait for them too.
+      const f = m?.querySelector('form.filters');
+      return m && m.dataset.state === 'ready' && (m.dataset.route ?? '').startsWith(p) && (!f || f.dataset.values === 'loaded');
     },
     prefix,
     { timeout },
