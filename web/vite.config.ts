@@ -8,9 +8,13 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
-    // One small app: a single JS chunk and a single CSS file keep first load to 3 requests.
     assetsInlineLimit: 0,
     reportCompressedSize: true,
     sourcemap: false,
+  },
+  // `npm run dev`: the dev server forwards the API to a running `tokenradar serve`/`demo` or
+  // to `npm run mock` (TOKENRADAR_API=http://127.0.0.1:PORT).
+  server: {
+    proxy: { '/api': process.env['TOKENRADAR_API'] ?? 'http://127.0.0.1:8080' },
   },
 });
