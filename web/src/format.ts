@@ -54,3 +54,8 @@ export function fmtAgo(ms: number): string {
   if (m < 90) return `${m} min ago`;
   return `${Math.round(m / 60)} h ago`;
 }
+
+/** Milliseconds with the unit, for places without a column header ("281 ms"). */
+export function fmtMsUnit(v: number): string {
+  return `${fmtMs(v)} ms`;
+}

@@ -39,6 +39,48 @@ export function insufficientCell(colspan: number, samples: number, minSamples?: 
   );
 }
 
+/** A headline figure: label, value and (usually) the sample count beneath it. */
+export function statTile(key: string, label: string, shown: string, raw: number | null | undefined, note?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'stat', 'data-stat': key, 'data-value': raw ?? null, title: note ?? null },
+    h('dt', null, label),
+    h('dd', null, shown, note ? h('span', { class: 'n' }, note) : null),
+  );
+}
+
+/** A sortable numeric column whose cells show `format(value(row))` with the row's n. */
+export interface NumColumn<R> extends Column<R> {
+  value: (row: R) => number | null | undefined;
+  format: (v: number) => string;
+}
+
+export function numColumn<R>(
+  key: string,
+  header: string,
+  value: (row: R) => number | null | undefined,
+  format: (v: number) => string,
+  title?: string,
+): NumColumn<R> {
+  return { key, header, numeric: true, value, format, sort: (r) => value(r) ?? null, ...(title ? { title } : {}) };
+}
+
+/** Appends a row's number cells, or one "insufficient data" cell spanning them, then the
+ *  samples cell. */
+export function appendNumbers<R>(
+  tr: HTMLTableRowElement,
+  columns: ReadonlyArray<NumColumn<R>>,
+  row: R,
+  samples: number,
+  insufficient: boolean,
+  minSamples?: number,
+): HTMLTableRowElement {
+  if (insufficient) tr.appendChild(insufficientCell(columns.length, samples, minSamples));
+  else for (const c of columns) tr.appendChild(numCell(c.key, c.value(row), c.format, samples));
+  tr.appendChild(h('td', { class: 'num', 'data-col': 'samples', 'data-value': samples }, fmtCount(samples)));
+  return tr;
+}
+
 export function errorBox(err: unknown): HTMLElement {
   const message = err instanceof Error ? err.message : String(err);
   return h('div', { class: 'error', role: 'alert' }, h('strong', null, 'Could not load data: '), message);

@@ -3,10 +3,10 @@
 
 import type { GatewayStats } from '../api';
 import { h } from '../dom';
-import { fmtCount, fmtMs, fmtN, fmtPct } from '../format';
+import { fmtCount, fmtMsUnit, fmtN, fmtPct } from '../format';
 import type { Page } from '../page';
 import { apiParams } from '../route';
-import { emptyState, filterBar, insufficientText, loadLabelValues, type LabelValues } from '../widgets';
+import { emptyState, filterBar, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 
@@ -17,15 +17,6 @@ interface Data {
 
 function sum(o: Record<string, number>): number {
   return Object.values(o).reduce((a, b) => a + b, 0);
-}
-
-function tile(key: string, label: string, value: string, raw: number | null, note?: string): HTMLElement {
-  return h(
-    'div',
-    { class: 'stat', 'data-stat': key, 'data-value': raw },
-    h('dt', null, label),
-    h('dd', null, value, note ? h('span', { class: 'n' }, note) : null),
-  );
 }
 
 /** A breakdown as a table with a bar per row: the numbers stay text, the bars are decoration. */
@@ -80,7 +71,7 @@ export const gatewayPage: Page<Data> = {
     const ov = gw.overhead_ms;
     const ovN = ov?.samples ?? 0;
     const ovInsufficient = !ov || ov.insufficient === true || ov.p50 === null;
-    const ms = (v: number | null | undefined) => (v === null || v === undefined ? '–' : `${fmtMs(v)} ms`);
+    const ms = (v: number | null | undefined) => (v === null || v === undefined ? '–' : fmtMsUnit(v));
     return h(
       'section',
       { class: 'page' },
@@ -93,16 +84,16 @@ export const gatewayPage: Page<Data> = {
             h(
               'dl',
               { class: 'stats' },
-              tile('requests', 'Requests', fmtCount(gw.requests), gw.requests),
-              tile('attempts', 'Upstream attempts', fmtCount(gw.attempts), gw.attempts),
-              tile('cache_hit_rate', 'Cache hit rate', cacheTotal > 0 ? fmtPct(cacheHits / cacheTotal) : '–', cacheTotal > 0 ? cacheHits / cacheTotal : null, `${fmtCount(cacheHits)} of ${fmtCount(cacheTotal)}`),
-              tile('fallbacks', 'Fallbacks', fmtCount(fallbacks), fallbacks, gw.attempts > 0 ? fmtPct(fallbacks / gw.attempts) : undefined),
-              tile('hedges', 'Hedged attempts', fmtCount(hedges), hedges),
+              statTile('requests', 'Requests', fmtCount(gw.requests), gw.requests),
+              statTile('attempts', 'Upstream attempts', fmtCount(gw.attempts), gw.attempts),
+              statTile('cache_hit_rate', 'Cache hit rate', cacheTotal > 0 ? fmtPct(cacheHits / cacheTotal) : '–', cacheTotal > 0 ? cacheHits / cacheTotal : null, `${fmtCount(cacheHits)} of ${fmtCount(cacheTotal)}`),
+              statTile('fallbacks', 'Fallbacks', fmtCount(fallbacks), fallbacks, gw.attempts > 0 ? fmtPct(fallbacks / gw.attempts) : undefined),
+              statTile('hedges', 'Hedged attempts', fmtCount(hedges), hedges),
               ovInsufficient
                 ? h('div', { class: 'stat insufficient', 'data-stat': 'overhead_p50' }, h('dt', null, 'Overhead p50'), h('dd', null, insufficientText(ovN, undefined)))
-                : tile('overhead_p50', 'Overhead p50', ms(ov.p50), ov.p50, fmtN(ovN)),
-              ovInsufficient ? null : tile('overhead_p95', 'Overhead p95', ms(ov.p95), ov.p95, fmtN(ovN)),
-              ovInsufficient ? null : tile('overhead_p99', 'Overhead p99', ms(ov.p99), ov.p99, fmtN(ovN)),
+                : statTile('overhead_p50', 'Overhead p50', ms(ov.p50), ov.p50, fmtN(ovN)),
+              ovInsufficient ? null : statTile('overhead_p95', 'Overhead p95', ms(ov.p95), ov.p95, fmtN(ovN)),
+              ovInsufficient ? null : statTile('overhead_p99', 'Overhead p99', ms(ov.p99), ov.p99, fmtN(ovN)),
             ),
             h(
               'div',

@@ -8,14 +8,15 @@ import { fmtCount, fmtMs, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, href, sharedParams } from '../route';
 import {
+  appendNumbers,
   dataTable,
   emptyState,
   filterBar,
-  insufficientCell,
   loadLabelValues,
-  numCell,
+  numColumn,
   type Column,
   type LabelValues,
+  type NumColumn,
 } from '../widgets';
 
 const kDefaultWindow = '24h';
@@ -25,32 +26,19 @@ interface Data {
   values: LabelValues;
 }
 
-interface NumColumn extends Column<LeaderboardRow> {
-  value: (r: LeaderboardRow) => number | null | undefined;
-  format: (v: number) => string;
-}
+const col = numColumn<LeaderboardRow>;
 
-function quantileColumn(
-  key: string,
-  header: string,
-  title: string,
-  value: (r: LeaderboardRow) => number | null | undefined,
-  format: (v: number) => string = fmtMs,
-): NumColumn {
-  return { key, header, title, numeric: true, value, format, sort: (r) => value(r) ?? null };
-}
-
-const kNumColumns: NumColumn[] = [
-  quantileColumn('ttft_p50', 'TTFT p50 (ms)', 'Median time to first token', (r) => r.ttft_ms?.p50),
-  quantileColumn('ttft_p95', 'TTFT p95 (ms)', '95th percentile time to first token', (r) => r.ttft_ms?.p95),
-  quantileColumn('ttft_p99', 'TTFT p99 (ms)', '99th percentile time to first token', (r) => r.ttft_ms?.p99),
-  quantileColumn('tps_p50', 'Tokens/s p50', 'Median decode speed, 1000 / TPOT p50', (r) => r.decode_tps_p50, fmtRate),
-  quantileColumn('tpot_p95', 'TPOT p95 (ms)', '95th percentile time per output token', (r) => r.tpot_ms?.p95),
-  quantileColumn('e2e_p50', 'E2E p50 (ms)', 'Median end-to-end latency', (r) => r.e2e_ms?.p50),
-  quantileColumn('e2e_p95', 'E2E p95 (ms)', '95th percentile end-to-end latency (the comparison\'s "p95 latency")', (r) => r.e2e_ms?.p95),
-  quantileColumn('e2e_p99', 'E2E p99 (ms)', '99th percentile end-to-end latency', (r) => r.e2e_ms?.p99),
-  quantileColumn('e2e500_p95', 'E2E@500 p95 (ms)', 'p95 of TTFT + 499 × TPOT: a 500-token answer, comparable across runs', (r) => r.e2e500_ms?.p95),
-  quantileColumn('error_rate', 'Errors', 'Failed attempts / all attempts', (r) => r.error_rate, fmtPct),
+const kNumColumns: NumColumn<LeaderboardRow>[] = [
+  col('ttft_p50', 'TTFT p50 (ms)', (r) => r.ttft_ms?.p50, fmtMs, 'Median time to first token'),
+  col('ttft_p95', 'TTFT p95 (ms)', (r) => r.ttft_ms?.p95, fmtMs, '95th percentile time to first token'),
+  col('ttft_p99', 'TTFT p99 (ms)', (r) => r.ttft_ms?.p99, fmtMs, '99th percentile time to first token'),
+  col('tps_p50', 'Tokens/s p50', (r) => r.decode_tps_p50, fmtRate, 'Median decode speed, 1000 / TPOT p50'),
+  col('tpot_p95', 'TPOT p95 (ms)', (r) => r.tpot_ms?.p95, fmtMs, '95th percentile time per output token'),
+  col('e2e_p50', 'E2E p50 (ms)', (r) => r.e2e_ms?.p50, fmtMs, 'Median end-to-end latency'),
+  col('e2e_p95', 'E2E p95 (ms)', (r) => r.e2e_ms?.p95, fmtMs, '95th percentile end-to-end latency (the comparison\'s "p95 latency")'),
+  col('e2e_p99', 'E2E p99 (ms)', (r) => r.e2e_ms?.p99, fmtMs, '99th percentile end-to-end latency'),
+  col('e2e500_p95', 'E2E@500 p95 (ms)', (r) => r.e2e500_ms?.p95, fmtMs, 'p95 of TTFT + 499 × TPOT: a 500-token answer, comparable across runs'),
+  col('error_rate', 'Errors', (r) => r.error_rate, fmtPct, 'Failed attempts / all attempts'),
 ];
 
 function modelLink(ctx: PageContext, row: LeaderboardRow): HTMLAnchorElement {
@@ -65,13 +53,7 @@ function renderRow(ctx: PageContext, board: Leaderboard, row: LeaderboardRow): H
     h('td', { 'data-col': 'provider', class: 'wide-only' }, row.provider),
     h('th', { scope: 'row', 'data-col': 'model', class: 'sticky' }, modelLink(ctx, row), h('span', { class: 'narrow-only' }, row.provider)),
   );
-  if (row.insufficient) {
-    tr.appendChild(insufficientCell(kNumColumns.length, row.samples, board.min_samples));
-  } else {
-    for (const c of kNumColumns) tr.appendChild(numCell(c.key, c.value(row), c.format, row.samples));
-  }
-  tr.appendChild(h('td', { class: 'num', 'data-col': 'samples', 'data-value': row.samples }, fmtCount(row.samples)));
-  return tr;
+  return appendNumbers(tr, kNumColumns, row, row.samples, row.insufficient, board.min_samples);
 }
 
 export const leaderboardPage: Page<Data> = {

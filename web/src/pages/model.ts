@@ -4,10 +4,10 @@
 import type { Distribution, DistributionSeries, Leaderboard, LeaderboardRow, Timeseries, TimeseriesSeries } from '../api';
 import type * as Charts from '../charts';
 import { h } from '../dom';
-import { fmtCount, fmtMs, fmtN, fmtPct, fmtRate } from '../format';
+import { fmtCount, fmtMs, fmtMsUnit, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, href, sharedParams } from '../route';
-import { emptyState, filterBar, insufficientText, loadLabelValues, type LabelValues } from '../widgets';
+import { emptyState, filterBar, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
@@ -44,36 +44,28 @@ function qKey(q: string): string {
   return `p${Math.round(Number(q) * 100)}`;
 }
 
-function stat(label: string, value: number | null | undefined, format: (v: number) => string, key: string, n: number) {
-  const shown = value === null || value === undefined ? '–' : format(value);
-  return h(
-    'div',
-    { class: 'stat', 'data-stat': key, 'data-value': value ?? null, title: fmtN(n) },
-    h('dt', null, label),
-    h('dd', null, shown, h('span', { class: 'n' }, fmtN(n))),
-  );
-}
-
 function stats(row: LeaderboardRow | undefined, minSamples: number): HTMLElement {
   if (!row) return emptyState('No measurements of this model match these filters in this window.');
   if (row.insufficient) {
     return h('p', { class: 'insufficient', 'data-stat': 'insufficient' }, insufficientText(row.samples, minSamples));
   }
-  const n = row.samples;
+  const note = fmtN(row.samples);
+  const show = (key: string, label: string, v: number | null | undefined, format: (v: number) => string) =>
+    statTile(key, label, v === null || v === undefined ? '–' : format(v), v, note);
   return h(
     'dl',
     { class: 'stats' },
-    stat('TTFT p50', row.ttft_ms?.p50, (v) => `${fmtMs(v)} ms`, 'ttft_p50', n),
-    stat('TTFT p95', row.ttft_ms?.p95, (v) => `${fmtMs(v)} ms`, 'ttft_p95', n),
-    stat('TTFT p99', row.ttft_ms?.p99, (v) => `${fmtMs(v)} ms`, 'ttft_p99', n),
-    stat('Tokens/s p50', row.decode_tps_p50, fmtRate, 'tps_p50', n),
-    stat('TPOT p50', row.tpot_ms?.p50, (v) => `${fmtMs(v)} ms`, 'tpot_p50', n),
-    stat('TPOT p95', row.tpot_ms?.p95, (v) => `${fmtMs(v)} ms`, 'tpot_p95', n),
-    stat('E2E p50', row.e2e_ms?.p50, (v) => `${fmtMs(v)} ms`, 'e2e_p50', n),
-    stat('E2E p95', row.e2e_ms?.p95, (v) => `${fmtMs(v)} ms`, 'e2e_p95', n),
-    stat('E2E@500 p50', row.e2e500_ms?.p50, (v) => `${fmtMs(v)} ms`, 'e2e500_p50', n),
-    stat('Error rate', row.error_rate, fmtPct, 'error_rate', n),
-    stat('Samples', row.samples, fmtCount, 'samples', n),
+    show('ttft_p50', 'TTFT p50', row.ttft_ms?.p50, fmtMsUnit),
+    show('ttft_p95', 'TTFT p95', row.ttft_ms?.p95, fmtMsUnit),
+    show('ttft_p99', 'TTFT p99', row.ttft_ms?.p99, fmtMsUnit),
+    show('tps_p50', 'Tokens/s p50', row.decode_tps_p50, fmtRate),
+    show('tpot_p50', 'TPOT p50', row.tpot_ms?.p50, fmtMsUnit),
+    show('tpot_p95', 'TPOT p95', row.tpot_ms?.p95, fmtMsUnit),
+    show('e2e_p50', 'E2E p50', row.e2e_ms?.p50, fmtMsUnit),
+    show('e2e_p95', 'E2E p95', row.e2e_ms?.p95, fmtMsUnit),
+    show('e2e500_p50', 'E2E@500 p50', row.e2e500_ms?.p50, fmtMsUnit),
+    show('error_rate', 'Error rate', row.error_rate, fmtPct),
+    show('samples', 'Samples', row.samples, fmtCount),
   );
 }
 

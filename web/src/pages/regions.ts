@@ -2,18 +2,19 @@
 
 import type { RegionRow, Regions } from '../api';
 import { h } from '../dom';
-import { fmtCount, fmtMs, fmtPct } from '../format';
+import { fmtMs, fmtPct } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, href, sharedParams } from '../route';
 import {
+  appendNumbers,
   dataTable,
   emptyState,
   filterBar,
-  insufficientCell,
   loadLabelValues,
-  numCell,
+  numColumn,
   type Column,
   type LabelValues,
+  type NumColumn,
 } from '../widgets';
 
 const kDefaultWindow = '24h';
@@ -23,26 +24,19 @@ interface Data {
   values: LabelValues;
 }
 
-interface NumColumn extends Column<RegionRow> {
-  value: (r: RegionRow) => number | null | undefined;
-  format: (v: number) => string;
-}
-
 function errorRate(r: RegionRow): number | null {
   return r.samples > 0 ? r.errors / r.samples : null;
 }
 
-function col(key: string, header: string, value: NumColumn['value'], format = fmtMs): NumColumn {
-  return { key, header, numeric: true, value, format, sort: (r) => value(r) ?? null };
-}
+const col = numColumn<RegionRow>;
 
-const kNumColumns: NumColumn[] = [
-  col('ttft_p50', 'TTFT p50 (ms)', (r) => r.ttft_ms?.p50),
-  col('ttft_p95', 'TTFT p95 (ms)', (r) => r.ttft_ms?.p95),
-  col('ttft_p99', 'TTFT p99 (ms)', (r) => r.ttft_ms?.p99),
-  col('e2e_p50', 'E2E p50 (ms)', (r) => r.e2e_ms?.p50),
-  col('e2e_p95', 'E2E p95 (ms)', (r) => r.e2e_ms?.p95),
-  col('error_rate', 'Errors', errorRate, fmtPct),
+const kNumColumns: NumColumn<RegionRow>[] = [
+  col('ttft_p50', 'TTFT p50 (ms)', (r) => r.ttft_ms?.p50, fmtMs),
+  col('ttft_p95', 'TTFT p95 (ms)', (r) => r.ttft_ms?.p95, fmtMs),
+  col('ttft_p99', 'TTFT p99 (ms)', (r) => r.ttft_ms?.p99, fmtMs),
+  col('e2e_p50', 'E2E p50 (ms)', (r) => r.e2e_ms?.p50, fmtMs),
+  col('e2e_p95', 'E2E p95 (ms)', (r) => r.e2e_ms?.p95, fmtMs),
+  col('error_rate', 'Errors', errorRate, fmtPct, 'Failed attempts / all attempts'),
 ];
 
 function region(v: string): string {
@@ -64,10 +58,7 @@ function renderRow(ctx: PageContext, r: RegionRow): HTMLTableRowElement {
     h('td', { 'data-col': 'provider' }, r.provider),
     h('td', { 'data-col': 'model' }, h('a', { href: href('model', [r.provider, r.model], sharedParams(ctx.route.params)) }, r.model)),
   );
-  if (r.insufficient) tr.appendChild(insufficientCell(kNumColumns.length, r.samples));
-  else for (const c of kNumColumns) tr.appendChild(numCell(c.key, c.value(r), c.format, r.samples));
-  tr.appendChild(h('td', { class: 'num', 'data-col': 'samples', 'data-value': r.samples }, fmtCount(r.samples)));
-  return tr;
+  return appendNumbers(tr, kNumColumns, r, r.samples, r.insufficient);
 }
 
 export const regionsPage: Page<Data> = {

@@ -4,7 +4,7 @@
 
 import type { Heatmap, HeatmapCell } from '../api';
 import { h } from '../dom';
-import { fmtMs, fmtN } from '../format';
+import { fmtMs, fmtMsUnit, fmtN } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, withParam } from '../route';
 import { emptyState, filterBar, loadLabelValues, select, type LabelValues } from '../widgets';
@@ -157,9 +157,9 @@ function legend(map: Heatmap): HTMLElement {
   return h(
     'div',
     { class: 'legend', 'aria-hidden': 'true' },
-    vals.length ? h('span', null, `${fmtMs(Math.min(...vals))} ms`) : null,
+    vals.length ? h('span', null, fmtMsUnit(Math.min(...vals))) : null,
     h('span', { class: 'ramp', style: `background:linear-gradient(to right, ${stops})` }),
-    vals.length ? h('span', null, `${fmtMs(Math.max(...vals))} ms`) : null,
+    vals.length ? h('span', null, fmtMsUnit(Math.max(...vals))) : null,
     h('span', { class: 'swatch insufficient' }),
     h('span', null, 'insufficient data (sample count shown)'),
     h('span', { class: 'swatch empty' }),
