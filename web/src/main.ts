@@ -12,7 +12,7 @@ import { modelPage } from './pages/model';
 import { regionsPage } from './pages/regions';
 import { timeOfDayPage } from './pages/timeofday';
 import { href, parseRoute, sharedParams, type PageName, type Route } from './route';
-import { errorBox } from './widgets';
+import { errorBox, heading } from './widgets';
 import { applyTheme, effectiveTheme, nextMode, onSystemThemeChange, setThemeMode, themeMode } from './theme';
 
 const pages: Record<PageName, AnyPage> = {
@@ -115,7 +115,7 @@ async function refresh(force = false): Promise<void> {
       current = null;
       renderedHash = hash;
       document.title = `${page.title(route)} · TokenRadar`;
-      replaceChildren(main, h('h1', { tabindex: -1 }, page.title(route)), errorBox(err));
+      replaceChildren(main, heading(page.title(route)), errorBox(err));
       main.dataset.state = 'error';
       main.dataset.route = hash;
       main.removeAttribute('aria-busy');
@@ -135,6 +135,8 @@ async function refresh(force = false): Promise<void> {
   const focusKey = active && main.contains(active) ? active.closest<HTMLElement>('[data-key]')?.dataset.key : undefined;
   const pageChanged = pathOf(hash) !== pathOf(renderedHash);
   const scroll = window.scrollY;
+  // Opened data tables stay open.
+  const openKeys = new Set(Array.from(main.querySelectorAll<HTMLElement>('details[open] > summary[data-key]')).map((el) => el.dataset.key));
   current?.dispose();
   current = ctx;
   document.title = `${page.title(route)} · TokenRadar`;
@@ -144,6 +146,9 @@ async function refresh(force = false): Promise<void> {
   main.dataset.state = 'ready';
   main.dataset.route = hash;
   main.removeAttribute('aria-busy');
+  for (const summary of Array.from(main.querySelectorAll<HTMLElement>('details > summary[data-key]'))) {
+    if (openKeys.has(summary.dataset.key)) (summary.parentElement as HTMLDetailsElement).open = true;
+  }
   const target = focusKey
     ? Array.from(main.querySelectorAll<HTMLElement>('[data-key]')).find((el) => el.dataset.key === focusKey)
     : undefined;

@@ -2,7 +2,7 @@
 // "insufficient data" cell, sortable tables, selects and the filter bar.
 
 import type { Leaderboard } from './api';
-import { h, replaceChildren } from './dom';
+import { h, replaceChildren, type Children } from './dom';
 import { fmtCount, fmtN } from './format';
 import type { PageContext } from './page';
 import { kWindows, withParam, type SharedFilter } from './route';
@@ -79,6 +79,12 @@ export function appendNumbers<R>(
   else for (const c of columns) tr.appendChild(numCell(c.key, c.value(row), c.format, samples));
   tr.appendChild(h('td', { class: 'num', 'data-col': 'samples', 'data-value': samples }, fmtCount(samples)));
   return tr;
+}
+
+/** The page heading: focused after navigation (tabindex -1), and found again by its key when a
+ *  poll re-renders the page while it has focus. */
+export function heading(...children: Children[]): HTMLHeadingElement {
+  return h('h1', { tabindex: -1, 'data-key': 'heading' }, ...children);
 }
 
 export function errorBox(err: unknown): HTMLElement {
@@ -194,7 +200,7 @@ export function dataTable<R>(spec: TableSpec<R>): HTMLElement {
   fill();
   return h(
     'div',
-    { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': spec.caption },
+    { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': spec.caption, 'data-key': `table:${spec.id}` },
     h('table', { id: spec.id, class: 'data' }, h('caption', null, spec.caption), h('thead', null, headRow), tbody),
   );
 }

@@ -6,7 +6,7 @@ import { h } from '../dom';
 import { fmtCount, fmtMsUnit, fmtN, fmtPct } from '../format';
 import type { Page } from '../page';
 import { apiParams } from '../route';
-import { emptyState, filterBar, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 
@@ -75,7 +75,7 @@ export const gatewayPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('h1', { tabindex: -1 }, 'Gateway'),
+      heading('Gateway'),
       h('p', { class: 'lede' }, `What the gateway did in the last ${gw.window}: cache hits, fallbacks and hedges, and the time it added to each request.`),
       filterBar(ctx, values, ['window'], kDefaultWindow),
       gw.attempts === 0

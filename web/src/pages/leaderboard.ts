@@ -12,6 +12,7 @@ import {
   dataTable,
   emptyState,
   filterBar,
+  heading,
   loadLabelValues,
   numColumn,
   type Column,
@@ -79,7 +80,7 @@ export const leaderboardPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('h1', { tabindex: -1 }, 'Leaderboard'),
+      heading('Leaderboard'),
       h(
         'p',
         { class: 'lede' },

@@ -7,7 +7,7 @@ import { h } from '../dom';
 import { fmtCount, fmtMs, fmtMsUnit, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, href, sharedParams } from '../route';
-import { emptyState, filterBar, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
@@ -73,7 +73,7 @@ function dataTableDetails(caption: string, head: string[], rows: Array<Array<str
   return h(
     'details',
     { class: 'chart-data' },
-    h('summary', null, `${caption}: data table`),
+    h('summary', { 'data-key': `data:${caption}` }, `${caption}: data table`),
     h(
       'div',
       { class: 'table-wrap' },
@@ -179,8 +179,8 @@ export const modelPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('p', { class: 'crumbs' }, h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)) }, '← Leaderboard')),
-      h('h1', { tabindex: -1 }, h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
+      h('p', { class: 'crumbs' }, h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard')),
+      heading(h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
       filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
       stats(d.row, d.minSamples),
       h(

@@ -10,6 +10,7 @@ import {
   dataTable,
   emptyState,
   filterBar,
+  heading,
   loadLabelValues,
   numColumn,
   type Column,
@@ -56,7 +57,7 @@ function renderRow(ctx: PageContext, r: RegionRow): HTMLTableRowElement {
     h('td', { 'data-col': 'client_region' }, region(r.client_region)),
     h('td', { 'data-col': 'upstream_region' }, region(r.upstream_region)),
     h('td', { 'data-col': 'provider' }, r.provider),
-    h('td', { 'data-col': 'model' }, h('a', { href: href('model', [r.provider, r.model], sharedParams(ctx.route.params)) }, r.model)),
+    h('td', { 'data-col': 'model' }, h('a', { href: href('model', [r.provider, r.model], sharedParams(ctx.route.params)), 'data-key': `model:${[r.client_region, r.upstream_region, r.provider, r.model].join('\u0000')}` }, r.model)),
   );
   return appendNumbers(tr, kNumColumns, r, r.samples, r.insufficient);
 }
@@ -86,7 +87,7 @@ export const regionsPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('h1', { tabindex: -1 }, 'Regions'),
+      heading('Regions'),
       h('p', { class: 'lede' }, 'Where the client sits and where the provider answered from: the same model can be fast from one region and slow from another.'),
       filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
       regions.rows.length === 0

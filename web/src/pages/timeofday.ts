@@ -7,7 +7,7 @@ import { h } from '../dom';
 import { fmtMs, fmtMsUnit, fmtN } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, withParam } from '../route';
-import { emptyState, filterBar, loadLabelValues, select, type LabelValues } from '../widgets';
+import { emptyState, filterBar, heading, loadLabelValues, select, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '7d';
 const kWeekdays = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
@@ -125,7 +125,7 @@ function heatTable(map: Heatmap, what: string): HTMLElement {
   const caption = `${what} by hour of day${map.by === 'weekday' ? ' and weekday' : ' and model'}, ${map.tz}, ${map.window} window`;
   return h(
     'div',
-    { class: 'table-wrap heatmap-wrap', tabindex: 0, role: 'region', 'aria-label': caption },
+    { class: 'table-wrap heatmap-wrap', tabindex: 0, role: 'region', 'aria-label': caption, 'data-key': 'heatmap' },
     h(
       'table',
       { class: 'heatmap', id: 'heatmap', 'data-by': map.by },
@@ -141,7 +141,7 @@ function heatTable(map: Heatmap, what: string): HTMLElement {
         rows.map((r) =>
           h(
             'tr',
-            { 'data-key': r.key },
+            { 'data-row-key': r.key },
             h('th', { scope: 'row' }, map.by === 'weekday' ? r.name.slice(0, 3) : r.name),
             hours.map((hr) => cellTd(r.cells.get(hr), r.name, hr, what, t)),
           ),
@@ -213,7 +213,7 @@ export const timeOfDayPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('h1', { tabindex: -1 }, 'Time of day'),
+      heading('Time of day'),
       h(
         'p',
         { class: 'lede' },
