@@ -25,17 +25,20 @@ export function startServer(command, argv, { timeoutMs = 90_000, env = {} } = {}
       child.kill('SIGKILL');
       reject(new Error(`${command}: no "dashboard: http://..." line within ${timeoutMs} ms; stderr:\n${stderr.slice(-4000)}`));
     }, timeoutMs);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
-    });
-    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    const onLine = (line) => {
       const m = /dashboard: (http:\/\/\S+)/.exec(line);
       if (m && !settled) {
         settled = true;
         clearTimeout(timer);
         resolve({ url: new URL(m[1]).toString(), child, stderr: () => stderr });
       }
+    };
+    // The line belongs on stdout; a log line on stderr is accepted too.
+    readline.createInterface({ input: child.stdout }).on('line', onLine);
+    readline.createInterface({ input: child.stderr }).on('line', (line) => {
+      stderr += `${line}\n`;
+      if (stderr.length > 64_000) stderr = stderr.slice(-32_000);
+      onLine(line);
     });
     child.on('exit', (code, signal) => {
       if (settled) return;
