@@ -157,13 +157,15 @@ function legend(map: Heatmap): HTMLElement {
   return h(
     'div',
     { class: 'legend', 'aria-hidden': 'true' },
-    vals.length ? h('span', null, fmtMsUnit(Math.min(...vals))) : null,
-    h('span', { class: 'ramp', style: `background:linear-gradient(to right, ${stops})` }),
-    vals.length ? h('span', null, fmtMsUnit(Math.max(...vals))) : null,
-    h('span', { class: 'swatch insufficient' }),
-    h('span', null, 'insufficient data (sample count shown)'),
-    h('span', { class: 'swatch empty' }),
-    h('span', null, 'no data'),
+    h(
+      'span',
+      { class: 'legend-item' },
+      vals.length ? fmtMsUnit(Math.min(...vals)) : null,
+      h('span', { class: 'ramp', style: `background:linear-gradient(to right, ${stops})` }),
+      vals.length ? fmtMsUnit(Math.max(...vals)) : null,
+    ),
+    h('span', { class: 'legend-item' }, h('span', { class: 'swatch insufficient' }), 'insufficient data (sample count shown)'),
+    h('span', { class: 'legend-item' }, h('span', { class: 'swatch empty' }), 'no data'),
   );
 }
 
