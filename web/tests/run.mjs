@@ -18,6 +18,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
+import { compareHeatmap, compareLeaderboard, fmtN, heatmapDom, leaderboardDom, shows, xssRecords } from './lib/compare.mjs';
 import { Results, assert, ensureDir, launchBrowser, log, newPage, rel, startServer, stopServer, waitReady } from './lib/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,16 +53,6 @@ async function api(p, params) {
   if (!res.ok) throw new Error(`GET ${apiUrl(p, params)}: ${res.status} ${await res.text()}`);
   return { etag: res.headers.get('etag'), body: await res.json() };
 }
-
-/** The number a cell shows matches `value` to the digits it shows. */
-function shows(text, value, scale = 1) {
-  const t = String(text).replace(/[,\s\u00a0]|ms|%/g, '');
-  const shown = Number(t);
-  const decimals = (t.split('.')[1] ?? '').length;
-  return Number.isFinite(shown) && Math.abs(shown - value * scale) <= 0.5 * 10 ** -decimals + 1e-9;
-}
-
-const fmtN = (n) => `n=${n.toLocaleString('en-US')}`;
 
 function sameParams(url, pathname, expected) {
   const u = new URL(url);
@@ -108,58 +99,6 @@ async function open(context, hash, poll = 1000) {
   await page.goto(`${base}?poll=${poll}${hash}`);
   await waitReady(page, hash.split('?')[0]);
   return { page, record };
-}
-
-// ------------------------------------------------------------------ extractors (run in the page)
-
-function leaderboardDom() {
-  return Array.from(document.querySelectorAll('#leaderboard tbody tr')).map((tr) => ({
-    provider: tr.dataset.provider,
-    model: tr.dataset.model,
-    insufficient: tr.classList.contains('is-insufficient'),
-    cells: Object.fromEntries(
-      Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { text: td.textContent, value: td.dataset.value ?? null, title: td.getAttribute('title') ?? '' }]),
-    ),
-  }));
-}
-
-function compareLeaderboard(dom, body) {
-  const problems = [];
-  if (dom.length !== body.rows.length) problems.push(`rows: page ${dom.length}, API ${body.rows.length}`);
-  body.rows.forEach((row, i) => {
-    const d = dom[i];
-    const id = `${row.provider}/${row.model}`;
-    if (!d || d.provider !== row.provider || d.model !== row.model) {
-      problems.push(`row ${i}: page ${d?.provider}/${d?.model}, API ${id}`);
-      return;
-    }
-    if (Number(d.cells.samples?.value) !== row.samples) problems.push(`${id} samples: page ${d.cells.samples?.value}, API ${row.samples}`);
-    if (!shows(d.cells.samples?.text ?? '', row.samples)) problems.push(`${id} samples text '${d.cells.samples?.text}'`);
-    if (d.insufficient !== row.insufficient) problems.push(`${id} insufficient: page ${d.insufficient}, API ${row.insufficient}`);
-    if (row.insufficient) {
-      if (!/insufficient data/.test(d.cells.insufficient?.text ?? '')) problems.push(`${id}: insufficient row does not say so`);
-      if (d.cells.ttft_p50) problems.push(`${id}: insufficient row shows a TTFT number`);
-      return;
-    }
-    const checks = [
-      ['ttft_p50', row.ttft_ms?.p50, 1],
-      ['ttft_p95', row.ttft_ms?.p95, 1],
-      ['tps_p50', row.decode_tps_p50, 1],
-      ['e2e_p95', row.e2e_ms?.p95, 1],
-      ['error_rate', row.error_rate, 100],
-    ];
-    for (const [col, v, scale] of checks) {
-      const c = d.cells[col];
-      if (v === null || v === undefined) {
-        if (c?.value) problems.push(`${id} ${col}: page shows ${c.value} for null`);
-        continue;
-      }
-      if (!c || Number(c.value) !== v) problems.push(`${id} ${col}: page ${c?.value}, API ${v}`);
-      else if (!shows(c.text, v, scale)) problems.push(`${id} ${col}: text '${c.text}' is not ${v}`);
-      else if (!c.title.includes(fmtN(row.samples))) problems.push(`${id} ${col}: no sample count (title '${c.title}')`);
-    }
-  });
-  return problems;
 }
 
 // ------------------------------------------------------------------ checks
@@ -297,54 +236,6 @@ async function checkModel(context) {
   return note;
 }
 
-function heatmapDom() {
-  const t = document.querySelector('#heatmap');
-  if (!t) return null;
-  return {
-    by: t.dataset.by,
-    cells: Array.from(t.querySelectorAll('td.hm')).map((td) => ({
-      row: td.dataset.row,
-      hour: Number(td.dataset.hour),
-      value: td.dataset.value ?? null,
-      samples: td.dataset.samples ?? null,
-      text: td.textContent,
-      label: td.getAttribute('aria-label') ?? '',
-      insufficient: td.classList.contains('insufficient'),
-    })),
-  };
-}
-
-const kWeekdays = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-
-function compareHeatmap(dom, body) {
-  if (!dom) return ['no heatmap table'];
-  const p = [];
-  if (dom.by !== body.by) p.push(`by: page ${dom.by}, API ${body.by}`);
-  const rowName = (c) => (body.by === 'weekday' ? kWeekdays[c.weekday] : `${c.model} (${c.provider})`);
-  const byKey = new Map(dom.cells.map((c) => [`${c.row}|${c.hour}`, c]));
-  for (const c of body.cells) {
-    const d = byKey.get(`${rowName(c)}|${c.hour}`);
-    const id = `${rowName(c)} ${c.hour}h`;
-    if (!d) {
-      p.push(`${id}: no cell`);
-      continue;
-    }
-    if (Number(d.samples) !== c.samples) p.push(`${id} samples: page ${d.samples}, API ${c.samples}`);
-    if (c.insufficient) {
-      if (!d.insufficient || d.value !== null) p.push(`${id}: insufficient in the API, page shows '${d.text}'`);
-      if (!/insufficient data/.test(d.label)) p.push(`${id}: label '${d.label}'`);
-      if (d.text !== fmtN(c.samples)) p.push(`${id}: insufficient cell text '${d.text}'`);
-    } else {
-      if (Number(d.value) !== c.value) p.push(`${id}: page ${d.value}, API ${c.value}`);
-      if (!shows(d.text, c.value)) p.push(`${id}: text '${d.text}' is not ${c.value}`);
-      if (!d.label.includes(fmtN(c.samples))) p.push(`${id}: label without n: '${d.label}'`);
-    }
-  }
-  const withData = dom.cells.filter((c) => c.samples !== null).length;
-  if (withData !== body.cells.length) p.push(`cells with data: page ${withData}, API ${body.cells.length}`);
-  return p;
-}
-
 async function checkTimeOfDay(context) {
   const { page, record } = await open(context, '#/time-of-day');
   const tz = await page.getAttribute('[data-tz]', 'data-tz');
@@ -445,41 +336,6 @@ async function checkGateway(context) {
   return note;
 }
 
-function xssRecords(count) {
-  const now = Date.now();
-  return Array.from({ length: count }, (_, i) => ({
-    metrics_spec: 1,
-    request_id: `web-test-xss-${now}-${i}`,
-    client_id: 'web-test',
-    attempt: 1,
-    status: 'ok',
-    http_status: 200,
-    ts_us: (now - i * 1000) * 1000,
-    provider: kXssProvider,
-    model: kXss,
-    endpoint: 'localhost',
-    upstream_region: 'local',
-    client_region: 'local',
-    task: 'chat',
-    source: 'submitted',
-    cache: 'bypass',
-    route: 'primary',
-    api: 'openai',
-    stream: true,
-    sched_offset_ns: 0,
-    headers_ns: 100_000_000,
-    first_chunk_ns: 150_000_000 + i * 1_000_000,
-    first_token_ns: 150_000_000 + i * 1_000_000,
-    last_token_ns: 1_150_000_000 + i * 1_000_000,
-    done_ns: 1_160_000_000 + i * 1_000_000,
-    connect_ns: 0,
-    tls_ns: 0,
-    output_tokens: 41,
-    token_source: 'usage',
-    output_events: 41,
-  }));
-}
-
 async function checkXssAndLive(context) {
   // Open first, then submit: the new row must arrive through polling, without a reload.
   const { page, record } = await open(context, '#/leaderboard?window=1h');
@@ -489,7 +345,7 @@ async function checkXssAndLive(context) {
   const res = await fetch(apiUrl('measurements'), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(xssRecords(25)),
+    body: JSON.stringify(xssRecords(25, kXssProvider, kXss)),
   });
   const answer = await res.text();
   assert(res.ok, `POST /api/v1/measurements: ${res.status} ${answer}`);
