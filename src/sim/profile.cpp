@@ -175,4 +175,8 @@ Profile load_profile(std::string_view name_or_path, const std::filesystem::path&
     return profile_from_config(ConfigTable::load_file(file));
 }
 
+std::uint64_t profile_seed_for_run(std::uint64_t run_seed, std::string_view profile_name) {
+    return fnv1a64(fmt::format("{}:{}", run_seed, profile_name));
+}
+
 }  // namespace tokenradar::sim

@@ -1,7 +1,6 @@
 // `tokenradar sim`: loads the profiles, serves each on its port until SIGINT/SIGTERM.
 
 #include <tokenradar/core/config.hpp>
-#include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/net/signals.hpp>
 #include <tokenradar/sim/profile.hpp>
@@ -26,7 +25,7 @@ int run_sim_command(const SimCommandOptions& options) {
     std::vector<Profile> profiles;
     for (const auto& endpoint : options.endpoints) {
         Profile profile = load_profile(endpoint.profile, options.profiles_dir);
-        if (options.seed) profile.seed = fnv1a64(fmt::format("{}:{}", *options.seed, profile.name));
+        if (options.seed) profile.seed = profile_seed_for_run(*options.seed, profile.name);
         profiles.push_back(std::move(profile));
     }
 

@@ -81,4 +81,8 @@ Profile parse_profile(std::string_view toml_text, std::string source_name);
 // From an already-parsed document. Throws ConfigError.
 Profile profile_from_config(const ConfigTable& root);
 
+// The seed a profile gets in a run seeded with `run_seed` (`--seed`): reproducible, and
+// different for each profile of the run.
+std::uint64_t profile_seed_for_run(std::uint64_t run_seed, std::string_view profile_name);
+
 }  // namespace tokenradar::sim
