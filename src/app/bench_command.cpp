@@ -136,6 +136,8 @@ bench::RunOptions build_options(const BenchArgs& a) {
         o.requests = *a.requests;
     } else {
         o.duration = duration_option("--duration", a.duration);
+        // The runner reads no requests and no duration as "until Ctrl-C".
+        if (o.duration.count() <= 0) throw ConfigError("--duration: expected a positive duration (e.g. 60s)");
     }
     if (a.concurrency.has_value() == a.rate.has_value()) {
         throw ConfigError("give exactly one of --concurrency C (closed loop) or --rate R (open loop, requests/s)");

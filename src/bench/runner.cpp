@@ -24,6 +24,8 @@ namespace asio = net::asio;
 
 constexpr auto kMonitorTick = std::chrono::milliseconds(50);
 constexpr int kTicksPerProgress = 10;  // 500 ms
+// The workload order has its own generator: adding a mix leaves the target order as it was.
+constexpr std::uint64_t kWorkloadOrderSalt = 0x9e3779b97f4a7c15ULL;
 
 double cpu_seconds() {
     rusage usage{};
@@ -67,11 +69,24 @@ enum class Phase { preflight, warmup, measured };
 
 class Run {
 public:
-    Run(const RunOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop), order_(options.targets.size(), options.seed) {
+    Run(const RunOptions& options, const std::atomic<bool>& stop)
+        : options_(options), stop_(stop), order_(options.targets.size(), options.seed),
+          workload_order_(options.mix.size(), options.seed ^ kWorkloadOrderSalt) {
         const unsigned threads = std::max(1u, options.threads);
         for (unsigned i = 0; i < threads; ++i) lanes_.push_back(std::make_unique<Lane>(options.client));
         ttft_by_target_.resize(options.targets.size());
     }
+
+    // After a stop, coroutines are still pending on the lanes; destroying a lane's io_context
+    // destroys them, and their guards (ReleaseLanes, CountGuard) touch this object. So the
+    // work guards go first (while the lanes live), then the lanes (while everything else
+    // does). A Ctrl-C during an open-loop run crashed here before.
+    ~Run() {
+        guards_.clear();
+        lanes_.clear();
+    }
+    Run(const Run&) = delete;
+    Run& operator=(const Run&) = delete;
 
     // False when stopped (Ctrl-C) before it finished.
     bool preflight() {
@@ -116,14 +131,14 @@ public:
         next_ = 0;
         total_ = options_.requests > 0 ? options_.requests * options_.targets.size() : SIZE_MAX;
         start_ns_ = steady_now_ns();
-        deadline_ns_ = options_.requests > 0 ? INT64_MAX : start_ns_ + options_.duration.count();
+        const bool timed = options_.requests == 0 && options_.duration.count() > 0;
+        deadline_ns_ = timed ? start_ns_ + options_.duration.count() : INT64_MAX;
+        collect_ttft_ = static_cast<bool>(on_progress);
         const double cpu_start = cpu_seconds();
         if (options_.rate > 0) {
-            auto offsets = open_loop_schedule(options_.rate, options_.arrival, total_ == SIZE_MAX ? 0 : total_,
-                                              options_.duration, options_.seed);
             for (auto& lane : lanes_) guards_.push_back(asio::make_work_guard(lane->ioc));
             alive_ += 1;
-            asio::co_spawn(lanes_[0]->ioc, dispatch_open_loop(std::move(offsets)), log_failure);
+            asio::co_spawn(lanes_[0]->ioc, dispatch_open_loop(), log_failure);
         } else {
             spawn_closed_workers(options_.concurrency);
         }
@@ -146,26 +161,34 @@ public:
 private:
     asio::awaitable<void> preflight_one(std::size_t target, ProbeResult* out) {
         CountGuard alive(alive_);
-        ProbeRequest request = make_request(target, 0, 0);
+        ProbeRequest request = make_request(target, next_workload(), 0, 0);
         *out = co_await run_probe(lanes_[0]->client, options_.targets[target], std::move(request));
     }
 
-    ProbeRequest make_request(std::size_t target, std::uint64_t index, std::int64_t t_sched) {
+    ProbeRequest make_request(std::size_t target, const Workload& workload, std::uint64_t index,
+                              std::int64_t t_sched) {
         ProbeRequest request;
         // Each phase draws prompts from its own index range so no prompt repeats in a run.
         const std::uint64_t phase_base = phase_ == Phase::measured ? 0 : phase_ == Phase::warmup ? 1ULL << 40 : 1ULL << 41;
-        request.prompt = make_prompt(options_.workload, options_.seed, phase_base + index * 7919 + target);
-        request.task = options_.workload.task;
+        request.prompt = make_prompt(workload, options_.seed, phase_base + index * 7919 + target);
+        request.task = workload.task;
         request.t_sched = t_sched;
         request.request_id = new_request_id();
         request.first_token_timeout = options_.first_token_timeout;
         request.extra_headers = options_.extra_headers;
+        if (options_.task_header) request.extra_headers.emplace_back("x-tokenradar-task", workload.task);
         return request;
     }
 
     std::size_t next_target() {
         std::lock_guard lock(mutex_);
         return order_.next();
+    }
+
+    const Workload& next_workload() {
+        if (options_.mix.empty()) return options_.workload;
+        std::lock_guard lock(mutex_);
+        return options_.mix[workload_order_.next()];
     }
 
     void spawn_closed_workers(std::size_t count) {
@@ -193,7 +216,7 @@ private:
         }
     }
 
-    asio::awaitable<void> dispatch_open_loop(std::vector<std::int64_t> offsets) {
+    asio::awaitable<void> dispatch_open_loop() {
         CountGuard alive(alive_);
         // The lanes may run out of work only once every request has been dispatched.
         struct ReleaseLanes {
@@ -204,8 +227,14 @@ private:
         } release_lanes{guards_};
         asio::steady_timer timer(lanes_[0]->ioc);
         const std::int64_t start = steady_now_ns();
-        for (std::size_t i = 0; i < offsets.size() && !stop_.load(std::memory_order_relaxed); ++i) {
-            const std::int64_t due = start + offsets[i];
+        // The schedule is drawn as it goes (open_loop_schedule's sequence), so a run without
+        // end holds no schedule either.
+        ArrivalSequence arrivals(options_.rate, options_.arrival, options_.seed);
+        const bool timed = options_.requests == 0 && options_.duration.count() > 0;
+        for (std::size_t i = 0; i < total_ && !stop_.load(std::memory_order_relaxed); ++i) {
+            const std::int64_t offset = arrivals.next();
+            if (timed && offset >= options_.duration.count()) break;
+            const std::int64_t due = start + offset;
             timer.expires_at(SteadyClock::time_point(Nanos(due)));
             co_await timer.async_wait(net::use_nothrow);
             Lane* lane = lanes_[i % lanes_.size()].get();
@@ -227,7 +256,7 @@ private:
             std::lock_guard lock(mutex_);
             peak_in_flight_ = std::max(peak_in_flight_, now_in_flight);
         }
-        ProbeRequest request = make_request(target, index, t_sched);
+        ProbeRequest request = make_request(target, next_workload(), index, t_sched);
         ProbeResult result;
         {
             CountGuard in_flight(in_flight_);
@@ -235,15 +264,21 @@ private:
         }
         if (phase_ != Phase::measured) co_return;
         std::lock_guard lock(mutex_);
+        ++done_;
         if (result.record.ok()) {
-            if (auto ttft = derive(result.record).ttft_ms) ttft_by_target_[target].push_back(*ttft);
+            const auto ttft = collect_ttft_ ? derive(result.record).ttft_ms : std::nullopt;
+            if (ttft) ttft_by_target_[target].push_back(*ttft);
         } else {
             ++failed_;
             if (failed_ <= 3 && !result.error.empty()) {
                 spdlog::warn("{}: {}: {}", options_.targets[target].name, result.record.status, result.error);
             }
         }
-        records_.push_back(std::move(result.record));
+        if (options_.on_record) {
+            options_.on_record(std::move(result.record));
+        } else {
+            records_.push_back(std::move(result.record));
+        }
     }
 
     asio::awaitable<void> monitor(std::function<void(const Progress&)> on_progress) {
@@ -264,7 +299,7 @@ private:
     Progress progress() {
         Progress p;
         std::lock_guard lock(mutex_);
-        p.done = records_.size();
+        p.done = done_;
         p.failed = failed_;
         p.in_flight = in_flight_.load();
         p.elapsed_s = static_cast<double>(steady_now_ns() - start_ns_) / 1e9;
@@ -300,7 +335,10 @@ private:
 
     std::mutex mutex_;
     TargetOrder order_;
+    TargetOrder workload_order_;
     std::vector<Measurement> records_;
+    std::size_t done_ = 0;
+    bool collect_ttft_ = false;  // only a progress callback reads the TTFTs so far
     std::vector<std::vector<double>> ttft_by_target_;
     std::size_t failed_ = 0;
     std::size_t peak_in_flight_ = 0;

@@ -16,16 +16,21 @@ std::vector<std::int64_t> open_loop_schedule(double rate, Arrival arrival, std::
                                              std::chrono::nanoseconds duration, std::uint64_t seed) {
     std::vector<std::int64_t> offsets;
     if (rate <= 0) return offsets;
-    const double mean_gap_ns = 1e9 / rate;
-    std::mt19937_64 rng(seed);
-    std::exponential_distribution<double> gap(1.0);
-    double at = 0;
-    const auto limit = static_cast<double>(duration.count());
-    while (count > 0 ? offsets.size() < count : at < limit) {
-        offsets.push_back(static_cast<std::int64_t>(std::llround(at)));
-        at += arrival == Arrival::constant ? mean_gap_ns : gap(rng) * mean_gap_ns;
+    for (ArrivalSequence sequence(rate, arrival, seed); count == 0 || offsets.size() < count;) {
+        const std::int64_t at = sequence.next();
+        if (count == 0 && at >= duration.count()) break;
+        offsets.push_back(at);
     }
     return offsets;
+}
+
+ArrivalSequence::ArrivalSequence(double rate, Arrival arrival, std::uint64_t seed)
+    : mean_gap_ns_(1e9 / rate), arrival_(arrival), rng_(seed) {}
+
+std::int64_t ArrivalSequence::next() {
+    const auto offset = static_cast<std::int64_t>(std::llround(at_));
+    at_ += arrival_ == Arrival::constant ? mean_gap_ns_ : gap_(rng_) * mean_gap_ns_;
+    return offset;
 }
 
 TargetOrder::TargetOrder(std::size_t targets, std::uint64_t seed)

@@ -25,7 +25,11 @@ namespace tokenradar::bench {
 struct RunOptions {
     std::vector<Target> targets;
     Workload workload;
+    // Workloads mixed into one run: each request takes the next of these in randomised
+    // rounds (as targets are interleaved) instead of `workload`. Empty: `workload` only.
+    std::vector<Workload> mix;
     std::size_t requests = 0;            // per target; 0 = use duration
+    // Neither requests nor duration: the measured phase runs until `stop` (open or closed loop).
     std::chrono::nanoseconds duration{0};
     std::size_t concurrency = 0;         // closed loop when > 0
     // Closed loop: worker k starts at ramp_up * k / concurrency, so a large concurrency does
@@ -40,6 +44,12 @@ struct RunOptions {
     net::ClientOptions client;
     std::chrono::milliseconds first_token_timeout{60'000};
     std::vector<std::pair<std::string, std::string>> extra_headers;  // x-sim-* in tests
+    // Send `x-tokenradar-task: <the workload's task>` with every request, so a TokenRadar
+    // gateway in front of the targets labels its records with the task.
+    bool task_header = false;
+    // When set, each measured record is handed here (from an I/O thread, one call at a time)
+    // instead of being kept in RunResult::records: a run without end then holds no records.
+    std::function<void(Measurement&&)> on_record;
 };
 
 struct Progress {
@@ -51,7 +61,7 @@ struct Progress {
 };
 
 struct RunResult {
-    std::vector<Measurement> records;  // measured phase only, in completion order
+    std::vector<Measurement> records;  // measured phase only, in completion order (none with on_record)
     bool interrupted = false;
     std::size_t cancelled = 0;         // in flight at the stop, not recorded
     double wall_s = 0;

@@ -22,6 +22,22 @@ std::optional<Arrival> parse_arrival(std::string_view text) noexcept;
 std::vector<std::int64_t> open_loop_schedule(double rate, Arrival arrival, std::size_t count,
                                              std::chrono::nanoseconds duration, std::uint64_t seed);
 
+// The same send offsets one at a time, for an open-loop run without a planned end
+// (`tokenradar demo`'s steady traffic). `rate` must be > 0.
+class ArrivalSequence {
+public:
+    ArrivalSequence(double rate, Arrival arrival, std::uint64_t seed);
+    // Nanoseconds from the start of the run, non-decreasing; the first is 0.
+    std::int64_t next();
+
+private:
+    double mean_gap_ns_;
+    Arrival arrival_;
+    std::mt19937_64 rng_;
+    std::exponential_distribution<double> gap_{1.0};
+    double at_ = 0;
+};
+
 // Interleaves several targets: each round is a fresh random permutation of all targets, so
 // noise and time of day hit every target alike.
 class TargetOrder {

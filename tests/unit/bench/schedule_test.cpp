@@ -23,6 +23,16 @@ TEST(Schedule, PoissonHasTheRequestedRateAndIsSeeded) {
     EXPECT_NE(s, open_loop_schedule(200, Arrival::poisson, 0, seconds(100), 43));
 }
 
+TEST(Schedule, AnArrivalSequenceGivesTheScheduleOneOffsetAtATime) {
+    for (const Arrival arrival : {Arrival::poisson, Arrival::constant}) {
+        const auto planned = open_loop_schedule(50, arrival, 1000, {}, 7);
+        ArrivalSequence sequence(50, arrival, 7);
+        std::vector<std::int64_t> one_by_one;
+        for (int i = 0; i < 1000; ++i) one_by_one.push_back(sequence.next());
+        EXPECT_EQ(one_by_one, planned);
+    }
+}
+
 TEST(Schedule, TargetsInterleaveInRandomisedRounds) {
     TargetOrder order(3, 9);
     std::map<std::size_t, int> counts;
