@@ -49,9 +49,11 @@ test-release: build
 test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
 
+# The dashboard, live: four sims, a gateway, a week of history and steady traffic (README
+# "tokenradar demo"). Options through DEMO_ARGS, e.g. make run DEMO_ARGS="--port 9000 --history 2d".
+DEMO_ARGS ?=
 run: build
-	build/release/tokenradar sim --profile gpt-4o-like:8101 --profile claude-3.5-sonnet-like:8102 \
-		--profile gemini-1.5-pro-like:8103 --profile llama-3-70b-like:8104
+	build/release/tokenradar demo $(DEMO_ARGS)
 
 # Coverage-guided fuzzing with clang's libFuzzer: make fuzz FUZZER=sse_parser SECONDS=60
 FUZZER ?= sse_parser

@@ -1,0 +1,106 @@
+#pragma once
+// `tokenradar demo`: everything a new user needs to see the dashboard live, with no keys.
+// The four published-comparison sim profiles run in-process; a gateway on the embedded SQLite
+// store sits in front of them; the store first gets `history` of simulated records
+// (`source = "sim"`, drawn from the same profiles) so the heatmaps are full at once; then
+// steady traffic of every task type, streamed and not, goes through the gateway.
+//
+// Threads: run_demo() blocks the calling thread until SIGINT/SIGTERM. Inside it: a thread
+// waiting for signals, one I/O thread for the four sims, the gateway's I/O and store-writer
+// threads (gateway::Service), and one I/O thread for the traffic (bench's runner).
+
+#include <tokenradar/bench/workload.hpp>
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/gateway/config.hpp>
+#include <tokenradar/sim/history.hpp>
+#include <tokenradar/sim/profile.hpp>
+#include <tokenradar/store/measurement_store.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenradar::demo {
+
+// Everything the demo serves listens on this loopback address (auth is off).
+inline constexpr std::string_view kDemoHost = "127.0.0.1";
+
+// One simulated provider as the demo runs and labels it.
+struct DemoProvider {
+    std::string profile;                      // sim profile name (profiles/<profile>.toml)
+    std::string provider;                     // the `provider` label: the gateway's provider name
+    dialect::Api api = dialect::Api::openai;  // the wire format the gateway speaks to it
+    std::string upstream_model;               // a model the profile serves: the `model` label
+    std::string model;                        // the virtual model clients ask the gateway for
+    std::string region;                       // the `upstream_region` label
+    std::string fallback;  // another entry's provider tried before the first byte; "" = none
+};
+
+// gpt-4o-like (OpenAI API), claude-3.5-sonnet-like (Anthropic), gemini-1.5-pro-like (Gemini),
+// llama-3-70b-like (OpenAI-compatible, as on Together), in that order.
+const std::vector<DemoProvider>& demo_providers();
+
+// The task types of the traffic and of the history (workloads/*.toml).
+const std::vector<std::string>& demo_tasks();
+
+struct DemoOptions {
+    std::uint16_t port = 8080;  // the gateway and dashboard on 127.0.0.1; 0 = any free port
+    std::chrono::seconds history{std::chrono::hours(24 * 7)};  // 0 = none
+    double history_rate = 0.4;  // history records per second, the four providers together
+    std::filesystem::path db = "tokenradar-demo.db";
+    double rate = 4;  // live requests per second through the gateway, all models and tasks together
+    std::optional<std::uint64_t> seed;    // sims, history and traffic; default: from the clock
+    std::filesystem::path profiles_dir;   // "" = profiles/ found beside the binary
+    std::filesystem::path workloads_dir;  // "" = workloads/ found beside the binary
+    std::filesystem::path dashboard_dir;  // "" = web/dist found beside the binary
+    // Told each line meant for standard output: `dashboard: http://127.0.0.1:PORT/` once
+    // everything runs, a one-line summary at the end. Progress goes to the log (stderr).
+    std::function<void(const std::string&)> announce;
+};
+
+// The gateway the demo runs: one provider per sim (its API, base URL on `sim_ports[i]`, the
+// sims' key), one virtual model per provider (gpt-4o falls back to llama-3-70b as in
+// examples/gateway-sim.toml), auth none on 127.0.0.1, the store at options.db, the dashboard.
+gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
+                                           const std::vector<std::uint16_t>& sim_ports,
+                                           const std::string& sim_key);
+
+// History tasks with the prompt sizes of these workloads (measured on a few of their prompts,
+// a shared system prefix counted apart so it goes through the prefix cache) and their
+// max_tokens.
+std::vector<sim::HistoryTask> history_tasks(const std::vector<bench::Workload>& workloads);
+
+// The parts of [from_us, to_us) without sim history in the store: all of it when it holds
+// none; else before its oldest and after its newest sim record, when longer than a minute.
+struct TimeRange {
+    std::int64_t from_us = 0;
+    std::int64_t to_us = 0;
+    friend bool operator==(const TimeRange&, const TimeRange&) = default;
+};
+Result<std::vector<TimeRange>> missing_history(store::MeasurementStore& store, std::int64_t from_us,
+                                               std::int64_t to_us);
+
+// Draws the history of every provider (`profiles` in demo_providers() order, labelled as the
+// demo's gateway labels its records) over `range` at `rate_per_s` in total, and inserts it
+// in batches, one transaction each. Returns how many records were written; stops between
+// batches once `stop` is set. The records are drawn on worker threads (one per core, at
+// most one per provider) and inserted from the calling thread, which blocks on disk I/O.
+Result<std::size_t> write_history(store::MeasurementStore& store,
+                                  const std::vector<sim::Profile>& profiles,
+                                  const std::vector<sim::HistoryTask>& tasks, TimeRange range,
+                                  double rate_per_s, std::uint64_t seed,
+                                  const std::atomic<bool>& stop);
+
+// Runs the demo until SIGINT/SIGTERM, then stops the traffic, the gateway (streams drained,
+// store flushed) and the sims, announces the summary and returns 0. Throws ConfigError
+// (one line) on bad options, a port in use, or a store that cannot be opened or written.
+int run_demo(const DemoOptions& options);
+
+}  // namespace tokenradar::demo

@@ -1,0 +1,290 @@
+// What `tokenradar demo` runs, as data: the providers, the gateway configuration, and the
+// history it writes into the store before the gateway starts.
+
+#include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/token_estimate.hpp>
+#include <tokenradar/demo/demo.hpp>
+#include <tokenradar/net/url.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <condition_variable>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace tokenradar::demo {
+namespace {
+
+constexpr std::size_t kPage = 4096;             // records read per page looking for sim history
+constexpr std::size_t kBatch = 5000;            // records per insert transaction
+constexpr std::int64_t kMinGapUs = 60'000'000;  // shorter stretches without history are left
+constexpr std::uint64_t kPromptSamples = 16;    // prompts measured per workload
+constexpr std::size_t kQueuedBatches = 4;       // generated, not yet inserted
+
+// The simulated clients: one next to the providers (the published comparison's numbers) and
+// one across the Atlantic, whose requests take a round trip longer.
+const std::vector<sim::ClientRegion> kClientRegions = {{"us-east", 0.0}, {"eu-west", 80.0}};
+
+bool is_sim(const Measurement& m) { return m.labels.source == "sim"; }
+
+// Batches of history records from the generator threads to the inserting thread; bounded, so
+// generation never runs far ahead of the disk.
+class BatchQueue {
+  public:
+    BatchQueue(std::size_t capacity, std::size_t producers)
+        : capacity_(capacity), producers_(producers) {}
+    // False once the queue was closed (the batch is dropped).
+    bool push(std::vector<Measurement> batch) {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return closed_ || batches_.size() < capacity_; });
+        if (closed_) return false;
+        batches_.push_back(std::move(batch));
+        changed_.notify_all();
+        return true;
+    }
+    void producer_done() {
+        std::lock_guard lock(mutex_);
+        ++done_;
+        changed_.notify_all();
+    }
+    void close() {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+        changed_.notify_all();
+    }
+    // The next batch; nullopt once every producer is done and the queue is empty.
+    std::optional<std::vector<Measurement>> pop() {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return !batches_.empty() || done_ == producers_; });
+        if (batches_.empty()) return std::nullopt;
+        auto batch = std::move(batches_.front());
+        batches_.pop_front();
+        changed_.notify_all();
+        return batch;
+    }
+
+  private:
+    const std::size_t capacity_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<std::vector<Measurement>> batches_;
+    const std::size_t producers_;
+    std::size_t done_ = 0;
+    bool closed_ = false;
+};
+
+// The stamp of the first sim record in the query's order, read a page at a time so that a
+// store holding much gateway traffic after its history is not read whole.
+Result<std::optional<std::int64_t>> first_sim_record(store::MeasurementStore& store,
+                                                     store::RecordQuery query) {
+    query.limit = kPage;
+    while (true) {
+        std::optional<std::int64_t> found;
+        std::size_t seen = 0;
+        std::int64_t edge = 0;
+        auto scanned = store.scan(query, [&](const Measurement& m) {
+            ++seen;
+            edge = m.ts_us;
+            if (!found && is_sim(m)) found = m.ts_us;
+        });
+        if (!scanned) return scanned.error();
+        if (found || seen < kPage) return found;
+        // Go on from the last stamp seen: records sharing it are read again (harmless); a page
+        // holding nothing but that stamp moves past it.
+        if (query.newest_first) {
+            query.to_ts_us = query.to_ts_us == edge + 1 ? edge : edge + 1;
+        } else {
+            query.from_ts_us = query.from_ts_us == edge ? edge + 1 : edge;
+        }
+    }
+}
+
+// The labels the demo's gateway gives the records of this provider (relay.cpp start_record).
+Labels gateway_labels(const DemoProvider& p) {
+    Labels labels;
+    labels.provider = p.provider;
+    labels.model = p.upstream_model;
+    labels.endpoint = std::string(kDemoHost);
+    labels.upstream_region = p.region;
+    labels.api = std::string(dialect::to_string(p.api));
+    return labels;
+}
+
+}  // namespace
+
+const std::vector<DemoProvider>& demo_providers() {
+    static const std::vector<DemoProvider> providers = {
+        {"gpt-4o-like", "openai-sim", dialect::Api::openai, "gpt-4o", "gpt-4o", "us-east-1",
+         "llama-sim"},
+        {"claude-3.5-sonnet-like", "anthropic-sim", dialect::Api::anthropic,
+         "claude-3-5-sonnet-latest", "claude-3-5-sonnet", "us-west-2", ""},
+        {"gemini-1.5-pro-like", "gemini-sim", dialect::Api::gemini, "gemini-1.5-pro",
+         "gemini-1.5-pro", "us-central1", ""},
+        {"llama-3-70b-like", "llama-sim", dialect::Api::openai, "llama-3-70b", "llama-3-70b",
+         "us-east-1", ""},
+    };
+    return providers;
+}
+
+const std::vector<std::string>& demo_tasks() {
+    static const std::vector<std::string> tasks = {"chat", "gen-500", "long-context", "code",
+                                                   "prefix-reuse"};
+    return tasks;
+}
+
+gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
+                                           const std::vector<std::uint16_t>& sim_ports,
+                                           const std::string& sim_key) {
+    const auto& providers = demo_providers();
+    assert(sim_ports.size() == providers.size());
+    gateway::GatewayConfig c;
+    c.source = "tokenradar demo";
+    c.host = std::string(kDemoHost);
+    c.port = options.port;
+    c.auth_required = false;  // loopback only
+    c.store_path = options.db;
+    c.dashboard = true;
+    c.dashboard_dir = options.dashboard_dir;
+    // The traffic stops before the gateway does, so only cancelled streams are left to end.
+    c.shutdown_grace = std::chrono::seconds(2);
+    for (std::size_t i = 0; i < providers.size(); ++i) {
+        const DemoProvider& p = providers[i];
+        gateway::ProviderConfig provider;
+        provider.name = p.provider;
+        provider.api = p.api;
+        // Base URLs as each SDK writes them: OpenAI's includes /v1, the others' do not.
+        const std::string base = fmt::format("http://{}:{}{}", kDemoHost, sim_ports[i],
+                                             p.api == dialect::Api::openai ? "/v1" : "");
+        provider.base = net::parse_url(base).value();
+        provider.key = Secret(sim_key);
+        provider.region = p.region;
+        c.providers.push_back(std::move(provider));
+    }
+    for (std::size_t i = 0; i < providers.size(); ++i) {
+        const DemoProvider& p = providers[i];
+        gateway::VirtualModel model;
+        model.name = p.model;
+        model.upstreams.push_back({i, p.upstream_model});
+        for (std::size_t j = 0; j < providers.size(); ++j) {
+            if (providers[j].provider == p.fallback)
+                model.upstreams.push_back({j, providers[j].upstream_model});
+        }
+        c.models.push_back(std::move(model));
+    }
+    return c;
+}
+
+std::vector<sim::HistoryTask> history_tasks(const std::vector<bench::Workload>& workloads) {
+    std::vector<sim::HistoryTask> tasks;
+    for (const bench::Workload& w : workloads) {
+        sim::HistoryTask task;
+        task.name = w.task;
+        task.max_tokens = w.max_tokens;
+        task.prompt_tokens_min = std::numeric_limits<std::int64_t>::max();
+        for (std::uint64_t i = 0; i < kPromptSamples; ++i) {
+            const bench::PromptSpec prompt = bench::make_prompt(w, 1, i);
+            // make_prompt puts a shared prefix into the system prompt, the same in every request.
+            const std::int64_t system = estimate_tokens(prompt.system);
+            task.shared_prefix_tokens = w.shared_prefix_tokens > 0 ? system : 0;
+            const std::int64_t unique =
+                system + estimate_tokens(prompt.user) - task.shared_prefix_tokens;
+            task.prompt_tokens_min = std::min(task.prompt_tokens_min, unique);
+            task.prompt_tokens_max = std::max(task.prompt_tokens_max, unique);
+        }
+        tasks.push_back(std::move(task));
+    }
+    return tasks;
+}
+
+Result<std::vector<TimeRange>> missing_history(store::MeasurementStore& store, std::int64_t from_us,
+                                               std::int64_t to_us) {
+    std::vector<TimeRange> out;
+    if (to_us <= from_us) return out;
+    store::RecordQuery query;
+    query.from_ts_us = from_us;
+    query.to_ts_us = to_us;
+    auto oldest = first_sim_record(store, query);
+    if (!oldest) return oldest.error();
+    if (!*oldest) {
+        out.push_back({from_us, to_us});
+        return out;
+    }
+    query.newest_first = true;
+    auto newest = first_sim_record(store, query);
+    if (!newest) return newest.error();
+    if (**oldest - from_us > kMinGapUs) out.push_back({from_us, **oldest});
+    if (to_us - (**newest + 1) > kMinGapUs) out.push_back({**newest + 1, to_us});
+    return out;
+}
+
+Result<std::size_t> write_history(store::MeasurementStore& store,
+                                  const std::vector<sim::Profile>& profiles,
+                                  const std::vector<sim::HistoryTask>& tasks, TimeRange range,
+                                  double rate_per_s, std::uint64_t seed,
+                                  const std::atomic<bool>& stop) {
+    const auto& providers = demo_providers();
+    assert(profiles.size() == providers.size());
+    // Drawing a record costs far more than inserting it (the model's per-token draws): the
+    // providers' generators run on worker threads, one per core, and this thread inserts
+    // their batches as they come.
+    const auto workers =
+        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, providers.size());
+    BatchQueue queue(kQueuedBatches, workers);
+    std::atomic<bool> abandon{false};
+    std::mutex failure_mutex;
+    std::optional<Error> failure;
+    const auto fail = [&](Error e) {
+        {
+            std::lock_guard lock(failure_mutex);
+            if (!failure) failure = std::move(e);
+        }
+        abandon = true;
+        queue.close();
+    };
+    const auto generate = [&](std::size_t i) {
+        sim::HistoryOptions options;
+        options.from_us = range.from_us;
+        options.to_us = range.to_us;
+        options.rate_per_s = rate_per_s / static_cast<double>(providers.size());
+        // A top-up of the same store draws other records than the first fill.
+        options.seed = fnv1a64(fmt::format("{}:{}:{}", seed, range.from_us, providers[i].provider));
+        options.tasks = tasks;
+        options.client_regions = kClientRegions;
+        options.labels = gateway_labels(providers[i]);
+        sim::HistoryGenerator generator(profiles[i], std::move(options));
+        while (!stop.load() && !abandon.load()) {
+            std::vector<Measurement> batch;
+            batch.reserve(kBatch);
+            if (generator.next(batch, kBatch) == 0 || !queue.push(std::move(batch))) return;
+        }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+            try {
+                for (std::size_t i = w; i < providers.size(); i += workers) generate(i);
+            } catch (const std::exception& e) {
+                fail(Error(Errc::internal, fmt::format("history: {}", e.what())));
+            }
+            queue.producer_done();
+        });
+    }
+    std::size_t written = 0;
+    while (auto batch = queue.pop()) {
+        if (auto inserted = store.insert(*batch); !inserted) {
+            fail(inserted.error());
+            break;
+        }
+        written += batch->size();
+    }
+    for (auto& t : threads) t.join();
+    if (failure) return *failure;
+    return written;
+}
+
+}  // namespace tokenradar::demo
