@@ -91,6 +91,11 @@ class Sims {
     Sims(const Sims&) = delete;
     Sims& operator=(const Sims&) = delete;
 
+    // Closes every sim connection now (their clients see the answer cut). Any thread; the
+    // later stop() then only joins.
+    void cut() {
+        for (auto& server : servers_) server->stop(std::chrono::milliseconds(0));
+    }
     void stop() {
         if (!thread_.joinable()) return;
         for (auto& server : servers_) server->stop(std::chrono::seconds(1));
@@ -230,6 +235,34 @@ bench::RunOptions traffic_options(const DemoOptions& options, std::uint16_t gate
     return run;
 }
 
+// The gateway drains (its clients, the traffic, are gone: their requests end as cancelled)
+// and flushes the store while the sims still answer. A relay that missed its client's
+// hangup would wait for the whole upstream answer (a non-streamed 500-token answer takes up
+// to 27 s at gemini's peak; seen once under ASan at load 10): past the grace period plus a
+// second, the sims cut their connections so the gateway's stop ends.
+void stop_gateway(gateway::Service& service, Sims& sims) {
+    std::mutex mutex;
+    std::condition_variable stopped;
+    bool done = false;
+    std::thread watchdog([&] {
+        std::unique_lock lock(mutex);
+        const auto limit = kGatewayGrace + std::chrono::seconds(1);
+        if (!stopped.wait_for(lock, limit, [&] { return done; })) {
+            spdlog::warn(
+                "demo: the gateway still waits for upstream answers after {} ms; the sims cut them",
+                limit.count());
+            sims.cut();
+        }
+    });
+    service.stop();
+    {
+        std::lock_guard lock(mutex);
+        done = true;
+    }
+    stopped.notify_all();
+    watchdog.join();
+}
+
 void check_options(const DemoOptions& options) {
     if (!(options.rate > 0))
         throw ConfigError("--rate: expected a positive number of requests per second");
@@ -285,7 +318,7 @@ int run_demo(const DemoOptions& options) {
     stop.wait();
     spdlog::info("demo: stopping the traffic, then the gateway, then the sims");
     traffic.join();
-    service.stop();
+    stop_gateway(service, sims);
     sims.stop();
     announce(fmt::format(
         "tokenradar demo: {} requests through the gateway ({} failed); {}; {} history records",

@@ -150,8 +150,7 @@ gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
     c.store_path = options.db;
     c.dashboard = true;
     c.dashboard_dir = options.dashboard_dir;
-    // The traffic stops before the gateway does, so only cancelled streams are left to end.
-    c.shutdown_grace = std::chrono::seconds(2);
+    c.shutdown_grace = kGatewayGrace;
     for (std::size_t i = 0; i < providers.size(); ++i) {
         const DemoProvider& p = providers[i];
         gateway::ProviderConfig provider;

@@ -31,6 +31,9 @@ namespace tokenradar::demo {
 
 // Everything the demo serves listens on this loopback address (auth is off).
 inline constexpr std::string_view kDemoHost = "127.0.0.1";
+// The gateway's shutdown grace: the traffic stops first, so only its abandoned requests are
+// left to end.
+inline constexpr std::chrono::milliseconds kGatewayGrace{2000};
 
 // One simulated provider as the demo runs and labels it.
 struct DemoProvider {
