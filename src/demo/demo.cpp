@@ -155,6 +155,10 @@ std::vector<bench::Workload> load_workloads(const DemoOptions& options) {
     return workloads;
 }
 
+std::string whole_seconds(std::int64_t us) {
+    return format_duration(std::chrono::seconds(us / 1'000'000));
+}
+
 // Writes the history the store lacks; returns how many records were written.
 std::size_t fill_history(const DemoOptions& options, const std::vector<sim::Profile>& profiles,
                          const std::vector<bench::Workload>& workloads, std::uint64_t seed,
@@ -179,8 +183,9 @@ std::size_t fill_history(const DemoOptions& options, const std::vector<sim::Prof
     const std::int64_t started = steady_now_ns();
     std::size_t written = 0;
     for (const TimeRange& range : *missing) {
-        spdlog::info("demo: writing sim history from {} s ago to {} s ago into {}",
-                     (to_us - range.from_us) / 1'000'000, (to_us - range.to_us) / 1'000'000,
+        spdlog::info("demo: writing {} of sim history ({} providers) up to {} into {}",
+                     whole_seconds(range.to_us - range.from_us), profiles.size(),
+                     range.to_us == to_us ? "now" : whole_seconds(to_us - range.to_us) + " ago",
                      options.db.string());
         auto n = write_history(db, profiles, tasks, range, options.history_rate, seed, stop);
         if (!n)
