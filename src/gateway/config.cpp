@@ -3,7 +3,6 @@
 #include <tokenradar/dialect/http_call.hpp>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,20 +24,12 @@ bool is_loopback(std::string_view host) {
            host.substr(0, 4) == "127.";
 }
 
-// Labels travel into the store, metrics and the observatory: keep them plain.
-bool is_label(std::string_view s) {
-    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
-               c == '.';
-    });
-}
-
 ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     t.reject_unknown_keys({"name", "api", "base_url", "key_env", "region", "connect_timeout",
                            "first_token_timeout", "idle_timeout", "total_timeout"});
     ProviderConfig p;
     p.name = t.require_string("name");
-    if (!is_label(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+    if (!net::is_simple_name(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
     const std::string api = t.require_string("api");
     auto parsed_api = dialect::parse_api(api);
     if (!parsed_api) t.fail("api", "one of openai, anthropic, gemini");
@@ -59,7 +50,7 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
         p.key = Secret(value);
     }
     p.region = t.get_string("region", "");
-    if (!p.region.empty() && !is_label(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
+    if (!p.region.empty() && !net::is_simple_name(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
     p.connect_timeout = ms(t, "connect_timeout", p.connect_timeout);
     p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
     p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
@@ -73,7 +64,7 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
-    if (!is_label(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
+    if (!net::is_simple_name(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
     for (const std::string& ref : t.get_strings("upstreams")) {
         // "provider/model": provider names have no '/', model names may ("meta-llama/...").
         const auto slash = ref.find('/');
@@ -117,20 +108,7 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             a->fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
                                         "listener, not {}", c.host));
         }
-        std::set<std::string> names;
-        for (const ConfigTable& k : a->tables("keys")) {
-            k.reject_unknown_keys({"name", "sha256"});
-            ClientKey key{k.require_string("name"), k.require_string("sha256")};
-            if (!is_label(key.name)) k.fail("name", "1-64 letters, digits, '-', '_' or '.'");
-            std::transform(key.sha256.begin(), key.sha256.end(), key.sha256.begin(),
-                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-            if (key.sha256.size() != 64 ||
-                key.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-                k.fail("sha256", "64 hex digits (tokenradar serve --hash-key prints them)");
-            }
-            if (!names.insert(key.name).second) k.fail("name", "a name not used by another key");
-            c.client_keys.push_back(std::move(key));
-        }
+        c.client_keys = net::load_api_keys(a->tables("keys"));
     }
     if (c.auth_required && c.client_keys.empty()) {
         throw ConfigError(fmt::format(
@@ -217,16 +195,6 @@ std::string describe(const GatewayConfig& c) {
         out += '\n';
     }
     return out;
-}
-
-std::string hash_client_key(std::string_view key) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_Digest(key.data(), key.size(), digest, &len, EVP_sha256(), nullptr);
-    std::string hex;
-    hex.reserve(len * 2);
-    for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", digest[i]);
-    return hex;
 }
 
 }  // namespace tokenradar::gateway

@@ -329,6 +329,8 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
     return out;
 }
 
+const RollupOptions& RollupIndex::options() const noexcept { return state_->options; }
+
 std::uint64_t RollupIndex::generation() const noexcept {
     return state_->generation.load(std::memory_order_acquire);
 }

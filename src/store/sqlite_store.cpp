@@ -381,7 +381,8 @@ Result<std::size_t> SqliteStore::delete_before(std::int64_t ts_us) {
 Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisitor& visit) {
     const char* order = query.newest_first ? "ts_us DESC, id DESC" : "ts_us, id";
     const std::string sql = fmt::format(
-        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 AND id > ?4 ORDER BY {} "
+        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 AND id > ?4 AND id <= ?5 "
+        "ORDER BY {} "
         "LIMIT ?3",
         column_list(false), order);
     auto statement = prepare(db_, path_, sql);
@@ -391,6 +392,7 @@ Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisi
     sqlite3_bind_int64(s, 2, query.to_ts_us);
     sqlite3_bind_int64(s, 3, query.limit == 0 ? -1 : static_cast<std::int64_t>(query.limit));
     sqlite3_bind_int64(s, 4, query.after_id);
+    sqlite3_bind_int64(s, 5, query.up_to_id);
     Measurement m;
     std::size_t count = 0;
     for (;;) {

@@ -7,6 +7,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
 
 #include <chrono>
@@ -43,10 +44,7 @@ struct VirtualModel {
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
 };
 
-struct ClientKey {
-    std::string name;    // shown in logs and metrics instead of the key
-    std::string sha256;  // lowercase hex digest of the key: keys are never stored in clear
-};
+using ClientKey = net::ApiKey;
 
 struct GatewayConfig {
     std::string source;  // the file it came from, for messages
@@ -93,7 +91,5 @@ GatewayConfig load_gateway_config_file(const std::filesystem::path& path);
 // variables are named, never printed).
 std::string describe(const GatewayConfig& config);
 
-// Lowercase hex SHA-256 of a client key, as [[auth.keys]] sha256 expects.
-std::string hash_client_key(std::string_view key);
 
 }  // namespace tokenradar::gateway

@@ -147,6 +147,7 @@ class RollupIndex {
     // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
     [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
                                                                            std::int64_t to_us) const;
+    [[nodiscard]] const RollupOptions& options() const noexcept;
     // Changes whenever add()/load_hour()/prune() changed something: part of the API's ETags.
     [[nodiscard]] std::uint64_t generation() const noexcept;
 

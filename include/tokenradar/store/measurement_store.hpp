@@ -26,7 +26,9 @@ namespace tokenradar::store {
 struct RecordQuery {
     std::int64_t from_ts_us = std::numeric_limits<std::int64_t>::min();
     std::int64_t to_ts_us = std::numeric_limits<std::int64_t>::max();
-    std::int64_t after_id = 0;  // and stored after the record with this id (see last_id())
+    // and stored after the record with id after_id, up to the one with id up_to_id (last_id())
+    std::int64_t after_id = 0;
+    std::int64_t up_to_id = std::numeric_limits<std::int64_t>::max();
     bool newest_first = false;  // default: oldest first (by ts_us, then insertion order)
     std::size_t limit = 0;      // 0 = no limit
 };
