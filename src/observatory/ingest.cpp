@@ -78,7 +78,11 @@ RecordError split_error(std::size_t index, std::string_view message) {
 }
 
 std::string seconds_text(std::int64_t us) {
-    const std::int64_t s = (us + 999'999) / 1'000'000;  // rounded up: "0s" would read as no gap
+    // Rounded up: "0s" would read as no gap at all.
+    const std::int64_t s = us / 1'000'000 + (us % 1'000'000 != 0 ? 1 : 0);
+    // format_duration works in nanoseconds: past ~292 years (a ts_us near INT64_MAX, found by
+    // the fuzzer) the conversion would overflow.
+    if (s > 1'000'000'000) return fmt::format("{}s", s);
     return format_duration(std::chrono::seconds(s));
 }
 

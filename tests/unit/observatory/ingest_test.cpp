@@ -238,6 +238,10 @@ TEST(Ingest, TimestampMustBeNeitherInTheFutureNorOlderThanSevenDays) {
                                           "expected at most 7d before the server's clock, got "
                                           "604801s before"}));
 
+    rec["ts_us"] = INT64_MAX;
+    EXPECT_EQ(error_of(rec).message,
+              "expected at most 5m after the server's clock, got 9221592036855s after");
+
     IngestContext strict = context();
     strict.limits.max_clock_skew = std::chrono::seconds(1);
     strict.limits.max_age = std::chrono::hours(1);
