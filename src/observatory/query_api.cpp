@@ -132,6 +132,42 @@ bool ready(const std::shared_future<AnswerPtr>& f) {
     return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+AnswerPtr compute_answer(const RollupIndex& index, const ApiRequest& req, const Plan& plan,
+                         std::int64_t now_us, std::uint64_t min) {
+    auto answer = std::make_shared<Answer>();
+    answer->generation = index.generation();  // before reading: a racing add() re-misses
+    answer->computed_us = now_us;
+    answer->from_us = plan.query.from_us;
+    const auto groups = [&] { return plan.skip ? Groups{} : index.query(plan.query); };
+    std::string body;
+    switch (req.endpoint) {
+        case Endpoint::leaderboard:
+            body = render_leaderboard(req, groups(), min);
+            break;
+        case Endpoint::heatmap:
+            body = render_heatmap(req, groups(), req.zone, min);
+            break;
+        case Endpoint::timeseries:
+            body = render_timeseries(req, groups(), min);
+            break;
+        case Endpoint::distribution:
+            body = render_distribution(req, groups(), min);
+            break;
+        case Endpoint::regions:
+            body = render_regions(req, groups(), min);
+            break;
+        case Endpoint::gateway:
+            body = render_gateway(req, groups(), min);
+            break;
+        case Endpoint::labels:
+            body = render_labels(req, index.labels(plan.query.from_us, plan.query.to_us));
+            break;
+    }
+    answer->etag = fmt::format("\"{:016x}\"", fnv1a64(body));
+    answer->body = with_generated_at(body, now_us);
+    return answer;
+}
+
 }  // namespace
 
 QueryApi::QueryApi(const RollupIndex& index, QueryApiOptions options)
@@ -150,40 +186,8 @@ ApiResponse QueryApi::get(std::string_view target, std::string_view if_none_matc
     const std::int64_t ttl_us =
         std::chrono::duration_cast<std::chrono::microseconds>(options_.cache_ttl).count();
 
-    const auto compute = [&]() -> AnswerPtr {
-        auto answer = std::make_shared<Answer>();
-        answer->generation = index_.generation();  // before reading: a racing add() re-misses
-        answer->computed_us = now_us;
-        answer->from_us = plan.query.from_us;
-        const auto groups = [&] { return plan.skip ? Groups{} : index_.query(plan.query); };
-        const std::uint64_t min = options_.min_samples;
-        std::string body;
-        switch (req.endpoint) {
-            case Endpoint::leaderboard:
-                body = render_leaderboard(req, groups(), min);
-                break;
-            case Endpoint::heatmap:
-                body = render_heatmap(req, groups(), req.zone, min);
-                break;
-            case Endpoint::timeseries:
-                body = render_timeseries(req, groups(), min);
-                break;
-            case Endpoint::distribution:
-                body = render_distribution(req, groups(), min);
-                break;
-            case Endpoint::regions:
-                body = render_regions(req, groups(), min);
-                break;
-            case Endpoint::gateway:
-                body = render_gateway(req, groups(), min);
-                break;
-            case Endpoint::labels:
-                body = render_labels(req, index_.labels(plan.query.from_us, plan.query.to_us));
-                break;
-        }
-        answer->etag = fmt::format("\"{:016x}\"", fnv1a64(body));
-        answer->body = with_generated_at(body, now_us);
-        return answer;
+    const auto compute = [&] {
+        return compute_answer(index_, req, plan, now_us, options_.min_samples);
     };
     const auto fresh = [&](const Answer& a) {
         return now_us - a.computed_us < ttl_us ||

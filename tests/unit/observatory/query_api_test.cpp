@@ -356,6 +356,28 @@ TEST(QueryApi, ConcurrentReadersAndAWriter) {
     EXPECT_EQ(failures.load(), 0);
 }
 
+TEST(QueryApi, ManyViewersShareOneComputation) {
+    RollupIndex index;
+    for (int i = 0; i < 20; ++i) index.add(series("m" + std::to_string(i), kNow - kHourUs, 30, i));
+    QueryApi api(index);
+    // Each viewer asks at its own time within the TTL: an answer computed by anyone but the
+    // first (instead of waiting for it or reading it from the cache) has another generated_at.
+    constexpr int kViewers = 8;
+    std::vector<std::string> bodies(kViewers);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> viewers;
+    for (int v = 0; v < kViewers; ++v) {
+        viewers.emplace_back([&, v] {
+            ++ready;
+            while (ready.load() < kViewers) std::this_thread::yield();
+            bodies[static_cast<std::size_t>(v)] =
+                api.get("/api/v1/heatmap?by=model", "", kNow + v * kSecondUs / 2).body;
+        });
+    }
+    for (auto& v : viewers) v.join();
+    for (const auto& body : bodies) EXPECT_EQ(body, bodies[0]);
+}
+
 TEST(QueryApi, EtagMatching) {
     EXPECT_TRUE(etag_matches("\"abc\"", "\"abc\""));
     EXPECT_TRUE(etag_matches("W/\"abc\"", "\"abc\""));
