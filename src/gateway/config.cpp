@@ -91,9 +91,11 @@ const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
 }
 
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
-    root.reject_unknown_keys({"listener", "auth", "limits", "store", "dashboard", "providers", "models"});
+    root.reject_unknown_keys(
+        {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
+    c.observatory = observatory::load_observatory_config(root.table("observatory"));
     if (auto l = root.table("listener")) {
         l->reject_unknown_keys({"host", "port"});
         c.host = l->get_string("host", c.host);
@@ -183,6 +185,14 @@ std::string describe(const GatewayConfig& c) {
     out += c.store_path.empty() ? std::string("store     off\n")
                                 : fmt::format("store     {} (flush every {} ms)\n",
                                               c.store_path.string(), c.flush_interval.count());
+    const auto& o = c.observatory;
+    out += !o.enabled ? std::string("observatory off\n")
+                      : fmt::format("observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
+                                    o.min_samples, o.minute_retention.count(),
+                                    observatory::to_string(o.ingest),
+                                    o.ingest == observatory::IngestMode::keys
+                                        ? fmt::format(" ({} key(s))", o.ingest_keys.size())
+                                        : std::string());
     for (const auto& p : c.providers) {
         out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name, dialect::to_string(p.api),
                            p.base.scheme, p.base.authority(), p.base.target,

@@ -140,6 +140,13 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
         if (co_await gw.hooks.api_routes(request, writer)) co_return;
     }
+    if (request.body().size() > gw.config.max_body_bytes) {  // the server allows ingestion's size
+        co_await send_error(gw, writer, Errc::payload_too_large,
+                            fmt::format("request body: expected at most {} bytes ([limits] max_body_bytes)",
+                                        gw.config.max_body_bytes),
+                            headers);
+        co_return;
+    }
     if (method == http::verb::get || method == http::verb::head) {
         if (const StaticFile* file = gw.dashboard.find(path)) {
             co_await send_static(writer, request, *file);

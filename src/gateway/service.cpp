@@ -1,6 +1,8 @@
 #include <tokenradar/gateway/service.hpp>
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/observatory/http_api.hpp>
+#include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -28,6 +30,18 @@ std::string store_metrics(const store::BatchWriter::Counters& c) {
 }  // namespace
 
 Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(config)) {
+    const observatory::ObservatoryConfig& obs = config_.observatory;
+    if (obs.enabled || obs.ingest != observatory::IngestMode::off) {
+        observatory::RollupOptions rollup_options;
+        rollup_options.minute_retention = obs.minute_retention;
+        rollup_options.hour_retention = obs.rollup_retention;
+        rollups_ = std::make_shared<observatory::RollupIndex>(rollup_options);
+        api_ = std::make_unique<observatory::HttpApi>(obs, rollups_);
+        observatory::HttpApi* api = api_.get();
+        hooks.api_routes = [api](net::Request& request, net::ResponseWriter& writer) {
+            return api->handle(request, writer);
+        };
+    }
     if (!config_.store_path.empty()) {
         auto opened = store::SqliteStore::open(config_.store_path.string());
         if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
@@ -35,14 +49,24 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         options.flush_interval = config_.flush_interval;
         options.queue_capacity = config_.store_queue;
         if (config_.retention) options.retention = *config_.retention;
-        writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options);
+        if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
+        writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
+        if (api_) api_->attach_writer(w);
         RecordSink downstream = std::move(hooks.sink);
         hooks.sink = [w, downstream](Measurement&& m) {
             if (downstream) downstream(Measurement(m));
             w->try_push(std::move(m));
         };
-        hooks.extra_metrics = [w] { return store_metrics(w->counters()); };
+        observatory::HttpApi* api = api_.get();
+        hooks.extra_metrics = [w, api] {
+            return store_metrics(w->counters()) + (api != nullptr ? api->metrics() : std::string());
+        };
+    }
+    if (keeper_) {
+        observatory::RollupKeeper* keeper = keeper_.get();
+        std::function<bool()> also = std::move(hooks.ready);
+        hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
     }
     server_ = std::make_unique<GatewayServer>(config_, std::move(hooks));
 }
@@ -51,8 +75,11 @@ Service::~Service() { stop(); }
 
 Result<std::uint16_t> Service::start() { return server_->start(); }
 
+bool Service::ready() const noexcept { return !keeper_ || keeper_->loaded(); }
+
 void Service::stop() {
     server_->stop(config_.shutdown_grace);
+    if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
 }
 

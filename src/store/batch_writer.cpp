@@ -191,7 +191,9 @@ void BatchWriter::write_submissions(std::vector<Submission>& submissions) {
     for (Submission& s : submissions) {
         auto inserted = store_->insert(s.records);
         if (inserted) {
-            written_.fetch_add(s.records.size(), kRelaxed);
+            // Duplicates were accepted but are not written: they leave the queue uncounted.
+            const auto stored = std::count(inserted->begin(), inserted->end(), true);
+            written_.fetch_add(static_cast<std::uint64_t>(stored), kRelaxed);
             notify_written(s.records, *inserted);
         } else {
             write_errors_.fetch_add(1, kRelaxed);

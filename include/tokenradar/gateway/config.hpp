@@ -9,6 +9,7 @@
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
+#include <tokenradar/observatory/config.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -75,6 +76,8 @@ struct GatewayConfig {
     bool dashboard = true;
     std::filesystem::path dashboard_dir;
 
+    // [observatory]: the /api/v1 query endpoints and ingestion
+    observatory::ObservatoryConfig observatory;
     std::vector<ProviderConfig> providers;
     std::vector<VirtualModel> models;
 

@@ -78,7 +78,7 @@ class BatchWriter {
     struct Counters {
         std::uint64_t accepted = 0;      // try_push returned true
         std::uint64_t dropped = 0;       // try_push returned false (queue full or stopped)
-        std::uint64_t written = 0;       // records committed to the store
+        std::uint64_t written = 0;       // records committed to the store (not duplicates)
         std::uint64_t write_errors = 0;  // failed insert transactions (the batch is retried)
         std::uint64_t lost = 0;         // accepted, then given up: the store still failed at stop()
         std::uint64_t queue_depth = 0;  // accepted, not yet written or lost
