@@ -95,7 +95,7 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
-    c.observatory = observatory::load_observatory_config(root.table("observatory"));
+    c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     if (auto l = root.table("listener")) {
         l->reject_unknown_keys({"host", "port"});
         c.host = l->get_string("host", c.host);

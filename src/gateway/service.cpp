@@ -3,6 +3,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/observatory/http_api.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
+#include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -42,6 +43,12 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
             return api->handle(request, writer);
         };
     }
+    if (!obs.forward_to.empty()) {
+        observatory::ForwarderOptions options;
+        options.client.ca_file = hooks.ca_file;
+        forwarder_ = std::make_unique<observatory::Forwarder>(
+            observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
+    }
     if (!config_.store_path.empty()) {
         auto opened = store::SqliteStore::open(config_.store_path.string());
         if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
@@ -53,14 +60,21 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
         if (api_) api_->attach_writer(w);
-        RecordSink downstream = std::move(hooks.sink);
-        hooks.sink = [w, downstream](Measurement&& m) {
-            if (downstream) downstream(Measurement(m));
-            w->try_push(std::move(m));
-        };
         observatory::HttpApi* api = api_.get();
         hooks.extra_metrics = [w, api] {
             return store_metrics(w->counters()) + (api != nullptr ? api->metrics() : std::string());
+        };
+    }
+    if (writer_ || forwarder_) {
+        // Every attempt's record: to the forwarder's queue (a copy), the caller's sink (a
+        // copy, tests), and the store (moved, the common case: no copy).
+        store::BatchWriter* w = writer_.get();
+        observatory::Forwarder* forwarder = forwarder_.get();
+        RecordSink also = std::move(hooks.sink);
+        hooks.sink = [w, forwarder, also](Measurement&& m) {
+            if (forwarder != nullptr) forwarder->push(m);
+            if (also) also(w != nullptr ? Measurement(m) : std::move(m));
+            if (w != nullptr) w->try_push(std::move(m));
         };
     }
     if (keeper_) {
@@ -81,6 +95,7 @@ void Service::stop() {
     server_->stop(config_.shutdown_grace);
     if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
+    if (forwarder_) forwarder_->stop();
 }
 
 std::string Service::store_summary() const {

@@ -1,5 +1,7 @@
 #include <tokenradar/observatory/config.hpp>
 
+#include <tokenradar/net/url.hpp>
+
 #include <fmt/format.h>
 
 namespace tokenradar::observatory {
@@ -24,13 +26,14 @@ std::string_view to_string(IngestMode mode) noexcept {
     return "off";
 }
 
-ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table) {
+ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table,
+                                          const std::function<const char*(const char*)>& getenv_fn) {
     ObservatoryConfig c;
     if (!table) return c;
     const ConfigTable& t = *table;
     t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
                            "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
-                           "max_records", "max_body_bytes"});
+                           "max_records", "max_body_bytes", "forward_to", "forward_key_env"});
     c.enabled = t.get_bool("enabled", c.enabled);
     c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
@@ -58,6 +61,22 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
     c.max_records = static_cast<std::size_t>(t.get_integer("max_records", 10'000, 1, 100'000));
     c.max_body_bytes = static_cast<std::size_t>(
         t.get_integer("max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1LL << 30));
+    c.forward_to = t.get_string("forward_to", "");
+    if (!c.forward_to.empty()) {
+        auto url = net::parse_url(c.forward_to);
+        if (!url || url->target.find("/api/v1/measurements") == std::string::npos) {
+            t.fail("forward_to", "the measurements URL of an observatory (http(s)://host/api/v1/measurements)");
+        }
+    }
+    c.forward_key_env = t.get_string("forward_key_env", "");
+    if (!c.forward_key_env.empty()) {
+        const char* key = getenv_fn(c.forward_key_env.c_str());
+        if (key == nullptr || *key == '\0') {
+            t.fail("forward_key_env", fmt::format("an environment variable that is set (${} is empty)",
+                                                  c.forward_key_env));
+        }
+        c.forward_key = Secret(key);
+    }
     return c;
 }
 

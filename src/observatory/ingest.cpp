@@ -7,6 +7,7 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/value.hpp>
+#include <cassert>
 #include <climits>
 #include <fmt/format.h>
 
@@ -348,6 +349,23 @@ Result<void> parse_ndjson(std::string_view body, RecordSink& sink) {
 }
 
 }  // namespace
+
+std::string gzip(std::string_view data, int level) {
+    z_stream z{};
+    // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+    [[maybe_unused]] const int init = deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    assert(init == Z_OK);
+    std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = static_cast<uInt>(data.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    [[maybe_unused]] const int rc = deflate(&z, Z_FINISH);  // deflateBound leaves room: one call
+    assert(rc == Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
 
 Result<std::string> gunzip(std::string_view gz, std::size_t max_output) {
     if (gz.empty()) return gzip_error("got an empty body");

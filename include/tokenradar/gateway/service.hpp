@@ -20,6 +20,7 @@ namespace tokenradar::store {
 class BatchWriter;
 }
 namespace tokenradar::observatory {
+class Forwarder;
 class HttpApi;
 class RollupIndex;
 class RollupKeeper;
@@ -51,6 +52,7 @@ class Service {
     std::shared_ptr<observatory::RollupIndex> rollups_;
     std::shared_ptr<observatory::RollupKeeper> keeper_;
     std::unique_ptr<observatory::HttpApi> api_;
+    std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
     std::unique_ptr<GatewayServer> server_;
 };

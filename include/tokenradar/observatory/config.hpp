@@ -12,15 +12,19 @@
 //   public_burst = 10           # ...and the burst above it
 //   max_records = 10000         # per request
 //   max_body_bytes = 33554432   # per request, compressed or not (and after gunzip)
+//   forward_to = ""             # also send this gateway's records to another observatory
+//   forward_key_env = ""        # ...with the ingest key in this environment variable
 //   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
 //   name = "team-a"
 //   sha256 = "..."
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/secret.hpp>
 #include <tokenradar/net/api_keys.hpp>
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,11 +44,16 @@ struct ObservatoryConfig {
     double public_burst = 10;
     std::size_t max_records = 10'000;
     std::size_t max_body_bytes = 32 * 1024 * 1024;
+    std::string forward_to;  // the measurements URL (checked); "" = no forwarding
+    std::string forward_key_env;
+    Secret forward_key;
 };
 
 // Reads the [observatory] table (missing: the defaults). Throws ConfigError naming
 // file:line and key.
-ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table);
+// `getenv_fn` reads forward_key_env.
+ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table,
+                                          const std::function<const char*(const char*)>& getenv_fn);
 
 std::string_view to_string(IngestMode mode) noexcept;
 

@@ -38,6 +38,9 @@ namespace tokenradar::observatory {
 // Errors: more than `max_output` bytes of output -> Errc::payload_too_large (413), found
 // without inflating more than max_output + 1 bytes (a gzip bomb costs at most that);
 // empty, truncated or corrupt input -> Errc::bad_request "body: expected gzip data, ...".
+// Compresses into one gzip member (what a submitter sends with content-encoding: gzip).
+std::string gzip(std::string_view data, int level = 6);
+
 Result<std::string> gunzip(std::string_view gz, std::size_t max_output);
 
 enum class BodyFormat {
