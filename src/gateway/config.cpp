@@ -155,9 +155,6 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             p.fail("name", "a name not used by another provider");
         }
     }
-    if (c.providers.empty()) {
-        throw ConfigError(fmt::format("{}: providers: expected at least one [[providers]] table", c.source));
-    }
     std::set<std::string> model_names;
     for (const ConfigTable& m : root.tables("models")) {
         c.models.push_back(load_model(m, c.providers));
@@ -165,7 +162,14 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             m.fail("name", "a name not used by another model");
         }
     }
-    if (c.models.empty()) {
+    // No providers and no models: an observatory that relays nothing, which is fine when it
+    // serves the observatory.
+    const bool serves_observatory = c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
+    if (c.providers.empty() && !serves_observatory) {
+        throw ConfigError(fmt::format(
+            "{}: providers: expected at least one [[providers]] table (or an [observatory] to serve)", c.source));
+    }
+    if (!c.providers.empty() && c.models.empty()) {
         throw ConfigError(fmt::format("{}: models: expected at least one [[models]] table", c.source));
     }
     return c;
@@ -193,6 +197,7 @@ std::string describe(const GatewayConfig& c) {
                                     o.ingest == observatory::IngestMode::keys
                                         ? fmt::format(" ({} key(s))", o.ingest_keys.size())
                                         : std::string());
+    if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {
         out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name, dialect::to_string(p.api),
                            p.base.scheme, p.base.authority(), p.base.target,
