@@ -5,6 +5,7 @@
 #include <tokenradar/observatory/ingest.hpp>
 
 #include <boost/json/monotonic_resource.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/value.hpp>
 #include <cassert>
@@ -449,6 +450,40 @@ boost::json::object outcome_json(std::size_t accepted, std::size_t duplicates,
     o["errors"] = std::move(list);
     if (shown < errors.size()) o["more_errors"] = errors.size() - shown;
     return o;
+}
+
+Result<void> add_outcome(SubmitOutcome& out, std::string_view answer, std::size_t first_index) {
+    constexpr std::size_t kErrorsKept = 20;
+    boost::system::error_code ec;
+    const boost::json::value v = boost::json::parse(answer, ec);
+    if (ec || !v.is_object()) {
+        return Error(Errc::protocol_error, "observatory answer: expected a JSON object");
+    }
+    const auto& o = v.get_object();
+    const auto count = [&](std::string_view key) -> std::size_t {
+        const auto* n = o.if_contains(key);
+        return n != nullptr && n->is_int64() && n->get_int64() >= 0
+                   ? static_cast<std::size_t>(n->get_int64())
+                   : 0;
+    };
+    out.accepted += count("accepted");
+    out.duplicates += count("duplicates");
+    out.rejected += count("rejected");
+    const auto* errors = o.if_contains("errors");
+    if (errors == nullptr || !errors->is_array()) return {};
+    for (const auto& e : errors->get_array()) {
+        if (out.errors.size() >= kErrorsKept || !e.is_object()) break;
+        const auto& eo = e.get_object();
+        const auto text = [&](std::string_view key) {
+            const auto* s = eo.if_contains(key);
+            return s != nullptr && s->is_string() ? std::string(s->get_string()) : std::string();
+        };
+        const auto* index = eo.if_contains("index");
+        const std::uint64_t i =
+            index != nullptr && index->is_int64() && index->get_int64() >= 0 ? static_cast<std::uint64_t>(index->get_int64()) : 0;
+        out.errors.push_back(fmt::format("record {}: {}: {}", first_index + i, text("field"), text("message")));
+    }
+    return {};
 }
 
 }  // namespace tokenradar::observatory

@@ -5,7 +5,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -21,7 +20,6 @@ namespace http = net::beast::http;
 using net::asio::awaitable;
 
 constexpr std::size_t kServerBatchLimit = 10'000;
-constexpr std::size_t kErrorsKept = 20;
 constexpr std::string_view kEndpoint = "/api/v1/measurements";
 
 // The retry-after header in seconds, if the server sent a number.
@@ -33,35 +31,6 @@ std::optional<std::chrono::milliseconds> retry_after(const http::fields& headers
     } catch (const std::exception&) {
         return std::nullopt;  // an HTTP date: use our own backoff
     }
-}
-
-// Adds one answer {"accepted","duplicates","rejected","errors"} to `out`.
-Result<void> add_answer(SubmitOutcome& out, std::string_view body, std::size_t first_index) {
-    boost::system::error_code ec;
-    const boost::json::value v = boost::json::parse(body, ec);
-    if (ec || !v.is_object()) return Error(Errc::protocol_error, "observatory answer: expected a JSON object");
-    const auto& o = v.get_object();
-    const auto count = [&](std::string_view key) -> std::size_t {
-        const auto* n = o.if_contains(key);
-        return n != nullptr && n->is_int64() && n->get_int64() >= 0 ? static_cast<std::size_t>(n->get_int64()) : 0;
-    };
-    out.accepted += count("accepted");
-    out.duplicates += count("duplicates");
-    out.rejected += count("rejected");
-    if (const auto* errors = o.if_contains("errors"); errors != nullptr && errors->is_array()) {
-        for (const auto& e : errors->get_array()) {
-            if (out.errors.size() >= kErrorsKept || !e.is_object()) break;
-            const auto& eo = e.get_object();
-            const auto text = [&](std::string_view key) {
-                const auto* s = eo.if_contains(key);
-                return s != nullptr && s->is_string() ? std::string(s->get_string()) : std::string();
-            };
-            const auto* index = eo.if_contains("index");
-            const std::size_t i = index != nullptr && index->is_int64() ? static_cast<std::size_t>(index->get_int64()) : 0;
-            out.errors.push_back(fmt::format("record {}: {}: {}", first_index + i, text("field"), text("message")));
-        }
-    }
-    return {};
 }
 
 }  // namespace
@@ -106,7 +75,7 @@ awaitable<Result<SubmitOutcome>> submit_records(net::HttpClient& client, SubmitT
             Error failure;
             bool retryable = true;
             if (response && response->status == 200) {
-                if (auto added = add_answer(out, response->body, from); !added) co_return added.error();
+                if (auto added = add_outcome(out, response->body, from); !added) co_return added.error();
                 break;
             }
             if (response) {

@@ -102,6 +102,19 @@ struct Submission {
 Result<Submission> parse_submission(std::string_view body, BodyFormat format,
                                     const IngestContext& ctx);
 
+// What a submitter learns from the answers to its requests.
+struct SubmitOutcome {
+    std::size_t accepted = 0;
+    std::size_t duplicates = 0;
+    std::size_t rejected = 0;
+    std::vector<std::string> errors;  // the first few per-record errors, "record N: field: message"
+};
+
+// Adds one answer of outcome_json's shape (from the network: anything may arrive) to `out`;
+// `first_index` is the submission index of the batch's first record. Errc::protocol_error
+// when the body is not such an answer.
+Result<void> add_outcome(SubmitOutcome& out, std::string_view answer, std::size_t first_index);
+
 inline constexpr std::size_t kMaxReportedErrors = 100;
 
 // The documented answer: {"accepted": N, "duplicates": N, "rejected": N, "errors": [{"index",

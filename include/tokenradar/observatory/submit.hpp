@@ -10,6 +10,7 @@
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/url.hpp>
+#include <tokenradar/observatory/ingest.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -36,13 +37,6 @@ struct SubmitOptions {
     int max_attempts = 5;       // per batch
     std::chrono::milliseconds first_backoff{500};
     std::chrono::milliseconds max_backoff{30'000};
-};
-
-struct SubmitOutcome {
-    std::size_t accepted = 0;
-    std::size_t duplicates = 0;
-    std::size_t rejected = 0;
-    std::vector<std::string> errors;  // the first few per-record errors, "index N: field: message"
 };
 
 // Sends every record; suspends until all batches are answered. A batch that still fails

@@ -489,3 +489,24 @@ TEST(IngestOutcome, AnswersAWholeSubmission) {
 
 }  // namespace
 }  // namespace tokenradar::observatory
+
+namespace tokenradar::observatory {
+namespace {
+
+TEST(IngestOutcome, ASubmitterReadsBackWhatTheServerAnswered) {
+    const std::vector<RecordError> errors = {{2, "ts_us", "expected a time in the last 7 days"}};
+    SubmitOutcome out;
+    ASSERT_TRUE(add_outcome(out, boost::json::serialize(outcome_json(7, 1, errors)), 100));
+    ASSERT_TRUE(add_outcome(out, boost::json::serialize(outcome_json(3, 0, {})), 110));
+    EXPECT_EQ(out.accepted, 10u);
+    EXPECT_EQ(out.duplicates, 1u);
+    EXPECT_EQ(out.rejected, 1u);
+    EXPECT_EQ(out.errors, (std::vector<std::string>{"record 102: ts_us: expected a time in the last 7 days"}));
+    const auto bad = add_outcome(out, "<html>502</html>", 0);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message, "observatory answer: expected a JSON object");
+    EXPECT_EQ(out.accepted, 10u);
+}
+
+}  // namespace
+}  // namespace tokenradar::observatory
