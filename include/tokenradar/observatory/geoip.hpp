@@ -39,7 +39,7 @@ class GeoIp {
     // The region of an address written as text ("203.0.113.7", "2001:db8::1", an
     // IPv4-mapped "::ffff:203.0.113.7" is looked up as the IPv4 address): the country's
     // ISO 3166 code (`country.iso_code`, "DE"), else the continent's code
-    // (`continent.code`, "EU"; anycast and satellite ranges have no country). "" when the
+    // (`continent.code`, "EU"; some networks have a continent but no country). "" when the
     // text is not an IP address, the address is not in the database, or the database's
     // value is not a usable label (check_label_value).
     [[nodiscard]] std::string region_of(std::string_view ip) const;
