@@ -33,7 +33,8 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
     const ConfigTable& t = *table;
     t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
                            "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
-                           "max_records", "max_body_bytes", "forward_to", "forward_key_env"});
+                           "max_records", "max_body_bytes", "forward_to", "forward_key_env",
+                           "geoip_db"});
     c.enabled = t.get_bool("enabled", c.enabled);
     c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
@@ -76,6 +77,12 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
                                                   c.forward_key_env));
         }
         c.forward_key = Secret(key);
+    }
+    c.geoip_db = t.get_string("geoip_db", "");
+    if (!c.geoip_db.empty()) {
+        auto geoip = GeoIp::open(c.geoip_db);
+        if (!geoip) t.fail("geoip_db", fmt::format("a MaxMind DB file ({})", geoip.error().message));
+        c.geoip = std::make_shared<const GeoIp>(std::move(*geoip));
     }
     return c;
 }

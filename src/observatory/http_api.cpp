@@ -172,6 +172,11 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     job.context.now_us = wall_now_us();
     job.context.submitter = std::get<std::string>(std::move(who));
     job.context.limits.max_records = impl->config.max_records;
+    // The peer's own address: behind a reverse proxy, the proxy's (X-Forwarded-For is not
+    // trusted). Records that carry a client_region keep theirs.
+    if (const auto& geoip = impl->config.geoip) {
+        job.context.client_region = geoip->region_of(writer.remote_address());
+    }
     const std::string encoding = media_type(header(request, http::field::content_encoding));
     if (encoding == "gzip") {
         job.gzip = true;

@@ -14,6 +14,8 @@
 //   max_body_bytes = 33554432   # per request, compressed or not (and after gunzip)
 //   forward_to = ""             # also send this gateway's records to another observatory
 //   forward_key_env = ""        # ...with the ingest key in this environment variable
+//   geoip_db = ""               # a MaxMind DB (GeoLite2-Country.mmdb): records without a
+//                               # client_region get the submitter's country (geoip.hpp)
 //   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
 //   name = "team-a"
 //   sha256 = "..."
@@ -21,10 +23,12 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/geoip.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,10 +51,12 @@ struct ObservatoryConfig {
     std::string forward_to;  // the measurements URL (checked); "" = no forwarding
     std::string forward_key_env;
     Secret forward_key;
+    std::string geoip_db;                // "" = no lookup
+    std::shared_ptr<const GeoIp> geoip;  // geoip_db, opened (and so checked) at load
 };
 
 // Reads the [observatory] table (missing: the defaults). Throws ConfigError naming
-// file:line and key.
+// file:line and key (a geoip_db that is missing or not a MaxMind DB included).
 // `getenv_fn` reads forward_key_env.
 ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table,
                                           const std::function<const char*(const char*)>& getenv_fn);
