@@ -82,9 +82,10 @@ RecordError split_error(std::size_t index, std::string_view message) {
 std::string seconds_text(std::int64_t us) {
     // Rounded up: "0s" would read as no gap at all.
     const std::int64_t s = us / 1'000'000 + (us % 1'000'000 != 0 ? 1 : 0);
-    // format_duration works in nanoseconds: past ~292 years (a ts_us near INT64_MAX, found by
-    // the fuzzer) the conversion would overflow.
-    if (s > 1'000'000'000) return fmt::format("{}s", s);
+    // format_duration prints seconds with {:g}: from 1e6 s (11.6 days; a record a month old)
+    // that is 6 significant digits in exponent form ("2.592e+06s"). It also works in
+    // nanoseconds, which overflow past ~292 years (a ts_us near INT64_MAX, found by the fuzzer).
+    if (s >= 1'000'000) return fmt::format("{}s", s);
     return format_duration(std::chrono::seconds(s));
 }
 

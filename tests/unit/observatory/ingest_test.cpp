@@ -238,6 +238,10 @@ TEST(Ingest, TimestampMustBeNeitherInTheFutureNorOlderThanSevenDays) {
                                           "expected at most 7d before the server's clock, got "
                                           "604801s before"}));
 
+    // A month old: whole seconds, not "2.592e+06s".
+    rec["ts_us"] = kNow - 30 * kDayUs - 1;
+    EXPECT_EQ(error_of(rec).message,
+              "expected at most 7d before the server's clock, got 2592001s before");
     rec["ts_us"] = INT64_MAX;
     EXPECT_EQ(error_of(rec).message,
               "expected at most 5m after the server's clock, got 9221592036855s after");
