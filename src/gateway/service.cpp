@@ -79,6 +79,8 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
     }
     if (keeper_) {
         observatory::RollupKeeper* keeper = keeper_.get();
+        // Until the rollups are loaded, queries are 503 like /readyz, not partial answers.
+        api_->attach_readiness([keeper] { return keeper->loaded(); });
         std::function<bool()> also = std::move(hooks.ready);
         hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
     }

@@ -73,6 +73,7 @@ struct HttpApi::Impl {
     QueryApi queries;
     RateLimiter limiter;
     std::atomic<store::BatchWriter*> writer{nullptr};
+    std::function<bool()> loaded;  // set before the server starts; empty = always
     net::asio::thread_pool workers{kWorkers};
 
     // Ingestion counters (relaxed: each exact, the set not one snapshot).
@@ -220,6 +221,8 @@ void HttpApi::attach_writer(store::BatchWriter* writer) {
     impl_->writer.store(writer, std::memory_order_release);
 }
 
+void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
+
 void HttpApi::stop() { impl_->workers.join(); }
 
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
@@ -240,6 +243,9 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
     } else if (method != http::verb::get && method != http::verb::head) {
         answer = error_answer(Errc::method_not_allowed, "use GET");
         answer.headers.emplace_back("allow", "GET, HEAD");
+    } else if (impl_->loaded && !impl_->loaded()) {
+        answer = error_answer(Errc::overloaded, "the observatory is still loading its rollups from the store",
+                              {{"retry-after", "1"}});
     } else {
         auto task = run_query(impl_, std::string(target), std::string(header(request, http::field::if_none_match)));
         answer = co_await net::asio::co_spawn(impl_->workers, std::move(task), net::asio::use_awaitable);

@@ -15,6 +15,7 @@
 #include <tokenradar/observatory/config.hpp>
 #include <tokenradar/observatory/rollup.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,10 @@ class HttpApi {
 
     // The store ingestion writes to; without one, POST measurements answers 503.
     void attach_writer(store::BatchWriter* writer);
+    // Queries answer 503 (retry-after: 1) while `loaded` is false: the index is still being
+    // filled from the store, and a partial answer would be cached and shown as the truth.
+    // Call before the server starts; `loaded` is then called from the I/O thread.
+    void attach_readiness(std::function<bool()> loaded);
 
     // Answers requests whose path starts with /api/v1/ (true); false for any other path.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);

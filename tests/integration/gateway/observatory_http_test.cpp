@@ -17,6 +17,7 @@
 #include <boost/json.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <string>
@@ -600,6 +601,36 @@ TEST(ObservatoryRestart, RollupsAreSavedAndLoadedAgain) {
     }
     const auto board = before[0];
     EXPECT_EQ(row_of(board, "acme")->at("samples").to_number<int>(), 50);
+}
+
+TEST(ObservatoryRestart, QueriesAre503UntilTheRollupsAreLoaded) {
+    TempDb db;
+    {
+        // Records without saved rollups (another writer): the next start rolls them up.
+        auto store = store::SqliteStore::open(db.path()).value();
+        auto records = batch(0, 30);
+        for (auto& m : records) m.client_id = "key:team-a";
+        ASSERT_TRUE(store->insert(records));
+    }
+    // Another connection holds the write lock: loading ends by saving the rows, so it waits.
+    sqlite3* lock = nullptr;
+    ASSERT_EQ(sqlite3_open(db.path().c_str(), &lock), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+    ServiceFixture s(service_config(db.path(), "[observatory]\n"));
+    EXPECT_EQ(get(s, "/readyz").status, 503u);
+    auto early = get(s, "/api/v1/leaderboard");
+    EXPECT_EQ(early.status, 503u) << early.body;
+    EXPECT_EQ(early.headers[http::field::retry_after], "1");
+    EXPECT_EQ(early.headers[http::field::cache_control], "no-store");
+    EXPECT_THAT(error_message(early), HasSubstr("loading"));
+    EXPECT_FALSE(s.service().ready());
+    ASSERT_EQ(sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(lock);
+
+    ASSERT_TRUE(s.wait_ready());
+    auto board = get(s, "/api/v1/leaderboard");
+    ASSERT_EQ(board.status, 200u) << board.body;
+    EXPECT_EQ(row_of(json::parse(board.body), "acme")->at("samples").to_number<int>(), 30);
 }
 
 }  // namespace
