@@ -4,7 +4,6 @@
 // gateway traffic, and the rollups surviving a restart. docs/observatory-api.md is the
 // contract checked here.
 
-#include "../../support/gzip.hpp"
 #include "../../support/service_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 #include "../../support/store_records.hpp"
@@ -12,6 +11,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/gateway/service.hpp>
 #include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/ingest.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <boost/json.hpp>
@@ -192,10 +192,10 @@ TEST(ObservatoryIngest, ArrayNdjsonAndGzipBodiesAreStoredUnderTheKeysName) {
 
     HeaderPairs gzipped = bearer(kKeyA);
     gzipped.emplace_back("content-encoding", "gzip");
-    auto gz = post(s, testing::gzip(ndjson_of(batch(9, 12))), gzipped, "application/x-ndjson");
+    auto gz = post(s, observatory::gzip(ndjson_of(batch(9, 12))), gzipped, "application/x-ndjson");
     EXPECT_EQ(gz.status, 200u) << gz.body;
     EXPECT_EQ(gz.body, R"({"accepted":3,"duplicates":0,"rejected":0,"errors":[]})");
-    auto gz_array = post(s, testing::gzip(array_of(batch(12, 14))), gzipped);
+    auto gz_array = post(s, observatory::gzip(array_of(batch(12, 14))), gzipped);
     EXPECT_EQ(gz_array.body, R"({"accepted":2,"duplicates":0,"rejected":0,"errors":[]})");
 
     // Another key's records with the same request ids are that key's own, not duplicates.
@@ -234,7 +234,7 @@ TEST(ObservatoryIngest, TenThousandRecordsInOneGzipBody) {
     }
     HeaderPairs headers = bearer(kKeyA);
     headers.emplace_back("content-encoding", "gzip");
-    auto f = post(s, testing::gzip(body), headers, "application/x-ndjson");
+    auto f = post(s, observatory::gzip(body), headers, "application/x-ndjson");
     ASSERT_EQ(f.status, 200u) << f.body.substr(0, 500);
     EXPECT_EQ(f.body, R"({"accepted":10000,"duplicates":0,"rejected":0,"errors":[]})");
     auto board = json::parse(get(s, "/api/v1/leaderboard?window=15m").body);
@@ -242,7 +242,7 @@ TEST(ObservatoryIngest, TenThousandRecordsInOneGzipBody) {
     EXPECT_EQ(row_of(board, "acme")->at("samples").to_number<int>(), 10'000);
     // One more is over the limit and stores nothing.
     body += json::serialize(to_json(submitted(10'000, 200.0, now - 1'000'000))) + "\n";
-    EXPECT_EQ(post(s, testing::gzip(body), headers, "application/x-ndjson").status, 413u);
+    EXPECT_EQ(post(s, observatory::gzip(body), headers, "application/x-ndjson").status, 413u);
     EXPECT_EQ(stored(db.path()).size(), 10'000u);
 }
 
@@ -279,7 +279,7 @@ TEST(ObservatoryIngest, WholeBodyErrorsStoreNothing) {
     EXPECT_EQ(big.status, 413u);
     EXPECT_EQ(error_message(big), "body: expected at most 2048 bytes");
     // Small on the wire, too big inflated.
-    auto bomb = post(s, testing::gzip("[" + std::string(100'000, ' ') + "]"), gzipped);
+    auto bomb = post(s, observatory::gzip("[" + std::string(100'000, ' ') + "]"), gzipped);
     EXPECT_EQ(bomb.status, 413u) << bomb.body;
 
     auto many = post(s, "[{},{},{}]", key);
