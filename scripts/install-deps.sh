@@ -9,8 +9,9 @@ packages=(
     clang-14 libclang-rt-14-dev libfuzzer-14-dev
     # libraries
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-    libssl-dev ca-certificates libsqlite3-dev
+    libssl-dev ca-certificates libsqlite3-dev zlib1g-dev
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
+    libmaxminddb-dev
     # tests and benchmarks
     libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)

@@ -7,7 +7,10 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/version.hpp>
+#include <tokenradar/observatory/submit.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -52,6 +56,8 @@ struct BenchArgs {
     std::string ca_file;
     unsigned threads = 1;
     bool no_preflight = false;
+    std::string submit;      // observatory URL
+    std::string submit_key;  // or $TOKENRADAR_SUBMIT_KEY
     std::string command_line;
 };
 
@@ -67,7 +73,7 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     cfg.reject_unknown_keys({"targets", "workload", "workloads_dir", "requests", "duration",
                              "concurrency", "rate", "arrival", "ramp_up", "warmup", "seed", "out", "format",
                              "key_env", "connect_timeout", "first_token_timeout", "idle_timeout",
-                             "total_timeout", "insecure", "ca_file", "threads"});
+                             "total_timeout", "insecure", "ca_file", "threads", "submit"});
     const auto unset = [&](const char* option) { return sub.count(option) == 0; };
     if (unset("--target")) a.targets = cfg.get_strings("targets");
     if (unset("--workload")) a.workload = cfg.get_string("workload", a.workload);
@@ -91,6 +97,7 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     if (unset("--idle-timeout")) a.idle_timeout = cfg.get_string("idle_timeout", a.idle_timeout);
     if (unset("--total-timeout")) a.total_timeout = cfg.get_string("total_timeout", a.total_timeout);
     if (unset("--insecure")) a.insecure = cfg.get_bool("insecure", a.insecure);
+    if (unset("--submit")) a.submit = cfg.get_string("submit", a.submit);  // the key: never in a file
     if (unset("--ca-file")) a.ca_file = cfg.get_string("ca_file", a.ca_file);
     if (unset("--threads")) a.threads = static_cast<unsigned>(cfg.get_integer("threads", 1, 1, 64));
     if (auto keys = cfg.table("key_env"); keys && unset("--key-env")) {
@@ -241,9 +248,43 @@ void write_file(const std::string& path, const std::string& content) {
     if (!out) throw ConfigError(fmt::format("--out: cannot write {}", path));
 }
 
+// Where --submit sends the records, checked before the run so a typo costs no benchmark.
+std::optional<observatory::SubmitTarget> submit_target(const BenchArgs& a) {
+    if (a.submit.empty()) return std::nullopt;
+    auto url = observatory::measurements_url(a.submit, "--submit");
+    if (!url) throw ConfigError(url.error().message);
+    std::string key = a.submit_key;
+    if (key.empty()) {
+        if (const char* env = std::getenv("TOKENRADAR_SUBMIT_KEY")) key = env;
+    }
+    return observatory::SubmitTarget{std::move(*url), Secret(std::move(key))};
+}
+
+// Posts the run's records to an observatory; 0, or 1 when they could not be delivered.
+int submit_records(const observatory::SubmitTarget& target, const net::ClientOptions& client_options,
+                   std::vector<Measurement> records) {
+    net::asio::io_context io;
+    net::HttpClient client(io.get_executor(), client_options);
+    Result<observatory::SubmitOutcome> outcome = Error(Errc::internal, "submission did not finish");
+    net::asio::co_spawn(io, observatory::submit_records(client, target, std::move(records)),
+                        [&outcome](std::exception_ptr e, Result<observatory::SubmitOutcome> r) {
+                            if (!e) outcome = std::move(r);
+                        });
+    io.run();
+    if (!outcome) {
+        spdlog::error("--submit: {}", outcome.error().message);
+        return 1;
+    }
+    fmt::print(stderr, "submitted to {}: {} accepted, {} duplicates, {} rejected\n", target.url.authority(),
+               outcome->accepted, outcome->duplicates, outcome->rejected);
+    for (const std::string& e : outcome->errors) fmt::print(stderr, "  {}\n", e);
+    return outcome->rejected > 0 ? 1 : 0;
+}
+
 int run(BenchArgs args, const CLI::App& sub) {
     if (!args.config.empty()) apply_config_file(args, sub);
     const bench::RunOptions options = build_options(args);
+    const std::optional<observatory::SubmitTarget> submit = submit_target(args);
     const std::string started = utc_now_rfc3339();
 
     struct sigaction action {};
@@ -307,6 +348,7 @@ int run(BenchArgs args, const CLI::App& sub) {
         write_file(args.out + ".summary.json",
                    boost::json::serialize(summary_json(args, options, result, reports, started)) + "\n");
     }
+    if (submit) return submit_records(*submit, options.client, std::move(result.records));
     return 0;
 }
 
@@ -340,6 +382,11 @@ void register_bench(CLI::App& app, Runner& runner, const std::string& command_li
     sub->add_option("--ca-file", args->ca_file, "Extra CA bundle (PEM) to trust");
     sub->add_option("--threads", args->threads, "Client I/O threads")->capture_default_str();
     sub->add_flag("--no-preflight", args->no_preflight, "Skip the unrecorded reachability request per target");
+    sub->add_option("--submit", args->submit,
+                    "After the run, send the records to this observatory (http://host:port or its "
+                    "/api/v1/measurements URL)");
+    sub->add_option("--submit-key", args->submit_key,
+                    "Ingest key for --submit (or $TOKENRADAR_SUBMIT_KEY, which keeps it out of ps)");
     args->command_line = command_line;
     sub->callback([args, sub, &runner] { runner = [args, sub] { return run(*args, *sub); }; });
 }

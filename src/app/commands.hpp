@@ -15,6 +15,7 @@ void register_serve(CLI::App& app, Runner& runner);
 // `command_line` is recorded in bench's summary (with --header values redacted).
 void register_bench(CLI::App& app, Runner& runner, const std::string& command_line);
 void register_stats(CLI::App& app, Runner& runner);
+void register_rollup(CLI::App& app, Runner& runner);
 void register_demo(CLI::App& app, Runner& runner);
 
 }  // namespace tokenradar::app

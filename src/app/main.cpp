@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
     tokenradar::app::register_serve(app, runner);
     tokenradar::app::register_bench(app, runner, tokenradar::redacted_command_line(argc, argv));
     tokenradar::app::register_stats(app, runner);
+    tokenradar::app::register_rollup(app, runner);
     tokenradar::app::register_demo(app, runner);
 
     try {

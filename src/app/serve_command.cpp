@@ -29,7 +29,7 @@ int hash_key_from_stdin() {
     std::string key;
     std::getline(std::cin, key);
     if (key.empty()) throw ConfigError("--hash-key: expected the client key on standard input");
-    std::printf("%s\n", gateway::hash_client_key(key).c_str());
+    std::printf("%s\n", net::hash_api_key(key).c_str());
     return 0;
 }
 

@@ -3,7 +3,6 @@
 #include <tokenradar/dialect/http_call.hpp>
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,20 +24,12 @@ bool is_loopback(std::string_view host) {
            host.substr(0, 4) == "127.";
 }
 
-// Labels travel into the store, metrics and the observatory: keep them plain.
-bool is_label(std::string_view s) {
-    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
-               c == '.';
-    });
-}
-
 ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     t.reject_unknown_keys({"name", "api", "base_url", "key_env", "region", "connect_timeout",
                            "first_token_timeout", "idle_timeout", "total_timeout"});
     ProviderConfig p;
     p.name = t.require_string("name");
-    if (!is_label(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+    if (!net::is_simple_name(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
     const std::string api = t.require_string("api");
     auto parsed_api = dialect::parse_api(api);
     if (!parsed_api) t.fail("api", "one of openai, anthropic, gemini");
@@ -59,7 +50,7 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
         p.key = Secret(value);
     }
     p.region = t.get_string("region", "");
-    if (!p.region.empty() && !is_label(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
+    if (!p.region.empty() && !net::is_simple_name(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
     p.connect_timeout = ms(t, "connect_timeout", p.connect_timeout);
     p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
     p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
@@ -73,7 +64,7 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
-    if (!is_label(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
+    if (!net::is_simple_name(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
     for (const std::string& ref : t.get_strings("upstreams")) {
         // "provider/model": provider names have no '/', model names may ("meta-llama/...").
         const auto slash = ref.find('/');
@@ -100,9 +91,11 @@ const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
 }
 
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
-    root.reject_unknown_keys({"listener", "auth", "limits", "store", "dashboard", "providers", "models"});
+    root.reject_unknown_keys(
+        {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
+    c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     if (auto l = root.table("listener")) {
         l->reject_unknown_keys({"host", "port"});
         c.host = l->get_string("host", c.host);
@@ -117,20 +110,7 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             a->fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
                                         "listener, not {}", c.host));
         }
-        std::set<std::string> names;
-        for (const ConfigTable& k : a->tables("keys")) {
-            k.reject_unknown_keys({"name", "sha256"});
-            ClientKey key{k.require_string("name"), k.require_string("sha256")};
-            if (!is_label(key.name)) k.fail("name", "1-64 letters, digits, '-', '_' or '.'");
-            std::transform(key.sha256.begin(), key.sha256.end(), key.sha256.begin(),
-                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-            if (key.sha256.size() != 64 ||
-                key.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
-                k.fail("sha256", "64 hex digits (tokenradar serve --hash-key prints them)");
-            }
-            if (!names.insert(key.name).second) k.fail("name", "a name not used by another key");
-            c.client_keys.push_back(std::move(key));
-        }
+        c.client_keys = net::load_api_keys(a->tables("keys"));
     }
     if (c.auth_required && c.client_keys.empty()) {
         throw ConfigError(fmt::format(
@@ -175,9 +155,6 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             p.fail("name", "a name not used by another provider");
         }
     }
-    if (c.providers.empty()) {
-        throw ConfigError(fmt::format("{}: providers: expected at least one [[providers]] table", c.source));
-    }
     std::set<std::string> model_names;
     for (const ConfigTable& m : root.tables("models")) {
         c.models.push_back(load_model(m, c.providers));
@@ -185,7 +162,14 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             m.fail("name", "a name not used by another model");
         }
     }
-    if (c.models.empty()) {
+    // No providers and no models: an observatory that relays nothing, which is fine when it
+    // serves the observatory.
+    const bool serves_observatory = c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
+    if (c.providers.empty() && !serves_observatory) {
+        throw ConfigError(fmt::format(
+            "{}: providers: expected at least one [[providers]] table (or an [observatory] to serve)", c.source));
+    }
+    if (!c.providers.empty() && c.models.empty()) {
         throw ConfigError(fmt::format("{}: models: expected at least one [[models]] table", c.source));
     }
     return c;
@@ -205,6 +189,15 @@ std::string describe(const GatewayConfig& c) {
     out += c.store_path.empty() ? std::string("store     off\n")
                                 : fmt::format("store     {} (flush every {} ms)\n",
                                               c.store_path.string(), c.flush_interval.count());
+    const auto& o = c.observatory;
+    out += !o.enabled ? std::string("observatory off\n")
+                      : fmt::format("observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
+                                    o.min_samples, o.minute_retention.count(),
+                                    observatory::to_string(o.ingest),
+                                    o.ingest == observatory::IngestMode::keys
+                                        ? fmt::format(" ({} key(s))", o.ingest_keys.size())
+                                        : std::string());
+    if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {
         out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name, dialect::to_string(p.api),
                            p.base.scheme, p.base.authority(), p.base.target,
@@ -217,16 +210,6 @@ std::string describe(const GatewayConfig& c) {
         out += '\n';
     }
     return out;
-}
-
-std::string hash_client_key(std::string_view key) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_Digest(key.data(), key.size(), digest, &len, EVP_sha256(), nullptr);
-    std::string hex;
-    hex.reserve(len * 2);
-    for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", digest[i]);
-    return hex;
 }
 
 }  // namespace tokenradar::gateway

@@ -9,7 +9,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
-#include <openssl/crypto.h>
 
 namespace tokenradar::gateway {
 namespace {
@@ -26,15 +25,7 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
     const auto it = request.find(http::field::authorization);
     if (it == request.end()) return kNoKey;
-    std::string_view value = it->value();
-    constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() <= kBearer.size() || value.substr(0, kBearer.size()) != kBearer) return kNoKey;
-    const std::string digest = hash_client_key(value.substr(kBearer.size()));
-    std::size_t found = kNoKey;
-    for (std::size_t i = 0; i < config.client_keys.size(); ++i) {
-        if (CRYPTO_memcmp(digest.data(), config.client_keys[i].sha256.data(), digest.size()) == 0) found = i;
-    }
-    return found;
+    return net::find_bearer_key(it->value(), config.client_keys).value_or(kNoKey);
 }
 
 // Holds one in-flight slot of a client key for the life of a request.
@@ -148,6 +139,13 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
 
     if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
         if (co_await gw.hooks.api_routes(request, writer)) co_return;
+    }
+    if (request.body().size() > gw.config.max_body_bytes) {  // the server allows ingestion's size
+        co_await send_error(gw, writer, Errc::payload_too_large,
+                            fmt::format("request body: expected at most {} bytes ([limits] max_body_bytes)",
+                                        gw.config.max_body_bytes),
+                            headers);
+        co_return;
     }
     if (method == http::verb::get || method == http::verb::head) {
         if (const StaticFile* file = gw.dashboard.find(path)) {

@@ -2,6 +2,8 @@
 
 #include <tokenradar/core/logging.hpp>
 
+#include <algorithm>
+
 namespace tokenradar::gateway {
 namespace {
 
@@ -16,7 +18,10 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     : config_(std::move(config)),
       gateway_(std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks))) {
     net::ServerLimits limits;
-    limits.max_body_bytes = config_.max_body_bytes;
+    // Ingestion takes larger bodies than chat requests; each route checks its own limit.
+    limits.max_body_bytes = config_.observatory.ingest == observatory::IngestMode::off
+                                ? config_.max_body_bytes
+                                : std::max(config_.max_body_bytes, config_.observatory.max_body_bytes);
     limits.header_timeout = config_.header_timeout;
     limits.idle_timeout = config_.idle_timeout;
     limits.shutdown_grace = config_.shutdown_grace;

@@ -1,6 +1,9 @@
 #include <tokenradar/gateway/service.hpp>
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/observatory/http_api.hpp>
+#include <tokenradar/observatory/rollup_keeper.hpp>
+#include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -28,6 +31,24 @@ std::string store_metrics(const store::BatchWriter::Counters& c) {
 }  // namespace
 
 Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(config)) {
+    const observatory::ObservatoryConfig& obs = config_.observatory;
+    if (obs.enabled || obs.ingest != observatory::IngestMode::off) {
+        observatory::RollupOptions rollup_options;
+        rollup_options.minute_retention = obs.minute_retention;
+        rollup_options.hour_retention = obs.rollup_retention;
+        rollups_ = std::make_shared<observatory::RollupIndex>(rollup_options);
+        api_ = std::make_unique<observatory::HttpApi>(obs, rollups_);
+        observatory::HttpApi* api = api_.get();
+        hooks.api_routes = [api](net::Request& request, net::ResponseWriter& writer) {
+            return api->handle(request, writer);
+        };
+    }
+    if (!obs.forward_to.empty()) {
+        observatory::ForwarderOptions options;
+        options.client.ca_file = hooks.ca_file;
+        forwarder_ = std::make_unique<observatory::Forwarder>(
+            observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
+    }
     if (!config_.store_path.empty()) {
         auto opened = store::SqliteStore::open(config_.store_path.string());
         if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
@@ -35,14 +56,33 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         options.flush_interval = config_.flush_interval;
         options.queue_capacity = config_.store_queue;
         if (config_.retention) options.retention = *config_.retention;
-        writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options);
+        if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
+        writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
-        RecordSink downstream = std::move(hooks.sink);
-        hooks.sink = [w, downstream](Measurement&& m) {
-            if (downstream) downstream(Measurement(m));
-            w->try_push(std::move(m));
+        if (api_) api_->attach_writer(w);
+        observatory::HttpApi* api = api_.get();
+        hooks.extra_metrics = [w, api] {
+            return store_metrics(w->counters()) + (api != nullptr ? api->metrics() : std::string());
         };
-        hooks.extra_metrics = [w] { return store_metrics(w->counters()); };
+    }
+    if (writer_ || forwarder_) {
+        // Every attempt's record: to the forwarder's queue (a copy), the caller's sink (a
+        // copy, tests), and the store (moved, the common case: no copy).
+        store::BatchWriter* w = writer_.get();
+        observatory::Forwarder* forwarder = forwarder_.get();
+        RecordSink also = std::move(hooks.sink);
+        hooks.sink = [w, forwarder, also](Measurement&& m) {
+            if (forwarder != nullptr) forwarder->push(m);
+            if (also) also(w != nullptr ? Measurement(m) : std::move(m));
+            if (w != nullptr) w->try_push(std::move(m));
+        };
+    }
+    if (keeper_) {
+        observatory::RollupKeeper* keeper = keeper_.get();
+        // Until the rollups are loaded, queries are 503 like /readyz, not partial answers.
+        api_->attach_readiness([keeper] { return keeper->loaded(); });
+        std::function<bool()> also = std::move(hooks.ready);
+        hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
     }
     server_ = std::make_unique<GatewayServer>(config_, std::move(hooks));
 }
@@ -51,9 +91,13 @@ Service::~Service() { stop(); }
 
 Result<std::uint16_t> Service::start() { return server_->start(); }
 
+bool Service::ready() const noexcept { return !keeper_ || keeper_->loaded(); }
+
 void Service::stop() {
     server_->stop(config_.shutdown_grace);
+    if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
+    if (forwarder_) forwarder_->stop();
 }
 
 std::string Service::store_summary() const {

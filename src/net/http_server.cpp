@@ -128,6 +128,12 @@ ResponseWriter::ResponseWriter(detail::ServerConnection& conn, bool keep_alive, 
 
 bool ResponseWriter::client_gone() const { return conn_->gone; }
 
+std::string ResponseWriter::remote_address() const {
+    boost::system::error_code ec;
+    const auto endpoint = conn_->stream.socket().remote_endpoint(ec);
+    return ec ? std::string() : endpoint.address().to_string();
+}
+
 void ResponseWriter::abort() {
     keep_alive_ = false;
     conn_->close();

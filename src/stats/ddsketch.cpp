@@ -120,22 +120,26 @@ std::int32_t DdSketch::extend(std::int32_t lo, std::int32_t hi) {
     return static_cast<std::int32_t>(new_lo);
 }
 
-Result<void> DdSketch::merge(const DdSketch& other) {
+Result<void> DdSketch::merge(const DdSketch& other, double weight) {
     if (other.alpha_ != alpha_ || other.max_buckets_ != max_buckets_) {
         return Error(Errc::unsupported,
                      fmt::format("ddsketch merge: relative accuracy {} and max_buckets {} differ "
                                  "from this sketch's {} and {}",
                                  other.alpha_, other.max_buckets_, alpha_, max_buckets_));
     }
+    if (!(weight > 0 && weight <= std::numeric_limits<double>::max())) {
+        return Error(Errc::bad_request,
+                     fmt::format("ddsketch merge: weight {} is not a finite number > 0", weight));
+    }
     if (other.count_ == 0) return {};
-    if (!(count_ + other.count_ <= kMaxTotalWeight)) {
+    if (!(count_ + other.count_ * weight <= kMaxTotalWeight)) {
         return Error(Errc::bad_request,
                      fmt::format("ddsketch merge: total weight {} would exceed {}",
-                                 count_ + other.count_, kMaxTotalWeight));
+                                 count_ + other.count_ * weight, kMaxTotalWeight));
     }
     if (&other == this) {
         const DdSketch copy = other;
-        return merge(copy);
+        return merge(copy, weight);
     }
     std::int32_t lo = 0;
     std::int32_t hi = 0;
@@ -143,12 +147,12 @@ Result<void> DdSketch::merge(const DdSketch& other) {
         const std::int32_t lowest = extend(lo, hi);
         for (std::int32_t i = lo; i <= hi; ++i) {
             const double c = other.counts_[static_cast<std::size_t>(i - other.offset_)];
-            if (c != 0) counts_[static_cast<std::size_t>(std::max(i, lowest) - offset_)] += c;
+            if (c != 0) counts_[static_cast<std::size_t>(std::max(i, lowest) - offset_)] += c * weight;
         }
     }
-    zero_count_ += other.zero_count_;
-    count_ += other.count_;
-    sum_ += other.sum_;
+    zero_count_ += other.zero_count_ * weight;
+    count_ += other.count_ * weight;
+    sum_ += other.sum_ * weight;
     min_ = std::min(min_, other.min_);
     max_ = std::max(max_, other.max_);
     return {};

@@ -1,6 +1,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,8 +21,9 @@ constexpr int kStopAttempts = 3;
 
 }  // namespace
 
-BatchWriter::BatchWriter(std::unique_ptr<MeasurementStore> store, BatchWriterOptions options)
-    : options_(options), store_(std::move(store)) {
+BatchWriter::BatchWriter(std::unique_ptr<MeasurementStore> store, BatchWriterOptions options,
+                         std::shared_ptr<WriteListener> listener)
+    : options_(options), store_(std::move(store)), listener_(std::move(listener)) {
     assert(store_ != nullptr);
     queue_.reserve(std::min(options_.max_batch, options_.queue_capacity));
     thread_ = std::thread([this] { run(); });
@@ -55,6 +57,30 @@ bool BatchWriter::try_push(Measurement&& m) noexcept {
     return true;
 }
 
+std::future<Result<std::vector<bool>>> BatchWriter::submit(std::vector<Measurement> records) {
+    Submission submission{std::move(records), {}};
+    auto future = submission.done.get_future();
+    const std::size_t n = submission.records.size();
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            submission.done.set_value(Error(Errc::cancelled, "measurement store: shutting down"));
+            return future;
+        }
+        if (queue_depth_.load(kRelaxed) + n > options_.queue_capacity) {
+            submission.done.set_value(Error(
+                Errc::overloaded, fmt::format("measurement store: {} records waiting, capacity {}",
+                                              queue_depth_.load(kRelaxed), options_.queue_capacity)));
+            return future;
+        }
+        submissions_.push_back(std::move(submission));
+        accepted_.fetch_add(n, kRelaxed);
+        queue_depth_.fetch_add(n, kRelaxed);
+    }
+    wake_.notify_one();
+    return future;
+}
+
 void BatchWriter::stop() {
     std::lock_guard serial(stop_mutex_);
     {
@@ -83,14 +109,18 @@ void BatchWriter::run() {
     auto next_retention = retention ? Clock::now() : Clock::time_point::max();
     std::vector<Measurement> incoming;  // swapped with queue_, so neither reallocates
     incoming.reserve(queue_.capacity());
+    std::vector<Submission> submissions;
+    if (listener_) notify("started", [&] { listener_->started(*store_); });
     try {
         for (;;) {
             bool stop = false;
             bool flush = false;
             {
                 std::unique_lock lock(mutex_);
-                wake_.wait_until(lock, std::min(next_flush, next_retention),
-                                 [&] { return stopping_ || queue_.size() >= options_.max_batch; });
+                wake_.wait_until(lock, std::min(next_flush, next_retention), [&] {
+                    return stopping_ || queue_.size() >= options_.max_batch || !submissions_.empty();
+                });
+                submissions.swap(submissions_);
                 stop = stopping_;
                 const auto now = Clock::now();
                 flush = stop || now >= next_flush || queue_.size() >= options_.max_batch;
@@ -99,6 +129,7 @@ void BatchWriter::run() {
                     next_flush = now + options_.flush_interval;
                 }
             }
+            write_submissions(submissions);
             if (flush) {
                 if (pending_.empty()) {
                     pending_.swap(incoming);
@@ -120,12 +151,14 @@ void BatchWriter::run() {
                     pending_.clear();
                 }
                 warn_if_due(Clock::time_point::max());
+                if (listener_) notify("stopping", [&] { listener_->stopping(*store_); });
                 return;
             }
             if (retention && Clock::now() >= next_retention) {
                 apply_retention();
                 next_retention = Clock::now() + options_.retention_check_interval;
             }
+            if (listener_) notify("tick", [&] { listener_->tick(*store_); });
             warn_if_due(Clock::now());
         }
     } catch (const std::exception& e) {
@@ -150,7 +183,48 @@ void BatchWriter::write_pending() {
     }
     written_.fetch_add(pending_.size(), kRelaxed);
     queue_depth_.fetch_sub(pending_.size(), kRelaxed);
+    notify_written(pending_, *inserted);
     pending_.clear();
+}
+
+void BatchWriter::write_submissions(std::vector<Submission>& submissions) {
+    for (Submission& s : submissions) {
+        auto inserted = store_->insert(s.records);
+        if (inserted) {
+            // Duplicates were accepted but are not written: they leave the queue uncounted.
+            const auto stored = std::count(inserted->begin(), inserted->end(), true);
+            written_.fetch_add(static_cast<std::uint64_t>(stored), kRelaxed);
+            notify_written(s.records, *inserted);
+        } else {
+            write_errors_.fetch_add(1, kRelaxed);
+            lost_.fetch_add(s.records.size(), kRelaxed);  // the submitter hears of it and may retry
+        }
+        queue_depth_.fetch_sub(s.records.size(), kRelaxed);
+        s.done.set_value(std::move(inserted));
+    }
+    submissions.clear();
+}
+
+void BatchWriter::notify_written(std::span<const Measurement> records, const std::vector<bool>& stored) {
+    if (!listener_) return;
+    if (std::find(stored.begin(), stored.end(), false) == stored.end()) {
+        notify("written", [&] { listener_->written(*store_, records); });
+        return;
+    }
+    std::vector<Measurement> kept;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        if (stored[i]) kept.push_back(records[i]);
+    }
+    notify("written", [&] { listener_->written(*store_, kept); });
+}
+
+template <class F>
+void BatchWriter::notify(const char* what, F&& call) {
+    try {
+        call();
+    } catch (const std::exception& e) {
+        spdlog::error("measurement store: listener ({}): {}", what, e.what());
+    }
 }
 
 void BatchWriter::apply_retention() {

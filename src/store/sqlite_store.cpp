@@ -17,8 +17,9 @@ namespace {
 
 // The stored columns of a Measurement, in the order bind_record() binds and read_record()
 // reads them. Keep the three in step (the round-trip test checks every field).
-constexpr std::array<std::string_view, 40> kRecordColumns = {
+constexpr std::array<std::string_view, 41> kRecordColumns = {
     "ts_us",
+    "received_us",
     "request_id",
     "response_id",
     "client_id",
@@ -66,6 +67,17 @@ constexpr std::array<std::string_view, 10> kDerivedColumns = {
 };
 
 constexpr std::int64_t kDeleteChunk = 10'000;
+
+constexpr std::string_view kLastIdSql = "SELECT coalesce(max(id), 0) FROM measurements";
+constexpr std::string_view kRollupColumns =
+    "hour_us, provider, model, task, source, api, upstream_region, client_region, stream, "
+    "client_id, aggregate";
+constexpr std::string_view kSaveRollupSql =
+    "INSERT OR REPLACE INTO rollup_hours (hour_us, provider, model, task, source, api, "
+    "upstream_region, client_region, stream, client_id, aggregate) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+constexpr std::string_view kSaveWatermarkSql =
+    "INSERT OR REPLACE INTO store_state (key, value) VALUES ('rollup_watermark', ?)";
 
 std::string column_list(bool with_derived) {
     std::string out;
@@ -129,6 +141,7 @@ void bind_record(sqlite3_stmt* s, const Measurement& m) {
     const Labels& l = m.labels;
     const std::int64_t send = m.t.send;
     b.integer(m.ts_us);
+    b.optional(m.received_us == 0 ? std::nullopt : std::optional<std::int64_t>(m.received_us));
     b.text(m.request_id);
     b.text(m.response_id);
     b.text(m.client_id);
@@ -171,6 +184,7 @@ void read_record(sqlite3_stmt* s, Measurement& m) {
     Reader r(s);
     Labels& l = m.labels;
     m.ts_us = r.integer();
+    m.received_us = r.optional().value_or(0);
     m.request_id = r.text();
     m.response_id = r.text();
     m.client_id = r.text();
@@ -212,7 +226,7 @@ int step_once(sqlite3_stmt* s) {
 }  // namespace
 
 struct SqliteStore::Statements {
-    Statement begin, commit, rollback, insert, delete_chunk;
+    Statement begin, commit, rollback, insert, delete_chunk, last_id, save_rollup, save_watermark;
 };
 
 SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
@@ -283,7 +297,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
         return p;
     }();
     const std::string insert_sql =
-        fmt::format("INSERT INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
+        fmt::format("INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true),
+                    placeholders);
     const std::string delete_sql = fmt::format(
         "DELETE FROM measurements WHERE id IN "
         "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
@@ -292,7 +307,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
                              std::pair{&statements->commit, std::string("COMMIT")},
                              std::pair{&statements->rollback, std::string("ROLLBACK")},
                              std::pair{&statements->insert, insert_sql},
-                             std::pair{&statements->delete_chunk, delete_sql}}) {
+                             std::pair{&statements->delete_chunk, delete_sql},
+                             std::pair{&statements->last_id, std::string(kLastIdSql)},
+                             std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
+                             std::pair{&statements->save_watermark, std::string(kSaveWatermarkSql)}}) {
         auto prepared = prepare(store->db_, path, sql);
         if (!prepared) return prepared.error();
         *slot = std::move(*prepared);
@@ -301,23 +319,46 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     return store;
 }
 
-Result<void> SqliteStore::insert(std::span<const Measurement> records) {
-    if (records.empty()) return {};
-    Statements& s = *statements_;
-    if (step_once(s.begin.get()) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
-    sqlite3_stmt* insert = s.insert.get();
-    for (const Measurement& m : records) {
-        bind_record(insert, m);
-        if (sqlite3_step(insert) != SQLITE_DONE) {
-            Error error = sqlite_error(path_, db_, "insert");
-            sqlite3_reset(insert);
-            step_once(s.rollback.get());
-            return error;
+Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> records) {
+    std::vector<bool> stored;
+    if (records.empty()) return stored;
+    stored.reserve(records.size());
+    auto written = in_transaction("insert", [&]() -> Result<void> {
+        sqlite3_stmt* insert = statements_->insert.get();
+        for (const Measurement& m : records) {
+            bind_record(insert, m);
+            if (step_once(insert) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
+            // OR IGNORE: no change means a duplicate submission.
+            stored.push_back(sqlite3_changes(db_) == 1);
         }
-        sqlite3_reset(insert);
+        return {};
+    });
+    if (!written) return written.error();
+    return stored;
+}
+
+Result<std::int64_t> SqliteStore::last_id() {
+    sqlite3_stmt* s = statements_->last_id.get();
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        Error error = sqlite_error(path_, db_, "read the last record id");
+        sqlite3_reset(s);
+        return error;
+    }
+    const std::int64_t id = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return id;
+}
+
+Result<void> SqliteStore::in_transaction(std::string_view what,
+                                         const std::function<Result<void>()>& body) {
+    Statements& s = *statements_;
+    if (step_once(s.begin.get()) != SQLITE_DONE) return sqlite_error(path_, db_, what);
+    if (auto done = body(); !done) {
+        step_once(s.rollback.get());
+        return done.error();
     }
     if (step_once(s.commit.get()) != SQLITE_DONE) {
-        Error error = sqlite_error(path_, db_, "insert: commit");
+        Error error = sqlite_error(path_, db_, fmt::format("{}: commit", what));
         step_once(s.rollback.get());
         return error;
     }
@@ -340,7 +381,9 @@ Result<std::size_t> SqliteStore::delete_before(std::int64_t ts_us) {
 Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisitor& visit) {
     const char* order = query.newest_first ? "ts_us DESC, id DESC" : "ts_us, id";
     const std::string sql = fmt::format(
-        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 ORDER BY {} LIMIT ?3",
+        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 AND id > ?4 AND id <= ?5 "
+        "ORDER BY {} "
+        "LIMIT ?3",
         column_list(false), order);
     auto statement = prepare(db_, path_, sql);
     if (!statement) return statement.error();
@@ -348,6 +391,8 @@ Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisi
     sqlite3_bind_int64(s, 1, query.from_ts_us);
     sqlite3_bind_int64(s, 2, query.to_ts_us);
     sqlite3_bind_int64(s, 3, query.limit == 0 ? -1 : static_cast<std::int64_t>(query.limit));
+    sqlite3_bind_int64(s, 4, query.after_id);
+    sqlite3_bind_int64(s, 5, query.up_to_id);
     Measurement m;
     std::size_t count = 0;
     for (;;) {
@@ -358,6 +403,60 @@ Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisi
         visit(m);
         ++count;
     }
+}
+
+Result<void> SqliteStore::save_rollups(std::span<const RollupRow> rows, std::int64_t watermark) {
+    return in_transaction("save rollups", [&]() -> Result<void> {
+        sqlite3_stmt* save = statements_->save_rollup.get();
+        for (const RollupRow& row : rows) {
+            Binder b(save);
+            b.integer(row.hour_us);
+            for (const std::string& label : row.labels) b.text(label);
+            b.integer(row.stream ? 1 : 0);
+            b.text(row.client_id);
+            sqlite3_bind_blob(save, 11, row.aggregate.data(), static_cast<int>(row.aggregate.size()),
+                              SQLITE_STATIC);
+            if (step_once(save) != SQLITE_DONE) return sqlite_error(path_, db_, "save rollups");
+        }
+        sqlite3_stmt* mark = statements_->save_watermark.get();
+        sqlite3_bind_int64(mark, 1, watermark);
+        if (step_once(mark) != SQLITE_DONE) return sqlite_error(path_, db_, "save rollup watermark");
+        return {};
+    });
+}
+
+Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
+    auto statement = prepare(db_, path_, fmt::format("SELECT {} FROM rollup_hours", kRollupColumns));
+    if (!statement) return statement.error();
+    sqlite3_stmt* s = statement->get();
+    for (;;) {
+        const int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE) break;
+        if (rc != SQLITE_ROW) return sqlite_error(path_, db_, "read rollups");
+        Reader r(s);
+        RollupRow row;
+        row.hour_us = r.integer();
+        for (std::string& label : row.labels) label = r.text();
+        row.stream = r.integer() != 0;
+        row.client_id = r.text();
+        const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s, 10));
+        row.aggregate.assign(blob, blob + sqlite3_column_bytes(s, 10));
+        visit(std::move(row));
+    }
+    auto watermark = query_integer(
+        db_, path_, "SELECT coalesce((SELECT value FROM store_state WHERE key = 'rollup_watermark'), 0)");
+    if (!watermark) return watermark.error();
+    return static_cast<std::int64_t>(*watermark);
+}
+
+Result<void> SqliteStore::clear_rollups() {
+    return in_transaction("clear rollups", [&]() -> Result<void> {
+        for (const char* sql : {"DELETE FROM rollup_hours",
+                                "DELETE FROM store_state WHERE key = 'rollup_watermark'"}) {
+            if (auto done = exec(db_, path_, sql, "clear rollups"); !done) return done.error();
+        }
+        return {};
+    });
 }
 
 }  // namespace tokenradar::store

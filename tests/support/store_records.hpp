@@ -37,6 +37,7 @@ inline Measurement full_record(std::int64_t i, std::int64_t ts_us = 1'764'460'80
     m.status = "ok";
     m.http_status = 200;
     m.ts_us = ts_us + i;
+    m.received_us = ts_us + i + 250'000;
     const std::int64_t send = 5'000'000'000 + i * 1000;
     m.t.send = send;
     m.t.sched = send - 3 * kMsNs;

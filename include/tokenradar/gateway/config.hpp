@@ -7,7 +7,9 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
+#include <tokenradar/observatory/config.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -43,10 +45,7 @@ struct VirtualModel {
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
 };
 
-struct ClientKey {
-    std::string name;    // shown in logs and metrics instead of the key
-    std::string sha256;  // lowercase hex digest of the key: keys are never stored in clear
-};
+using ClientKey = net::ApiKey;
 
 struct GatewayConfig {
     std::string source;  // the file it came from, for messages
@@ -77,6 +76,8 @@ struct GatewayConfig {
     bool dashboard = true;
     std::filesystem::path dashboard_dir;
 
+    // [observatory]: the /api/v1 query endpoints and ingestion
+    observatory::ObservatoryConfig observatory;
     std::vector<ProviderConfig> providers;
     std::vector<VirtualModel> models;
 
@@ -93,7 +94,5 @@ GatewayConfig load_gateway_config_file(const std::filesystem::path& path);
 // variables are named, never printed).
 std::string describe(const GatewayConfig& config);
 
-// Lowercase hex SHA-256 of a client key, as [[auth.keys]] sha256 expects.
-std::string hash_client_key(std::string_view key);
 
 }  // namespace tokenradar::gateway

@@ -1,6 +1,7 @@
 #pragma once
 // The gateway as `tokenradar serve` and `tokenradar demo` run it: the store (SQLite) behind a
-// batch writer, and the GatewayServer whose records go to it. stop() drains in order:
+// batch writer, the observatory (rollups kept on the writer's thread, /api/v1 queries and
+// ingestion), and the GatewayServer whose records go to the store. stop() drains in order:
 // streams first (within the grace period), then the writer's queue.
 //
 // Threads: construct, start() and stop() from one thread (main); the I/O runs on the
@@ -17,6 +18,12 @@
 
 namespace tokenradar::store {
 class BatchWriter;
+}
+namespace tokenradar::observatory {
+class Forwarder;
+class HttpApi;
+class RollupIndex;
+class RollupKeeper;
 }
 
 namespace tokenradar::gateway {
@@ -35,11 +42,17 @@ class Service {
     void stop();
 
     [[nodiscard]] GatewayServer& server() noexcept { return *server_; }
+    // True once the observatory's rollups are loaded (/readyz says so too).
+    [[nodiscard]] bool ready() const noexcept;
     // "N records written to PATH, M dropped" after stop(); "" without a store.
     [[nodiscard]] std::string store_summary() const;
 
   private:
     GatewayConfig config_;
+    std::shared_ptr<observatory::RollupIndex> rollups_;
+    std::shared_ptr<observatory::RollupKeeper> keeper_;
+    std::unique_ptr<observatory::HttpApi> api_;
+    std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
     std::unique_ptr<GatewayServer> server_;
 };

@@ -66,6 +66,7 @@ class ResponseWriter {
     void abort();
 
     bool client_gone() const;                                          // the peer closed or errored
+    std::string remote_address() const;  // the peer's IP ("" once the socket is closed)
     std::int64_t request_read_ns() const { return request_read_ns_; }  // steady_now_ns()
     bool started() const { return started_; }                          // status line written
     bool complete() const { return complete_; }                        // whole response written

@@ -40,6 +40,15 @@
 
 namespace tokenradar::observatory {
 
+// The timed metrics a rollup keeps a sketch of (milliseconds).
+enum class Metric : std::uint8_t { ttft, tpot, e2e, e2e500, overhead };
+inline constexpr std::size_t kMetricCount = 5;
+using MetricMask = std::uint8_t;
+inline constexpr MetricMask kAllMetrics = 0x1F;
+constexpr MetricMask metric_bit(Metric m) noexcept {
+    return static_cast<MetricMask>(1U << static_cast<unsigned>(m));
+}
+
 // What one bucket of one cell (or a merge of many) holds.
 struct Aggregate {
     std::uint64_t samples = 0;         // records (attempts), ok or not
@@ -49,14 +58,18 @@ struct Aggregate {
                   reasoning_tokens = 0;
     std::array<std::uint64_t, 4> cache{};  // miss, exact, semantic, bypass
     std::array<std::uint64_t, 3> route{};  // primary, fallback, hedge
-    // Successful records only (metrics.md: failures are counted, not timed), milliseconds.
-    stats::DdSketch ttft, tpot, e2e, e2e500, overhead;
+    // Successful records only (metrics.md: failures are counted, not timed), milliseconds,
+    // indexed by Metric.
+    std::array<stats::DdSketch, kMetricCount> sketches;
 
+    [[nodiscard]] const stats::DdSketch& sketch(Metric m) const noexcept {
+        return sketches[static_cast<std::size_t>(m)];
+    }
     [[nodiscard]] std::uint64_t errors() const noexcept;  // samples - statuses["ok"]
 
     void add(const Measurement& m);
-    // Counts add as they are; sketch weights are multiplied by `weight`.
-    void merge(const Aggregate& other, double weight = 1.0);
+    // Counts add as they are; the sketches in `metrics` add with their counts times `weight`.
+    void merge(const Aggregate& other, double weight = 1.0, MetricMask metrics = kAllMetrics);
 
     // Versioned bytes for the store's rollup rows; decode names the field on bad input.
     [[nodiscard]] std::vector<std::uint8_t> encode() const;
@@ -86,6 +99,7 @@ struct Query {
     Filter filter;
     std::vector<Label> by;  // group by these labels (none: one group)
     bool by_bucket = false; // and by bucket start (time series, heatmaps)
+    MetricMask metrics = kAllMetrics;  // sketches to merge (the others stay empty): cheaper
 };
 
 struct GroupKey {
@@ -133,6 +147,7 @@ class RollupIndex {
     // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
     [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
                                                                            std::int64_t to_us) const;
+    [[nodiscard]] const RollupOptions& options() const noexcept;
     // Changes whenever add()/load_hour()/prune() changed something: part of the API's ETags.
     [[nodiscard]] std::uint64_t generation() const noexcept;
 

@@ -96,9 +96,11 @@ class DdSketch {
     bool add(double value, double weight = 1.0);  // inline below: the gateway's hot path
 
     // Adds `other` into this sketch: the result equals the sketch of both value sets.
+    // `weight` multiplies other's counts (per-client weighting; 1 keeps the merge exact).
     // Errc::unsupported when relative accuracy or max_buckets differ; Errc::bad_request when
-    // the total weight would pass kMaxTotalWeight. On error nothing changes.
-    Result<void> merge(const DdSketch& other);
+    // weight is not a finite number > 0 or the total weight would pass kMaxTotalWeight. On
+    // error nothing changes.
+    Result<void> merge(const DdSketch& other, double weight = 1.0);
 
     // q in [0, 1] (clamped); nullopt when empty or q is NaN. See the rank convention above.
     [[nodiscard]] std::optional<double> quantile(double q) const;

@@ -32,12 +32,30 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
 namespace tokenradar::store {
+
+// What else runs on the writer thread, with the writer's store (the observatory keeps its
+// rollups this way: one thread, one connection, in the order records were stored). Calls
+// happen on the writer thread only; an exception from one is logged and the writer goes on.
+class WriteListener {
+  public:
+    virtual ~WriteListener() = default;
+    // Once, before the first write.
+    virtual void started(MeasurementStore& /*store*/) {}
+    // After each committed insert, with the records it stored (duplicates left out).
+    virtual void written(MeasurementStore& /*store*/, std::span<const Measurement> /*stored*/) {}
+    // Each time the writer wakes (at least once per flush interval), after its writes.
+    virtual void tick(MeasurementStore& /*store*/) {}
+    // Once, after the last write at stop().
+    virtual void stopping(MeasurementStore& /*store*/) {}
+};
 
 struct BatchWriterOptions {
     // The writer commits what is queued at least this often...
@@ -60,15 +78,16 @@ class BatchWriter {
     struct Counters {
         std::uint64_t accepted = 0;      // try_push returned true
         std::uint64_t dropped = 0;       // try_push returned false (queue full or stopped)
-        std::uint64_t written = 0;       // records committed to the store
+        std::uint64_t written = 0;       // records committed to the store (not duplicates)
         std::uint64_t write_errors = 0;  // failed insert transactions (the batch is retried)
         std::uint64_t lost = 0;         // accepted, then given up: the store still failed at stop()
         std::uint64_t queue_depth = 0;  // accepted, not yet written or lost
         std::uint64_t retention_deleted = 0;
     };
 
-    // Starts the writer thread. `store` must not be null.
-    explicit BatchWriter(std::unique_ptr<MeasurementStore> store, BatchWriterOptions options = {});
+    // Starts the writer thread. `store` must not be null; `listener` may be.
+    explicit BatchWriter(std::unique_ptr<MeasurementStore> store, BatchWriterOptions options = {},
+                         std::shared_ptr<WriteListener> listener = nullptr);
     ~BatchWriter();
     BatchWriter(const BatchWriter&) = delete;
     BatchWriter& operator=(const BatchWriter&) = delete;
@@ -77,6 +96,13 @@ class BatchWriter {
     // queue is full or stop() has begun. Never blocks on I/O; see Threads above.
     bool try_push(Measurement&& m) noexcept;
 
+    // Ingestion: the writer thread stores `records` at once (not at the next flush), skipping
+    // duplicates, and the future gets one flag per record (stored / duplicate) or the store's
+    // error (nothing stored). Errc::overloaded at once when they would pass queue_capacity,
+    // Errc::cancelled once stop() has begun. The caller may block on the future: it never
+    // runs on the caller's thread.
+    std::future<Result<std::vector<bool>>> submit(std::vector<Measurement> records);
+
     // Writes every queued record, then joins the writer thread. Later try_push calls fail.
     void stop();
 
@@ -84,17 +110,29 @@ class BatchWriter {
     [[nodiscard]] const BatchWriterOptions& options() const noexcept { return options_; }
 
   private:
+    struct Submission {
+        std::vector<Measurement> records;
+        std::promise<Result<std::vector<bool>>> done;
+    };
+
     void run();
     void write_pending();
+    void write_submissions(std::vector<Submission>& submissions);
+    // Stored records to the listener (not the duplicates), catching what it throws.
+    void notify_written(std::span<const Measurement> records, const std::vector<bool>& stored);
+    template <class F>
+    void notify(const char* what, F&& call);
     void apply_retention();
     void warn_if_due(std::chrono::steady_clock::time_point now);
 
     const BatchWriterOptions options_;
     std::unique_ptr<MeasurementStore> store_;
+    std::shared_ptr<WriteListener> listener_;
 
     std::mutex mutex_;  // guards queue_, stopping_
     std::condition_variable wake_;
     std::vector<Measurement> queue_;
+    std::vector<Submission> submissions_;
     bool stopping_ = false;
 
     // Writer thread only.

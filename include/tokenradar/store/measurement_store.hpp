@@ -11,11 +11,13 @@
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/measurement.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace tokenradar::store {
@@ -24,6 +26,9 @@ namespace tokenradar::store {
 struct RecordQuery {
     std::int64_t from_ts_us = std::numeric_limits<std::int64_t>::min();
     std::int64_t to_ts_us = std::numeric_limits<std::int64_t>::max();
+    // and stored after the record with id after_id, up to the one with id up_to_id (last_id())
+    std::int64_t after_id = 0;
+    std::int64_t up_to_id = std::numeric_limits<std::int64_t>::max();
     bool newest_first = false;  // default: oldest first (by ts_us, then insertion order)
     std::size_t limit = 0;      // 0 = no limit
 };
@@ -31,12 +36,29 @@ struct RecordQuery {
 // Called once per record; the reference is valid only during the call.
 using RecordVisitor = std::function<void(const Measurement&)>;
 
+// One observatory rollup row (observatory/rollup.hpp HourRow): an hour x label cell x client
+// and its encoded aggregate, which the store keeps as opaque bytes.
+struct RollupRow {
+    std::int64_t hour_us = 0;
+    // provider, model, task, source, api, upstream_region, client_region
+    std::array<std::string, 7> labels;
+    bool stream = true;
+    std::string client_id;
+    std::vector<std::uint8_t> aggregate;
+};
+using RollupVisitor = std::function<void(RollupRow&&)>;
+
 class MeasurementStore {
   public:
     virtual ~MeasurementStore() = default;
 
-    // Appends the records atomically: all of them or, on error, none.
-    virtual Result<void> insert(std::span<const Measurement> records) = 0;
+    // Appends the records atomically: all of them or, on error, none. A record with a
+    // client_id whose (client_id, request_id, attempt) is already stored is a duplicate
+    // submission and is skipped. One flag per record: true when stored, false when skipped.
+    virtual Result<std::vector<bool>> insert(std::span<const Measurement> records) = 0;
+
+    // The id of the newest record (0 when none): a position for RecordQuery::after_id.
+    virtual Result<std::int64_t> last_id() = 0;
 
     // Deletes records with ts_us < `ts_us` (retention); returns how many.
     virtual Result<std::size_t> delete_before(std::int64_t ts_us) = 0;
@@ -45,6 +67,14 @@ class MeasurementStore {
     // Steady-clock stamps come back relative to send, as in the JSONL form: t.send == 0,
     // t.sched <= 0, t.headers is headers - send, and so on. Every other field is as inserted.
     virtual Result<std::size_t> scan(const RecordQuery& query, const RecordVisitor& visit) = 0;
+
+    // Rollups (the observatory's): replaces the given rows and sets the watermark (the last
+    // record id they include) in one transaction.
+    virtual Result<void> save_rollups(std::span<const RollupRow> rows, std::int64_t watermark) = 0;
+    // Streams every rollup row; returns the watermark (0 when none was saved).
+    virtual Result<std::int64_t> load_rollups(const RollupVisitor& visit) = 0;
+    // Deletes every rollup row and resets the watermark (rollup --rebuild).
+    virtual Result<void> clear_rollups() = 0;
 
     // scan() into a vector.
     Result<std::vector<Measurement>> select(const RecordQuery& query);

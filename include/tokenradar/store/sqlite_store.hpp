@@ -14,8 +14,10 @@
 #include <tokenradar/store/measurement_store.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -46,11 +48,15 @@ class SqliteStore final : public MeasurementStore {
     SqliteStore& operator=(const SqliteStore&) = delete;
 
     // One transaction and one prepared statement for the whole span.
-    Result<void> insert(std::span<const Measurement> records) override;
+    Result<std::vector<bool>> insert(std::span<const Measurement> records) override;
+    Result<std::int64_t> last_id() override;
     // In chunks of 10,000 rows, one transaction each, so a long backlog never holds the
     // write lock for long.
     Result<std::size_t> delete_before(std::int64_t ts_us) override;
     Result<std::size_t> scan(const RecordQuery& query, const RecordVisitor& visit) override;
+    Result<void> save_rollups(std::span<const RollupRow> rows, std::int64_t watermark) override;
+    Result<std::int64_t> load_rollups(const RollupVisitor& visit) override;
+    Result<void> clear_rollups() override;
 
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] int schema_version() const noexcept { return schema_version_; }
@@ -59,6 +65,8 @@ class SqliteStore final : public MeasurementStore {
 
   private:
     struct Statements;
+    // BEGIN IMMEDIATE, body, COMMIT; ROLLBACK when either fails.
+    Result<void> in_transaction(std::string_view what, const std::function<Result<void>()>& body);
     SqliteStore(std::string path, sqlite3* db);
 
     std::string path_;

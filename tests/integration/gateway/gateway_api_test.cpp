@@ -39,7 +39,7 @@ std::string keyed_config(const SimFixture& sim, std::string limits = {}) {
 mode = "keys"
 [[auth.keys]]
 name = "team-a"
-sha256 = ")" + hash_client_key(kClientKey) + R"("
+sha256 = ")" + net::hash_api_key(kClientKey) + R"("
 [store]
 path = ""
 )" + limits + R"(

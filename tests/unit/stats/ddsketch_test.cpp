@@ -376,6 +376,28 @@ TEST(DdSketch, MergeWithItselfDoubles) {
     EXPECT_EQ(s, twice);
 }
 
+TEST(DdSketch, WeightedMergeEqualsWeightedAdds) {
+    const auto values = draw(2'000, 9, [](auto& r) { return std::lognormal_distribution<double>(5, 1)(r); });
+    DdSketch part;
+    DdSketch expected;
+    for (double v : values) {
+        part.add(v);
+        expected.add(v, 0.25);
+    }
+    expected.add(0.0, 0.25);
+    part.add(0.0);
+    DdSketch merged;
+    ASSERT_TRUE(merged.merge(part, 0.25));
+    expect_same_distribution(merged, expected, 1e-12);
+    EXPECT_DOUBLE_EQ(merged.zero_count(), 0.25);
+    for (double bad : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+        const auto r = merged.merge(part, bad);
+        ASSERT_FALSE(r) << bad;
+        EXPECT_EQ(r.error().code, make_error_code(Errc::bad_request));
+    }
+    expect_same_distribution(merged, expected, 1e-12);  // failed merges changed nothing
+}
+
 TEST(DdSketch, CdfSpreadsPointsEvenly) {
     DdSketch s;
     for (int i = 1; i <= 10'000; ++i) s.add(i);

@@ -219,5 +219,64 @@ TEST(BatchWriter, ConcurrentProducersLoseNothingBelowCapacity) {
     EXPECT_EQ(stored(db.path()), c.written);
 }
 
+// Records what the writer thread tells a listener.
+class RecordingListener : public WriteListener {
+  public:
+    void started(MeasurementStore& store) override { started_at_id = store.last_id().value(); }
+    void written(MeasurementStore&, std::span<const Measurement> stored) override {
+        std::lock_guard lock(mutex);
+        for (const Measurement& m : stored) ids.push_back(m.request_id);
+    }
+    void tick(MeasurementStore&) override { ++ticks; }
+    void stopping(MeasurementStore&) override { stopped = true; }
+
+    std::mutex mutex;
+    std::vector<std::string> ids;
+    std::int64_t started_at_id = -1;
+    std::atomic<int> ticks{0};
+    std::atomic<bool> stopped{false};
+};
+
+TEST(BatchWriter, SubmitStoresAtOnceSkipsDuplicatesAndTellsTheListener) {
+    TempDb db;
+    BatchWriterOptions options;
+    options.flush_interval = 10s;  // a submission must not wait for it
+    auto listener = std::make_shared<RecordingListener>();
+    BatchWriter writer(open_store(db.path()), options, listener);
+    std::vector<Measurement> batch;
+    for (int i = 0; i < 3; ++i) batch.push_back(full_record(i));
+    auto first = writer.submit(batch);
+    ASSERT_EQ(first.wait_for(2s), std::future_status::ready);
+    EXPECT_EQ(first.get().value(), (std::vector<bool>{true, true, true}));
+    batch.push_back(full_record(3));
+    auto second = writer.submit(batch);
+    ASSERT_EQ(second.wait_for(2s), std::future_status::ready);
+    EXPECT_EQ(second.get().value(), (std::vector<bool>{false, false, false, true}));
+    {
+        std::lock_guard lock(listener->mutex);
+        EXPECT_EQ(listener->ids, (std::vector<std::string>{"req-0", "req-1", "req-2", "req-3"}));
+    }
+    EXPECT_EQ(listener->started_at_id, 0);
+    EXPECT_EQ(stored(db.path()), 4u);
+    writer.stop();
+    EXPECT_TRUE(listener->stopped);
+    EXPECT_GE(listener->ticks.load(), 2);
+    auto late = writer.submit({full_record(9)});
+    EXPECT_EQ(late.get().error().code, make_error_code(Errc::cancelled));
+}
+
+TEST(BatchWriter, SubmitOverCapacityIsRefusedAtOnce) {
+    TempDb db;
+    BatchWriterOptions options;
+    options.queue_capacity = 5;
+    BatchWriter writer(open_store(db.path()), options);
+    std::vector<Measurement> batch;
+    for (int i = 0; i < 6; ++i) batch.push_back(full_record(i));
+    auto refused = writer.submit(batch);
+    ASSERT_EQ(refused.wait_for(0s), std::future_status::ready);
+    EXPECT_EQ(refused.get().error().code, make_error_code(Errc::overloaded));
+    EXPECT_EQ(writer.counters().accepted, 0u);
+}
+
 }  // namespace
 }  // namespace tokenradar::store

@@ -249,6 +249,81 @@ TEST(SqliteStore, ScanSelectsAWindowInOrderWithALimit) {
     EXPECT_EQ(visited, 10u);
 }
 
+TEST(SqliteStore, ASubmittersDuplicateIsSkippedAndLocalRecordsNeverAre) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    Measurement submitted = full_record(1);
+    Measurement local = full_record(2);
+    local.client_id.clear();
+    auto first = store->insert(std::vector{submitted, local});
+    ASSERT_TRUE(first);
+    EXPECT_EQ(*first, (std::vector<bool>{true, true}));
+    Measurement retry = submitted;
+    retry.attempt = submitted.attempt + 1;  // another attempt of the same request is its own record
+    Measurement other_client = submitted;
+    other_client.client_id = "someone-else";
+    auto second = store->insert(std::vector{submitted, local, retry, other_client});
+    ASSERT_TRUE(second);
+    EXPECT_EQ(*second, (std::vector<bool>{false, true, true, true}));
+    auto all = store->select({});
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), 5u);
+}
+
+TEST(SqliteStore, ScanAfterAnIdSeesOnlyNewerRecords) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    EXPECT_EQ(store->last_id().value(), 0);
+    std::vector<Measurement> records;
+    for (int i = 0; i < 5; ++i) records.push_back(full_record(i));
+    ASSERT_TRUE(store->insert(records));
+    const std::int64_t mark = store->last_id().value();
+    EXPECT_EQ(mark, 5);
+    records.clear();
+    for (int i = 5; i < 8; ++i) records.push_back(full_record(i));
+    ASSERT_TRUE(store->insert(records));
+    RecordQuery q;
+    q.after_id = mark;
+    auto newer = store->select(q);
+    ASSERT_TRUE(newer);
+    ASSERT_EQ(newer->size(), 3u);
+    EXPECT_EQ(newer->front().request_id, "req-5");
+}
+
+TEST(SqliteStore, RollupRowsAreReplacedLoadedAndClearedWithTheirWatermark) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    RollupRow row;
+    row.hour_us = 3'600'000'000;
+    row.labels = {"openai", "gpt-4o", "chat", "gateway", "openai", "us-east", "eu-west"};
+    row.stream = false;
+    row.client_id = "";
+    row.aggregate = {1, 2, 3};
+    RollupRow other = row;
+    other.client_id = "key:team";
+    other.aggregate = {9};
+    ASSERT_TRUE(store->save_rollups(std::vector{row, other}, 41));
+    row.aggregate = {4, 5};  // same key: replaced
+    ASSERT_TRUE(store->save_rollups(std::vector{row}, 42));
+    std::vector<RollupRow> loaded;
+    auto watermark = store->load_rollups([&](RollupRow&& r) { loaded.push_back(std::move(r)); });
+    ASSERT_TRUE(watermark) << watermark.error().message;
+    EXPECT_EQ(*watermark, 42);
+    ASSERT_EQ(loaded.size(), 2u);
+    const RollupRow& mine = loaded[0].client_id.empty() ? loaded[0] : loaded[1];
+    EXPECT_EQ(mine.aggregate, (std::vector<std::uint8_t>{4, 5}));
+    EXPECT_EQ(mine.labels, row.labels);
+    EXPECT_FALSE(mine.stream);
+    EXPECT_EQ(mine.hour_us, row.hour_us);
+    ASSERT_TRUE(store->clear_rollups());
+    loaded.clear();
+    EXPECT_EQ(store->load_rollups([&](RollupRow&& r) { loaded.push_back(std::move(r)); }).value(), 0);
+    EXPECT_TRUE(loaded.empty());
+}
+
 TEST(SqliteStore, DeleteBeforeRemovesOnlyOlderRecords) {
     TempDb db;
     auto store = open_ok(db.path());

@@ -1,0 +1,66 @@
+#pragma once
+// The observatory's part of `tokenradar serve`'s configuration, the [observatory] table:
+//
+//   [observatory]
+//   enabled = true              # /api/v1/* (the dashboard reads it)
+//   min_samples = 20            # fewer samples in a cell: "insufficient"
+//   minute_retention = "6h"     # minute buckets (short windows, minute time series)
+//   rollup_retention = "0s"     # hour buckets; "0s" keeps them for ever
+//   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
+//   ingest = "off"              # POST /api/v1/measurements: "off", "keys" or "public"
+//   public_rate = 1.0           # "public": requests/s per client IP...
+//   public_burst = 10           # ...and the burst above it
+//   max_records = 10000         # per request
+//   max_body_bytes = 33554432   # per request, compressed or not (and after gunzip)
+//   forward_to = ""             # also send this gateway's records to another observatory
+//   forward_key_env = ""        # ...with the ingest key in this environment variable
+//   geoip_db = ""               # a MaxMind DB (GeoLite2-Country.mmdb): records without a
+//                               # client_region get the submitter's country (geoip.hpp)
+//   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
+//   name = "team-a"
+//   sha256 = "..."
+
+#include <tokenradar/core/config.hpp>
+#include <tokenradar/core/secret.hpp>
+#include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/geoip.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tokenradar::observatory {
+
+enum class IngestMode { off, keys, open };  // open = "public"
+
+struct ObservatoryConfig {
+    bool enabled = true;
+    std::size_t min_samples = 20;
+    std::chrono::hours minute_retention{6};
+    std::chrono::hours rollup_retention{0};
+    std::chrono::milliseconds cache_ttl{5000};
+    IngestMode ingest = IngestMode::off;
+    std::vector<net::ApiKey> ingest_keys;
+    double public_rate = 1.0;
+    double public_burst = 10;
+    std::size_t max_records = 10'000;
+    std::size_t max_body_bytes = 32 * 1024 * 1024;
+    std::string forward_to;  // the measurements URL (checked); "" = no forwarding
+    std::string forward_key_env;
+    Secret forward_key;
+    std::string geoip_db;                // "" = no lookup
+    std::shared_ptr<const GeoIp> geoip;  // geoip_db, opened (and so checked) at load
+};
+
+// Reads the [observatory] table (missing: the defaults). Throws ConfigError naming
+// file:line and key (a geoip_db that is missing or not a MaxMind DB included).
+// `getenv_fn` reads forward_key_env.
+ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table,
+                                          const std::function<const char*(const char*)>& getenv_fn);
+
+std::string_view to_string(IngestMode mode) noexcept;
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,57 @@
+#pragma once
+// The observatory's HTTP face, mounted by `tokenradar serve` under /api/v1/:
+// GET leaderboard, heatmap, timeseries, distribution, regions, gateway, labels (QueryApi) and
+// POST measurements (ingestion through the store's BatchWriter). docs/observatory-api.md is
+// the contract.
+//
+// Threads: handle() runs on the connection's executor and suspends while one of this
+// object's worker threads computes the answer (a query merging sketches for milliseconds, a
+// gunzip and parse of 10,000 records, the wait for the store's commit), so the server's I/O
+// thread never does that work and relayed streams are not delayed by it. Cancellation (the
+// client left) abandons the answer; work already on a worker finishes and is discarded,
+// records already submitted are stored.
+
+#include <tokenradar/net/http_server.hpp>
+#include <tokenradar/observatory/config.hpp>
+#include <tokenradar/observatory/rollup.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tokenradar::store {
+class BatchWriter;
+}
+
+namespace tokenradar::observatory {
+
+class HttpApi {
+  public:
+    HttpApi(ObservatoryConfig config, std::shared_ptr<const RollupIndex> index);
+    ~HttpApi();  // stop()
+    HttpApi(const HttpApi&) = delete;
+    HttpApi& operator=(const HttpApi&) = delete;
+
+    // The store ingestion writes to; without one, POST measurements answers 503.
+    void attach_writer(store::BatchWriter* writer);
+    // Queries answer 503 (retry-after: 1) while `loaded` is false: the index is still being
+    // filled from the store, and a partial answer would be cached and shown as the truth.
+    // Call before the server starts; `loaded` is then called from the I/O thread.
+    void attach_readiness(std::function<bool()> loaded);
+
+    // Answers requests whose path starts with /api/v1/ (true); false for any other path.
+    net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);
+
+    // Prometheus text: ingestion counters.
+    [[nodiscard]] std::string metrics() const;
+
+    // Waits for the worker threads (after the server stopped taking requests).
+    void stop();
+
+    struct Impl;
+
+  private:
+    std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace tokenradar::observatory

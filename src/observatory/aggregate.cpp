@@ -1,0 +1,203 @@
+// Aggregate: the counts and sketches of one rollup bucket, and their bytes in the store.
+
+#include <tokenradar/observatory/rollup.hpp>
+
+#include <fmt/format.h>
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+namespace tokenradar::observatory {
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+constexpr std::uint8_t kEncodingVersion = 1;
+// A rollup row never holds more than this many distinct statuses (there are about 60).
+constexpr std::uint64_t kMaxStatuses = 1024;
+constexpr std::uint64_t kMaxStatusBytes = 64;
+
+template <std::size_t N>
+std::size_t index_in(const std::array<std::string_view, N>& names, std::string_view value,
+                     std::size_t fallback) {
+    for (std::size_t i = 0; i < N; ++i) {
+        if (names[i] == value) return i;
+    }
+    return fallback;
+}
+
+void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<std::uint8_t>(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<std::uint8_t>(v));
+}
+
+class Reader {
+  public:
+    explicit Reader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
+
+    bool varint(std::string_view field, std::uint64_t& v) {
+        v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (pos_ >= bytes_.size()) return fail(field, "a varint, got the end of the data");
+            const std::uint8_t b = bytes_[pos_++];
+            v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+            if ((b & 0x80) == 0) return true;
+        }
+        return fail(field, "a varint of at most 10 bytes");
+    }
+
+    bool bytes(std::string_view field, std::uint64_t n, std::span<const std::uint8_t>& out) {
+        if (n > bytes_.size() - pos_) {
+            return fail(field, fmt::format("{} bytes, {} left", n, bytes_.size() - pos_));
+        }
+        out = bytes_.subspan(pos_, n);
+        pos_ += n;
+        return true;
+    }
+
+    bool fail(std::string_view field, std::string_view expected) {
+        if (!error_) error_ = Error(Errc::protocol_error, fmt::format("rollup row: {}: expected {}", field, expected));
+        return false;
+    }
+
+    [[nodiscard]] bool at_end() const { return pos_ == bytes_.size(); }
+    [[nodiscard]] const std::optional<Error>& error() const { return error_; }
+
+  private:
+    std::span<const std::uint8_t> bytes_;
+    std::size_t pos_ = 0;
+    std::optional<Error> error_;
+};
+
+}  // namespace
+
+std::uint64_t Aggregate::errors() const noexcept {
+    const auto ok = statuses.find(std::string_view("ok"));
+    return samples - (ok == statuses.end() ? 0 : ok->second);
+}
+
+void Aggregate::add(const Measurement& m) {
+    ++samples;
+    if (m.attempt == 1) ++first_attempts;
+    if (auto it = statuses.find(std::string_view(m.status)); it != statuses.end()) {
+        ++it->second;
+    } else {
+        statuses.emplace(m.status, 1);
+    }
+    const auto tokens = [](const std::optional<std::int64_t>& n) {
+        return static_cast<std::uint64_t>(std::max<std::int64_t>(0, n.value_or(0)));
+    };
+    prompt_tokens += tokens(m.prompt_tokens);
+    cached_prompt_tokens += tokens(m.cached_prompt_tokens);
+    output_tokens += tokens(m.output_tokens);
+    reasoning_tokens += tokens(m.reasoning_tokens);
+    ++cache[index_in(kCacheValues, m.labels.cache, 3)];
+    ++route[index_in(kRouteValues, m.labels.route, 0)];
+    if (!m.ok()) return;
+    const Derived d = derive(m);
+    const auto put = [this](Metric metric, const std::optional<double>& ms) {
+        if (ms) sketches[static_cast<std::size_t>(metric)].add(*ms);
+    };
+    put(Metric::ttft, d.ttft_ms);
+    put(Metric::tpot, d.tpot_ms);
+    put(Metric::e2e, d.e2e_ms);
+    put(Metric::e2e500, d.e2e500_ms);
+    if (m.overhead_ns) put(Metric::overhead, static_cast<double>(*m.overhead_ns) / kNsPerMs);
+}
+
+void Aggregate::merge(const Aggregate& other, double weight, MetricMask metrics) {
+    samples += other.samples;
+    first_attempts += other.first_attempts;
+    for (const auto& [status, n] : other.statuses) statuses[status] += n;
+    prompt_tokens += other.prompt_tokens;
+    cached_prompt_tokens += other.cached_prompt_tokens;
+    output_tokens += other.output_tokens;
+    reasoning_tokens += other.reasoning_tokens;
+    for (std::size_t i = 0; i < cache.size(); ++i) cache[i] += other.cache[i];
+    for (std::size_t i = 0; i < route.size(); ++i) route[i] += other.route[i];
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+        if ((metrics & (1U << i)) == 0) continue;
+        // Same parameters everywhere and weights far below 2^53: cannot fail.
+        [[maybe_unused]] const auto merged = sketches[i].merge(other.sketches[i], weight);
+        assert(merged);
+    }
+}
+
+std::vector<std::uint8_t> Aggregate::encode() const {
+    std::vector<std::uint8_t> out;
+    out.push_back(kEncodingVersion);
+    for (std::uint64_t v : {samples, first_attempts}) put_varint(out, v);
+    put_varint(out, statuses.size());
+    for (const auto& [status, n] : statuses) {
+        put_varint(out, status.size());
+        out.insert(out.end(), status.begin(), status.end());
+        put_varint(out, n);
+    }
+    for (std::uint64_t v : {prompt_tokens, cached_prompt_tokens, output_tokens, reasoning_tokens}) {
+        put_varint(out, v);
+    }
+    for (std::uint64_t v : cache) put_varint(out, v);
+    for (std::uint64_t v : route) put_varint(out, v);
+    for (const stats::DdSketch& sketch : sketches) {
+        const std::vector<std::uint8_t> bytes = sketch.encode();
+        put_varint(out, bytes.size());
+        out.insert(out.end(), bytes.begin(), bytes.end());
+    }
+    return out;
+}
+
+Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
+    if (bytes.empty() || bytes[0] != kEncodingVersion) {
+        return Error(Errc::protocol_error,
+                     fmt::format("rollup row: version: expected {}, got {}", kEncodingVersion,
+                                 bytes.empty() ? std::string("no data") : std::to_string(bytes[0])));
+    }
+    Reader r(bytes.subspan(1));
+    Aggregate a;
+    std::uint64_t n_statuses = 0;
+    bool ok = r.varint("samples", a.samples) && r.varint("first_attempts", a.first_attempts) &&
+              r.varint("statuses", n_statuses);
+    if (ok && n_statuses > kMaxStatuses) ok = r.fail("statuses", "at most 1024 entries");
+    std::uint64_t status_total = 0;
+    for (std::uint64_t i = 0; ok && i < n_statuses; ++i) {
+        std::uint64_t len = 0;
+        std::uint64_t n = 0;
+        std::span<const std::uint8_t> name;
+        ok = r.varint("status length", len) &&
+             (len <= kMaxStatusBytes || r.fail("status length", "at most 64 bytes")) &&
+             r.bytes("status", len, name) && r.varint("status count", n);
+        if (!ok) break;
+        const std::string status(name.begin(), name.end());
+        if (!a.statuses.emplace(status, n).second) ok = r.fail("statuses", "distinct names");
+        status_total += n;
+    }
+    if (ok && status_total != a.samples) ok = r.fail("statuses", "counts that add up to samples");
+    for (std::uint64_t* v : {&a.prompt_tokens, &a.cached_prompt_tokens, &a.output_tokens,
+                             &a.reasoning_tokens}) {
+        ok = ok && r.varint("tokens", *v);
+    }
+    for (std::uint64_t& v : a.cache) ok = ok && r.varint("cache", v);
+    for (std::uint64_t& v : a.route) ok = ok && r.varint("route", v);
+    for (stats::DdSketch& sketch : a.sketches) {
+        std::uint64_t len = 0;
+        std::span<const std::uint8_t> body;
+        ok = ok && r.varint("sketch length", len) && r.bytes("sketch", len, body);
+        if (!ok) break;
+        auto decoded = stats::DdSketch::decode(body);
+        if (!decoded) return Error(Errc::protocol_error, "rollup row: " + decoded.error().message);
+        if (decoded->relative_accuracy() != sketch.relative_accuracy() ||
+            decoded->max_buckets() != sketch.max_buckets()) {
+            ok = r.fail("sketch", "the rollup parameters (1% accuracy, default buckets)");
+            break;
+        }
+        sketch = std::move(*decoded);
+    }
+    if (ok && !r.at_end()) ok = r.fail("end", "no bytes after the last sketch");
+    if (!ok) return *r.error();
+    return a;
+}
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,90 @@
+#include <tokenradar/observatory/config.hpp>
+
+#include <tokenradar/net/url.hpp>
+
+#include <fmt/format.h>
+
+namespace tokenradar::observatory {
+namespace {
+
+std::chrono::hours whole_hours(const ConfigTable& t, std::string_view key, std::chrono::hours fallback) {
+    const auto value = t.get_duration(key, fallback);
+    if (value.count() < 0 || value % std::chrono::hours(1) != std::chrono::nanoseconds(0)) {
+        t.fail(key, "a whole number of hours (\"6h\", \"30d\"), or \"0s\"");
+    }
+    return std::chrono::duration_cast<std::chrono::hours>(value);
+}
+
+}  // namespace
+
+std::string_view to_string(IngestMode mode) noexcept {
+    switch (mode) {
+        case IngestMode::off: return "off";
+        case IngestMode::keys: return "keys";
+        case IngestMode::open: return "public";
+    }
+    return "off";
+}
+
+ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& table,
+                                          const std::function<const char*(const char*)>& getenv_fn) {
+    ObservatoryConfig c;
+    if (!table) return c;
+    const ConfigTable& t = *table;
+    t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
+                           "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
+                           "max_records", "max_body_bytes", "forward_to", "forward_key_env",
+                           "geoip_db"});
+    c.enabled = t.get_bool("enabled", c.enabled);
+    c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
+    c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
+    if (c.minute_retention > std::chrono::hours(48)) t.fail("minute_retention", "at most 48h");
+    c.rollup_retention = whole_hours(t, "rollup_retention", c.rollup_retention);
+    const auto ttl = t.get_duration("cache_ttl", c.cache_ttl);
+    if (ttl.count() < 0 || ttl > std::chrono::minutes(10)) t.fail("cache_ttl", "a duration from 0s to 10m");
+    c.cache_ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
+    const std::string ingest = t.get_string("ingest", "off");
+    if (ingest == "off") {
+        c.ingest = IngestMode::off;
+    } else if (ingest == "keys") {
+        c.ingest = IngestMode::keys;
+    } else if (ingest == "public") {
+        c.ingest = IngestMode::open;
+    } else {
+        t.fail("ingest", "\"off\", \"keys\" or \"public\"");
+    }
+    c.ingest_keys = net::load_api_keys(t.tables("ingest_keys"));
+    if (c.ingest == IngestMode::keys && c.ingest_keys.empty()) {
+        t.fail("ingest_keys", "at least one [[observatory.ingest_keys]] entry when ingest = \"keys\"");
+    }
+    c.public_rate = t.get_number("public_rate", c.public_rate, 0.001, 1e6);
+    c.public_burst = t.get_number("public_burst", c.public_burst, 1, 1e6);
+    c.max_records = static_cast<std::size_t>(t.get_integer("max_records", 10'000, 1, 100'000));
+    c.max_body_bytes = static_cast<std::size_t>(
+        t.get_integer("max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1LL << 30));
+    c.forward_to = t.get_string("forward_to", "");
+    if (!c.forward_to.empty()) {
+        auto url = net::parse_url(c.forward_to);
+        if (!url || url->target.find("/api/v1/measurements") == std::string::npos) {
+            t.fail("forward_to", "the measurements URL of an observatory (http(s)://host/api/v1/measurements)");
+        }
+    }
+    c.forward_key_env = t.get_string("forward_key_env", "");
+    if (!c.forward_key_env.empty()) {
+        const char* key = getenv_fn(c.forward_key_env.c_str());
+        if (key == nullptr || *key == '\0') {
+            t.fail("forward_key_env", fmt::format("an environment variable that is set (${} is empty)",
+                                                  c.forward_key_env));
+        }
+        c.forward_key = Secret(key);
+    }
+    c.geoip_db = t.get_string("geoip_db", "");
+    if (!c.geoip_db.empty()) {
+        auto geoip = GeoIp::open(c.geoip_db);
+        if (!geoip) t.fail("geoip_db", fmt::format("a MaxMind DB file ({})", geoip.error().message));
+        c.geoip = std::make_shared<const GeoIp>(std::move(*geoip));
+    }
+    return c;
+}
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,277 @@
+#include <tokenradar/observatory/http_api.hpp>
+
+#include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/ingest.hpp>
+#include <tokenradar/observatory/query_api.hpp>
+#include <tokenradar/observatory/rate_limiter.hpp>
+#include <tokenradar/store/batch_writer.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cctype>
+#include <variant>
+
+namespace tokenradar::observatory {
+namespace {
+
+namespace http = net::beast::http;
+using net::asio::awaitable;
+
+constexpr std::string_view kPrefix = "/api/v1/";
+constexpr std::string_view kMeasurements = "/api/v1/measurements";
+// Queries and ingestion share these; two keep one slow answer from holding up the rest
+// without taking more than this 2-core machine's share from the relay thread.
+constexpr int kWorkers = 2;
+
+struct Answer {
+    int status = 200;
+    std::string body;
+    net::HeaderList headers;
+};
+
+Answer error_answer(Errc code, std::string_view message, net::HeaderList headers = {}) {
+    headers.emplace_back("cache-control", "no-store");
+    return {http_status(code), openai_error_body(code, message), std::move(headers)};
+}
+
+Answer error_answer(const Error& e) {
+    return error_answer(static_cast<Errc>(e.code.value()), e.message);
+}
+
+std::string_view header(const net::Request& request, http::field field) {
+    const auto it = request.find(field);
+    return it == request.end() ? std::string_view{} : std::string_view(it->value());
+}
+
+// The media type without parameters, lowercased ("application/x-ndjson").
+std::string media_type(std::string_view value) {
+    std::string out(value.substr(0, value.find(';')));
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+}  // namespace
+
+struct HttpApi::Impl {
+    Impl(ObservatoryConfig c, std::shared_ptr<const RollupIndex> i)
+        : config(std::move(c)),
+          index(std::move(i)),
+          queries(*index, QueryApiOptions{.min_samples = config.min_samples, .cache_ttl = config.cache_ttl}),
+          limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}) {}
+
+    const ObservatoryConfig config;
+    const std::shared_ptr<const RollupIndex> index;
+    QueryApi queries;
+    RateLimiter limiter;
+    std::atomic<store::BatchWriter*> writer{nullptr};
+    std::function<bool()> loaded;  // set before the server starts; empty = always
+    net::asio::thread_pool workers{kWorkers};
+
+    // Ingestion counters (relaxed: each exact, the set not one snapshot).
+    std::atomic<std::uint64_t> requests_ok{0}, requests_refused{0}, records_accepted{0},
+        records_duplicate{0}, records_rejected{0};
+};
+
+namespace {
+
+struct IngestJob {
+    std::string body;
+    bool gzip = false;
+    BodyFormat format = BodyFormat::json_array;
+    IngestContext context;
+};
+
+// On a worker thread: the answer of a GET.
+awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target, std::string if_none_match) {
+    const ApiResponse r = impl->queries.get(target, if_none_match, wall_now_us());
+    Answer a{r.status, r.body, {}};
+    if (!r.etag.empty()) a.headers.emplace_back("etag", r.etag);
+    if (!r.cache_control.empty()) a.headers.emplace_back("cache-control", r.cache_control);
+    co_return a;
+}
+
+// On a worker thread: gunzip, parse and validate, then store through the writer and wait for
+// its commit (the answer says how many were stored).
+awaitable<Answer> run_ingest(std::shared_ptr<HttpApi::Impl> impl, IngestJob job) {
+    std::string inflated;
+    std::string_view body = job.body;
+    if (job.gzip) {
+        auto unzipped = gunzip(job.body, impl->config.max_body_bytes);
+        if (!unzipped) co_return error_answer(unzipped.error());
+        inflated = std::move(*unzipped);
+        body = inflated;
+    }
+    auto submission = parse_submission(body, job.format, job.context);
+    if (!submission) co_return error_answer(submission.error());
+    std::size_t stored = 0;
+    std::size_t duplicates = submission->duplicates;
+    if (!submission->records.empty()) {
+        store::BatchWriter* writer = impl->writer.load(std::memory_order_acquire);
+        if (writer == nullptr) {
+            co_return error_answer(Errc::overloaded, "measurements: this server has no store to ingest into");
+        }
+        auto pending = writer->submit(std::move(submission->records));
+        auto flags = pending.get();  // blocks this worker, never the I/O thread
+        if (!flags) {
+            co_return error_answer(Errc::overloaded, fmt::format("measurements: {}", flags.error().message),
+                                   {{"retry-after", "1"}});
+        }
+        for (bool new_record : *flags) new_record ? ++stored : ++duplicates;
+    }
+    impl->records_accepted.fetch_add(stored, std::memory_order_relaxed);
+    impl->records_duplicate.fetch_add(duplicates, std::memory_order_relaxed);
+    impl->records_rejected.fetch_add(submission->errors.size(), std::memory_order_relaxed);
+    co_return Answer{200, boost::json::serialize(outcome_json(stored, duplicates, submission->errors)),
+                     {{"cache-control", "no-store"}}};
+}
+
+// Who submits: an ingest key's name, or (public mode, no key) the client's address, which is
+// then rate-limited. An error answer when neither is allowed.
+std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Request& request,
+                                            const net::ResponseWriter& writer) {
+    const ObservatoryConfig& c = impl.config;
+    if (c.ingest == IngestMode::off) {
+        return error_answer(Errc::not_found, "measurements: ingestion is off on this server ([observatory] ingest)");
+    }
+    const std::string_view authorization = header(request, http::field::authorization);
+    if (!authorization.empty()) {
+        if (auto key = net::find_bearer_key(authorization, c.ingest_keys)) {
+            return "key:" + c.ingest_keys[*key].name;
+        }
+        return error_answer(Errc::unauthorized, "measurements: unknown ingest key");
+    }
+    if (c.ingest == IngestMode::keys) {
+        return error_answer(Errc::unauthorized, "measurements: expected Authorization: Bearer <ingest key>");
+    }
+    std::string address = writer.remote_address();
+    const RateDecision d = impl.limiter.try_acquire(address, std::chrono::steady_clock::now());
+    if (!d.allowed) {
+        return error_answer(Errc::rate_limited,
+                            fmt::format("measurements: at most {} requests/s from one address", c.public_rate),
+                            {{"retry-after", std::to_string(d.retry_after.count())}});
+    }
+    return "ip:" + address;
+}
+
+awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& request,
+                         net::ResponseWriter& writer) {
+    auto who = submitter(*impl, request, writer);
+    if (auto* refused = std::get_if<Answer>(&who)) {
+        impl->requests_refused.fetch_add(1, std::memory_order_relaxed);
+        co_return std::move(*refused);
+    }
+    IngestJob job;
+    job.context.now_us = wall_now_us();
+    job.context.submitter = std::get<std::string>(std::move(who));
+    job.context.limits.max_records = impl->config.max_records;
+    // The peer's own address: behind a reverse proxy, the proxy's (X-Forwarded-For is not
+    // trusted). Records that carry a client_region keep theirs.
+    if (const auto& geoip = impl->config.geoip) {
+        job.context.client_region = geoip->region_of(writer.remote_address());
+    }
+    const std::string encoding = media_type(header(request, http::field::content_encoding));
+    if (encoding == "gzip") {
+        job.gzip = true;
+    } else if (!encoding.empty() && encoding != "identity") {
+        co_return error_answer(Errc::bad_request,
+                               fmt::format("content-encoding: expected gzip or none, got '{}'", encoding));
+    }
+    const std::string type = media_type(header(request, http::field::content_type));
+    if (type == "application/x-ndjson" || type == "application/jsonl") {
+        job.format = BodyFormat::ndjson;
+    } else if (!type.empty() && type != "application/json") {
+        co_return error_answer(Errc::bad_request,
+                               fmt::format("content-type: expected application/json or "
+                                           "application/x-ndjson, got '{}'", type));
+    }
+    if (request.body().size() > impl->config.max_body_bytes) {
+        co_return error_answer(Errc::payload_too_large,
+                               fmt::format("body: expected at most {} bytes", impl->config.max_body_bytes));
+    }
+    job.body = std::move(request.body());
+    auto task = run_ingest(impl, std::move(job));
+    Answer answer = co_await net::asio::co_spawn(impl->workers, std::move(task), net::asio::use_awaitable);
+    auto& counter = answer.status == 200 ? impl->requests_ok : impl->requests_refused;
+    counter.fetch_add(1, std::memory_order_relaxed);
+    co_return answer;
+}
+
+awaitable<void> send(net::ResponseWriter& writer, Answer answer) {
+    co_await writer.send(static_cast<http::status>(answer.status), "application/json",
+                         std::move(answer.body), answer.headers);
+}
+
+}  // namespace
+
+HttpApi::HttpApi(ObservatoryConfig config, std::shared_ptr<const RollupIndex> index)
+    : impl_(std::make_shared<Impl>(std::move(config), std::move(index))) {}
+
+HttpApi::~HttpApi() { stop(); }
+
+void HttpApi::attach_writer(store::BatchWriter* writer) {
+    impl_->writer.store(writer, std::memory_order_release);
+}
+
+void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
+
+void HttpApi::stop() { impl_->workers.join(); }
+
+awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
+    const std::string_view target = request.target();
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path.substr(0, kPrefix.size()) != kPrefix) co_return false;
+    const auto method = request.method();
+    Answer answer;
+    if (path == kMeasurements) {
+        if (method != http::verb::post) {
+            answer = error_answer(Errc::method_not_allowed, "measurements: use POST");
+            answer.headers.emplace_back("allow", "POST");
+        } else {
+            answer = co_await ingest(impl_, request, writer);
+        }
+    } else if (!impl_->config.enabled) {
+        answer = error_answer(Errc::not_found, "the observatory API is off on this server ([observatory] enabled)");
+    } else if (method != http::verb::get && method != http::verb::head) {
+        answer = error_answer(Errc::method_not_allowed, "use GET");
+        answer.headers.emplace_back("allow", "GET, HEAD");
+    } else if (impl_->loaded && !impl_->loaded()) {
+        answer = error_answer(Errc::overloaded, "the observatory is still loading its rollups from the store",
+                              {{"retry-after", "1"}});
+    } else {
+        auto task = run_query(impl_, std::string(target), std::string(header(request, http::field::if_none_match)));
+        answer = co_await net::asio::co_spawn(impl_->workers, std::move(task), net::asio::use_awaitable);
+    }
+    co_await send(writer, std::move(answer));
+    co_return true;
+}
+
+std::string HttpApi::metrics() const {
+    const Impl& i = *impl_;
+    constexpr auto r = std::memory_order_relaxed;
+    return fmt::format(
+        "# HELP tokenradar_ingest_requests_total POST /api/v1/measurements by outcome.\n"
+        "# TYPE tokenradar_ingest_requests_total counter\n"
+        "tokenradar_ingest_requests_total{{outcome=\"ok\"}} {}\n"
+        "tokenradar_ingest_requests_total{{outcome=\"refused\"}} {}\n"
+        "# HELP tokenradar_ingest_records_total Submitted records by outcome.\n"
+        "# TYPE tokenradar_ingest_records_total counter\n"
+        "tokenradar_ingest_records_total{{outcome=\"accepted\"}} {}\n"
+        "tokenradar_ingest_records_total{{outcome=\"duplicate\"}} {}\n"
+        "tokenradar_ingest_records_total{{outcome=\"rejected\"}} {}\n"
+        "# HELP tokenradar_rollup_generation Changes of the observatory's rollups.\n"
+        "# TYPE tokenradar_rollup_generation counter\n"
+        "tokenradar_rollup_generation {}\n",
+        i.requests_ok.load(r), i.requests_refused.load(r), i.records_accepted.load(r),
+        i.records_duplicate.load(r), i.records_rejected.load(r), i.index->generation());
+}
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,168 @@
+#include <tokenradar/observatory/rollup_keeper.hpp>
+
+#include <tokenradar/core/clock.hpp>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace tokenradar::observatory {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// Records are rolled up from the store in batches of this many.
+constexpr std::size_t kScanBatch = 4096;
+
+// Streams records of `query` into `sink` in batches.
+Result<std::size_t> scan_in_batches(store::MeasurementStore& store, const store::RecordQuery& query,
+                                    const std::function<void(std::span<const Measurement>)>& sink) {
+    std::vector<Measurement> batch;
+    batch.reserve(kScanBatch);
+    auto scanned = store.scan(query, [&](const Measurement& m) {
+        batch.push_back(m);
+        if (batch.size() == kScanBatch) {
+            sink(batch);
+            batch.clear();
+        }
+    });
+    if (!scanned) return scanned.error();
+    sink(batch);
+    return *scanned;
+}
+
+}  // namespace
+
+store::RollupRow to_store_row(const HourRow& row) {
+    store::RollupRow out;
+    out.hour_us = row.hour_us;
+    const CellKey& c = row.cell;
+    out.labels = {c.provider, c.model, c.task, c.source, c.api, c.upstream_region, c.client_region};
+    out.stream = c.stream;
+    out.client_id = row.client_id;
+    out.aggregate = row.aggregate.encode();
+    return out;
+}
+
+Result<HourRow> from_store_row(const store::RollupRow& row) {
+    auto aggregate = Aggregate::decode(row.aggregate);
+    if (!aggregate) return aggregate.error();
+    const auto& l = row.labels;
+    return HourRow{row.hour_us, CellKey{l[0], l[1], l[2], l[3], l[4], l[5], l[6], row.stream},
+                   row.client_id, std::move(*aggregate)};
+}
+
+RollupKeeper::RollupKeeper(std::shared_ptr<RollupIndex> index, RollupKeeperOptions options)
+    : index_(std::move(index)), options_(std::move(options)) {
+    if (!options_.now_us) options_.now_us = [] { return wall_now_us(); };
+}
+
+void RollupKeeper::started(store::MeasurementStore& store) {
+    if (auto loaded = load(store); !loaded) {
+        spdlog::error("observatory: loading rollups failed: {} (run tokenradar rollup --rebuild)",
+                      loaded.error().message);
+    }
+    loaded_.store(true, std::memory_order_release);
+}
+
+Result<void> RollupKeeper::load(store::MeasurementStore& store) {
+    const auto began = Clock::now();
+    index_->prune(options_.now_us());  // sets the minute floor before anything is added
+    std::size_t rows = 0;
+    std::size_t bad_rows = 0;
+    auto watermark = store.load_rollups([&](store::RollupRow&& row) {
+        auto hour = from_store_row(row);
+        if (!hour) {
+            // One damaged row must not hide the rest; it is named so it can be rebuilt.
+            if (bad_rows++ == 0) spdlog::warn("observatory: skipping a rollup row: {}", hour.error().message);
+            return;
+        }
+        index_->load_hour(std::move(*hour));
+        ++rows;
+    });
+    if (!watermark) return watermark.error();
+    // The minute level is not saved: refill it from the recent records the saved hours hold.
+    store::RecordQuery recent;
+    recent.from_ts_us = options_.now_us() - std::chrono::duration_cast<std::chrono::microseconds>(
+                                                index_->options().minute_retention).count();
+    recent.up_to_id = *watermark;
+    std::size_t minute_records = 0;
+    auto filled = scan_in_batches(store, recent, [&](std::span<const Measurement> batch) {
+        minute_records += batch.size();
+        index_->add_minutes_only(batch);
+    });
+    if (!filled) return filled.error();
+    // Records committed after the last save: roll them up as if just written.
+    store::RecordQuery after;
+    after.after_id = *watermark;
+    auto caught_up = scan_in_batches(store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
+    if (!caught_up) return caught_up.error();
+    changed_ = *caught_up > 0;
+    save(store);
+    spdlog::info("observatory: {} rollup rows loaded{}, {} newer records rolled up, {} recent "
+                 "records in minute buckets ({} ms)",
+                 rows, bad_rows > 0 ? fmt::format(" ({} damaged, skipped)", bad_rows) : "", *caught_up,
+                 minute_records,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began).count());
+    return {};
+}
+
+void RollupKeeper::written(store::MeasurementStore&, std::span<const Measurement> stored) {
+    index_->add(stored);
+    changed_ = changed_ || !stored.empty();
+}
+
+void RollupKeeper::tick(store::MeasurementStore& store) {
+    const auto now = Clock::now();
+    if (now >= next_prune_) {
+        index_->prune(options_.now_us());
+        next_prune_ = now + options_.prune_interval;
+    }
+    if (changed_ && now >= next_save_) {
+        save(store);
+        next_save_ = now + options_.save_interval;
+    }
+}
+
+void RollupKeeper::stopping(store::MeasurementStore& store) { save(store); }
+
+void RollupKeeper::save(store::MeasurementStore& store) {
+    if (!changed_) return;
+    // Every committed record is in the index (written() runs after each commit on this
+    // thread), so the store's last id is the watermark of what is saved now.
+    auto last = store.last_id();
+    if (!last) {
+        spdlog::warn("observatory: saving rollups: {}", last.error().message);
+        return;
+    }
+    const std::vector<HourRow> rows = index_->take_dirty_hours();
+    std::vector<store::RollupRow> out;
+    out.reserve(rows.size());
+    for (const HourRow& row : rows) out.push_back(to_store_row(row));
+    if (auto saved = store.save_rollups(out, *last); !saved) {
+        // The rows stay correct in memory; the watermark did not move, so a restart rolls
+        // the records up again.
+        spdlog::warn("observatory: saving {} rollup rows: {}", out.size(), saved.error().message);
+        return;
+    }
+    changed_ = false;
+}
+
+Result<std::size_t> rebuild_rollups(store::MeasurementStore& store) {
+    auto last = store.last_id();
+    if (!last) return last.error();
+    RollupIndex index;
+    store::RecordQuery upto;
+    upto.up_to_id = *last;  // a record committed meanwhile is caught up at the next start
+    auto read = scan_in_batches(store, upto, [&](std::span<const Measurement> batch) { index.add(batch); });
+    if (!read) return read.error();
+    if (auto cleared = store.clear_rollups(); !cleared) return cleared.error();
+    std::vector<store::RollupRow> rows;
+    for (const HourRow& row : index.take_dirty_hours()) rows.push_back(to_store_row(row));
+    if (auto saved = store.save_rollups(rows, *last); !saved) return saved.error();
+    return *read;
+}
+
+}  // namespace tokenradar::observatory

@@ -1,0 +1,83 @@
+#include <tokenradar/observatory/rollup.hpp>
+
+#include "observatory_records.hpp"
+
+#include <gtest/gtest.h>
+
+namespace tokenradar::observatory {
+namespace {
+
+using test::record;
+
+double p(const Aggregate& a, Metric m, double q) { return a.sketch(m).quantile(q).value(); }
+
+TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
+    Aggregate a;
+    Measurement ok = record("p", 0, 250);
+    ok.labels.cache = "exact";
+    ok.overhead_ns = 40'000;
+    a.add(ok);
+    Measurement failed = record("p", 0, 900);
+    failed.status = "http_429";
+    failed.attempt = 2;
+    failed.labels.route = "fallback";
+    a.add(failed);
+    EXPECT_EQ(a.samples, 2u);
+    EXPECT_EQ(a.first_attempts, 1u);
+    EXPECT_EQ(a.errors(), 1u);
+    EXPECT_EQ(a.statuses.at("http_429"), 1u);
+    EXPECT_EQ(a.prompt_tokens, 200u);
+    EXPECT_EQ(a.output_tokens, 22u);
+    EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{0, 1, 0, 1}));
+    EXPECT_EQ(a.route, (std::array<std::uint64_t, 3>{1, 1, 0}));
+    EXPECT_EQ(a.sketch(Metric::ttft).count(), 1);
+    EXPECT_NEAR(p(a, Metric::ttft, 0.5), 250, 2.5);
+    EXPECT_NEAR(p(a, Metric::tpot, 0.5), 20, 0.2);
+    EXPECT_NEAR(p(a, Metric::e2e500, 0.5), 250 + 499 * 20, 100);
+    EXPECT_NEAR(p(a, Metric::overhead, 0.5), 0.04, 0.0004);
+}
+
+TEST(Aggregate, MergeAddsCountsAndOnlyTheAskedSketches) {
+    Aggregate a;
+    Aggregate b;
+    for (int i = 0; i < 10; ++i) a.add(record("p", 0, 100));
+    for (int i = 0; i < 30; ++i) b.add(record("p", 0, 300));
+    Aggregate ttft_only;
+    ttft_only.merge(a, 1.0, metric_bit(Metric::ttft));
+    ttft_only.merge(b, 0.5, metric_bit(Metric::ttft));
+    EXPECT_EQ(ttft_only.samples, 40u);
+    EXPECT_EQ(ttft_only.statuses.at("ok"), 40u);
+    EXPECT_DOUBLE_EQ(ttft_only.sketch(Metric::ttft).count(), 25);  // 10 + 30 * 0.5
+    EXPECT_TRUE(ttft_only.sketch(Metric::tpot).empty());
+}
+
+TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
+    Aggregate a;
+    for (int i = 0; i < 50; ++i) a.add(record("p", 0, 100 + i));
+    Measurement t = record("p", 0, 1);
+    t.status = "timeout_first_token";
+    a.add(t);
+    const auto bytes = a.encode();
+    auto back = Aggregate::decode(bytes);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, a);
+
+    auto message = [](std::vector<std::uint8_t> b) {
+        auto r = Aggregate::decode(b);
+        return r ? std::string("decoded") : r.error().message;
+    };
+    EXPECT_EQ(message({}), "rollup row: version: expected 1, got no data");
+    EXPECT_EQ(message({9}), "rollup row: version: expected 1, got 9");
+    for (std::size_t cut : {std::size_t{1}, std::size_t{5}, bytes.size() / 2, bytes.size() - 1}) {
+        EXPECT_NE(message({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)}), "decoded") << cut;
+    }
+    auto longer = bytes;
+    longer.push_back(0);
+    EXPECT_EQ(message(longer), "rollup row: end: expected no bytes after the last sketch");
+    auto miscounted = bytes;
+    miscounted[1] = 7;  // samples no longer match the status counts
+    EXPECT_EQ(message(miscounted), "rollup row: statuses: expected counts that add up to samples");
+}
+
+}  // namespace
+}  // namespace tokenradar::observatory

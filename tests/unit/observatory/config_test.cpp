@@ -1,0 +1,76 @@
+#include "../../support/mmdb_writer.hpp"
+
+#include <tokenradar/observatory/config.hpp>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+namespace tokenradar::observatory {
+namespace {
+
+namespace mmdb = testing::mmdb;
+
+ObservatoryConfig load(const std::string& toml) {
+    const auto root = ConfigTable::parse(toml, "test.toml");
+    return load_observatory_config(root.table("observatory"),
+                                   [](const char*) -> const char* { return nullptr; });
+}
+
+std::string config_error(const std::string& toml) {
+    try {
+        load(toml);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(ObservatoryConfig, GeoIpIsOffUnlessADatabaseIsGiven) {
+    EXPECT_EQ(load("[observatory]\n").geoip, nullptr);
+    const auto empty = load("[observatory]\ngeoip_db = \"\"\n");
+    EXPECT_EQ(empty.geoip, nullptr);
+    EXPECT_EQ(empty.geoip_db, "");
+}
+
+TEST(ObservatoryConfig, GeoIpDatabaseIsOpenedAtLoad) {
+    mmdb::Writer w(6);
+    w.insert("127.0.0.0/8", mmdb::map({{"country", mmdb::map({{"iso_code", mmdb::utf8("ZZ")}})}}));
+    mmdb::TempFile file(w.bytes());
+    const auto c =
+        load(fmt::format("[observatory]\ningest = \"public\"\ngeoip_db = \"{}\"\n", file.path()));
+    EXPECT_EQ(c.geoip_db, file.path());
+    ASSERT_NE(c.geoip, nullptr);
+    EXPECT_EQ(c.geoip->region_of("127.0.0.1"), "ZZ");
+}
+
+TEST(ObservatoryConfig, AMissingOrInvalidGeoIpDatabaseIsAnErrorNamingTheKey) {
+    const std::string missing =
+        (std::filesystem::temp_directory_path() / "tokenradar_no_such_geoip.mmdb").string();
+    EXPECT_EQ(
+        config_error(fmt::format("[observatory]\n\ngeoip_db = \"{}\"\n", missing)),
+        fmt::format(
+            "test.toml:3: observatory.geoip_db: expected a MaxMind DB file (geoip: cannot open "
+            "'{0}' as a MaxMind DB: Error opening the specified MaxMind DB file (No such file or "
+            "directory)), got the string \"{0}\"",
+            missing));
+    mmdb::TempFile text("not a database");
+    const std::string invalid =
+        config_error(fmt::format("[observatory]\ngeoip_db = \"{}\"\n", text.path()));
+    EXPECT_EQ(
+        invalid.rfind(
+            "test.toml:2: observatory.geoip_db: expected a MaxMind DB file (geoip: cannot open '" +
+                text.path() + "'",
+            0),
+        0u)
+        << invalid;
+    EXPECT_NE(invalid.find("invalid metadata"), std::string::npos) << invalid;
+    EXPECT_NE(config_error("[observatory]\ngeoip_db = 7\n")
+                  .find("observatory.geoip_db: expected a string"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenradar::observatory
