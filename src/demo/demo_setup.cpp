@@ -151,6 +151,10 @@ gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
     c.dashboard = true;
     c.dashboard_dir = options.dashboard_dir;
     c.shutdown_grace = kGatewayGrace;
+    // The dashboard's /api/v1, and anyone on this machine may submit records without a key
+    // (the listener is loopback only), rate-limited per address as a public observatory is.
+    c.observatory.enabled = true;
+    c.observatory.ingest = observatory::IngestMode::open;
     for (std::size_t i = 0; i < providers.size(); ++i) {
         const DemoProvider& p = providers[i];
         gateway::ProviderConfig provider;

@@ -70,7 +70,8 @@ struct DemoOptions {
 
 // The gateway the demo runs: one provider per sim (its API, base URL on `sim_ports[i]`, the
 // sims' key), one virtual model per provider (gpt-4o falls back to llama-3-70b as in
-// examples/gateway-sim.toml), auth none on 127.0.0.1, the store at options.db, the dashboard.
+// examples/gateway-sim.toml), auth none on 127.0.0.1, the store at options.db, the dashboard,
+// the observatory with public ingestion.
 gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
                                            const std::vector<std::uint16_t>& sim_ports,
                                            const std::string& sim_key);

@@ -1,6 +1,6 @@
 // `tokenradar demo` as a user runs it: the real binary on port 0 with a day of history, its
-// gateway answering, traffic flowing into the store, SIGTERM, then `tokenradar stats` over
-// the store it wrote. Plus its one-line errors.
+// gateway and observatory answering, traffic flowing into the store, SIGTERM, then
+// `tokenradar stats` over the store it wrote. Plus its one-line errors.
 
 #include "../../support/child_process.hpp"
 #include "../../support/run_cli.hpp"
@@ -20,6 +20,7 @@ namespace tokenradar {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 using testing::capture;
@@ -67,23 +68,53 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
          {"\"gpt-4o\"", "\"claude-3-5-sonnet\"", "\"gemini-1.5-pro\"", "\"llama-3-70b\""}) {
         EXPECT_THAT(models, HasSubstr(model));
     }
+    // The observatory has read the history before the line: the leaderboard of the simulated
+    // records has a sufficient row per provider at once.
+    const std::string leaderboard =
+        capture("curl -s '" + url + "/api/v1/leaderboard?window=24h&source=sim'");
+    for (const char* provider : {"openai-sim", "anthropic-sim", "gemini-sim", "llama-sim"}) {
+        EXPECT_THAT(leaderboard, HasSubstr(std::string("\"provider\":\"") + provider + "\""))
+            << leaderboard;
+    }
+    EXPECT_THAT(leaderboard, Not(HasSubstr("\"insufficient\":true"))) << leaderboard;
+    // Anyone on this machine may submit records, without a key.
+    const auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const std::string record =
+        R"([{"metrics_spec":1,"request_id":"demo-test-1","client_id":"demo-test","attempt":1,)"
+        R"("status":"ok","http_status":200,"ts_us":)" +
+        std::to_string(now_us - 1'000'000) +
+        R"(,"provider":"submitted-sim","model":"m","endpoint":"localhost","upstream_region":"local",)"
+        R"("client_region":"local","task":"chat","source":"submitted","cache":"bypass",)"
+        R"("route":"primary","api":"openai","stream":true,"sched_offset_ns":0,)"
+        R"("headers_ns":100000000,"first_chunk_ns":150000000,"first_token_ns":150000000,)"
+        R"("last_token_ns":1150000000,"done_ns":1160000000,"connect_ns":0,"tls_ns":0,)"
+        R"("output_tokens":41,"token_source":"usage","output_events":41}])";
+    const std::string submitted =
+        capture("curl -s " + url + "/api/v1/measurements -H 'content-type: application/json' -d '" +
+                record + "'");
+    EXPECT_THAT(submitted, HasSubstr("\"accepted\":1")) << submitted;
+
     if (std::filesystem::exists(std::filesystem::path(TOKENRADAR_SOURCE_DIR) /
                                 "web/dist/index.html")) {
         EXPECT_THAT(capture("curl -s " + url + "/"), HasSubstr("<html"));
     }
 
     // The shortest answers (150 tokens at 29-42 tokens/s) take 4-6 s: wait for some to finish
-    // and reach the store.
+    // and reach the store (which also holds the submitted record).
+    const auto written = [](const std::string& m) {
+        return counter(m, R"(tokenradar_store_records_total\{outcome="written"\})");
+    };
     std::string metrics;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
         metrics = capture("curl -s " + url + "/metrics");
-        if (counter(metrics, R"(tokenradar_store_records_total\{outcome="written"\})") >= 5) break;
+        if (counter(metrics, "tokenradar_requests_total") >= 5 && written(metrics) >= 6) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
-    EXPECT_GE(counter(metrics, R"(tokenradar_store_records_total\{outcome="written"\})"), 5)
-        << metrics;
     EXPECT_GE(counter(metrics, "tokenradar_requests_total"), 5) << metrics;
+    EXPECT_GE(written(metrics), 6) << metrics;
 
     const auto stop_started = std::chrono::steady_clock::now();
     EXPECT_EQ(demo.terminate(std::chrono::seconds(10)), 0) << slurp(dir_ / "demo.err");
@@ -100,6 +131,7 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
         EXPECT_THAT(stats.out, HasSubstr(std::string(provider) + ",sim,")) << stats.out;
         EXPECT_THAT(stats.out, HasSubstr(std::string(provider) + ",gateway,")) << stats.out;
     }
+    EXPECT_THAT(stats.out, HasSubstr("submitted-sim,submitted,1,")) << stats.out;
     // The traffic labels every request with its task (x-tokenradar-task), and so does the history.
     auto tasks = testing::run_cli("stats --db " + db.string() +
                                   " --window all --by task,source --format csv");

@@ -62,6 +62,9 @@ TEST(DemoSetup, GatewayConfigHasOneProviderPerSimAndOneModelEach) {
     EXPECT_FALSE(c.auth_required);
     EXPECT_EQ(c.store_path, "/tmp/x.db");
     EXPECT_TRUE(c.dashboard);
+    // The dashboard's API, and records submitted without a key (loopback only).
+    EXPECT_TRUE(c.observatory.enabled);
+    EXPECT_EQ(c.observatory.ingest, observatory::IngestMode::open);
     ASSERT_EQ(c.providers.size(), 4u);
     const std::vector<std::pair<dialect::Api, std::string>> expected = {
         {dialect::Api::openai, "/v1"},
