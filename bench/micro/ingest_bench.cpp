@@ -3,8 +3,6 @@
 // NDJSON body gzip'd (gunzip + parse). Records are what bench --submit sends: to_json() of a
 // streamed, successful request (derived metrics included), 32-hex request ids, ~750 bytes.
 
-#include <zlib.h>
-
 #include <tokenradar/observatory/ingest.hpp>
 
 #include <benchmark/benchmark.h>
@@ -12,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace {
@@ -72,23 +69,6 @@ std::string array_body() {
     return boost::json::serialize(a);
 }
 
-std::string gzip(const std::string& data) {
-    z_stream z{};
-    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK) {
-        throw std::runtime_error("deflateInit2");
-    }
-    std::string out(deflateBound(&z, data.size()), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    z.avail_in = static_cast<uInt>(data.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    if (deflate(&z, Z_FINISH) != Z_STREAM_END) throw std::runtime_error("deflate");
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
-}
-
 observatory::IngestContext context() {
     observatory::IngestContext ctx;
     ctx.now_us = kNow;
@@ -135,7 +115,7 @@ void BM_Ingest_Ndjson(benchmark::State& state) {
 BENCHMARK(BM_Ingest_Ndjson)->Unit(benchmark::kMillisecond);
 
 void BM_Ingest_NdjsonGzip(benchmark::State& state) {
-    static const std::string body = gzip(ndjson_body());
+    static const std::string body = observatory::gzip(ndjson_body());
     run(state, body, BodyFormat::ndjson, true);
 }
 BENCHMARK(BM_Ingest_NdjsonGzip)->Unit(benchmark::kMillisecond);
@@ -153,7 +133,7 @@ BENCHMARK(BM_Ingest_MeasurementFromJsonOnly);
 
 void BM_Ingest_GunzipOnly(benchmark::State& state) {
     static const std::string plain = ndjson_body();
-    static const std::string body = gzip(plain);
+    static const std::string body = observatory::gzip(plain);
     for (auto _ : state) {
         auto out = observatory::gunzip(body, 64 << 20);
         benchmark::DoNotOptimize(out);

@@ -40,6 +40,10 @@ namespace tokenradar::observatory {
 // empty, truncated or corrupt input -> Errc::bad_request "body: expected gzip data, ...".
 Result<std::string> gunzip(std::string_view gz, std::size_t max_output);
 
+// The submitter's side: `data` as one gzip member (zlib `level` -1 = default, 0..9; data
+// under 4 GiB). Throws std::bad_alloc when zlib cannot allocate.
+std::string gzip(std::string_view data, int level = -1);
+
 enum class BodyFormat {
     json_array,  // [ {...}, {...} ]
     ndjson,      // one record per line; blank lines and CR before LF are allowed
