@@ -3,8 +3,6 @@
 // NDJSON body gzip'd (gunzip + parse). Records are what bench --submit sends: to_json() of a
 // streamed, successful request (derived metrics included), 32-hex request ids, ~750 bytes.
 
-#include <zlib.h>
-
 #include <tokenradar/observatory/ingest.hpp>
 
 #include <benchmark/benchmark.h>
@@ -12,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace {

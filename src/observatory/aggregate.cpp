@@ -109,21 +109,40 @@ void Aggregate::add(const Measurement& m) {
 }
 
 void Aggregate::merge(const Aggregate& other, double weight, MetricMask metrics) {
+    merge_counts(other);
+    merge_sketches(other, weight, metrics);
+}
+
+void Aggregate::merge_counts(const Aggregate& other) {
     samples += other.samples;
     first_attempts += other.first_attempts;
-    for (const auto& [status, n] : other.statuses) statuses[status] += n;
+    for (const auto& [status, n] : other.statuses) {
+        // Nearly always the same few statuses: find first, so no key string is built.
+        if (auto it = statuses.find(status); it != statuses.end()) {
+            it->second += n;
+        } else {
+            statuses.emplace(status, n);
+        }
+    }
     prompt_tokens += other.prompt_tokens;
     cached_prompt_tokens += other.cached_prompt_tokens;
     output_tokens += other.output_tokens;
     reasoning_tokens += other.reasoning_tokens;
     for (std::size_t i = 0; i < cache.size(); ++i) cache[i] += other.cache[i];
     for (std::size_t i = 0; i < route.size(); ++i) route[i] += other.route[i];
+}
+
+void Aggregate::merge_sketches(const Aggregate& other, double weight, MetricMask metrics) {
     for (std::size_t i = 0; i < kMetricCount; ++i) {
-        if ((metrics & (1U << i)) == 0) continue;
+        if ((metrics & (1U << i)) == 0 || other.sketches[i].empty()) continue;
         // Same parameters everywhere and weights far below 2^53: cannot fail.
         [[maybe_unused]] const auto merged = sketches[i].merge(other.sketches[i], weight);
         assert(merged);
     }
+}
+
+void Aggregate::shrink_to_fit() {
+    for (stats::DdSketch& s : sketches) s.shrink_to_fit();
 }
 
 std::vector<std::uint8_t> Aggregate::encode() const {

@@ -13,9 +13,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 
@@ -352,23 +354,6 @@ Result<void> parse_ndjson(std::string_view body, RecordSink& sink) {
 
 }  // namespace
 
-std::string gzip(std::string_view data, int level) {
-    z_stream z{};
-    // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-    [[maybe_unused]] const int init = deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    assert(init == Z_OK);
-    std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    z.avail_in = static_cast<uInt>(data.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    [[maybe_unused]] const int rc = deflate(&z, Z_FINISH);  // deflateBound leaves room: one call
-    assert(rc == Z_STREAM_END);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
-}
-
 Result<std::string> gunzip(std::string_view gz, std::size_t max_output) {
     if (gz.empty()) return gzip_error("got an empty body");
     Inflater inflater;
@@ -421,6 +406,26 @@ Result<std::string> gunzip(std::string_view gz, std::size_t max_output) {
     }
     if (produced > max_output) return too_large();  // the last member ended past the limit
     out.resize(produced);
+    return out;
+}
+
+std::string gzip(std::string_view data, int level) {
+    assert(level >= Z_DEFAULT_COMPRESSION && level <= Z_BEST_COMPRESSION);
+    assert(data.size() < (std::size_t{1} << 32));
+    z_stream z{};
+    // 16 + MAX_WBITS: the gzip wrapper, what gunzip() and Content-Encoding: gzip expect.
+    if (deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        throw std::bad_alloc();  // the only failure with valid arguments
+    }
+    std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = static_cast<uInt>(data.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    [[maybe_unused]] const int rc = deflate(&z, Z_FINISH);  // the bound fits it in one call
+    assert(rc == Z_STREAM_END);
+    out.resize(z.total_out);
+    deflateEnd(&z);
     return out;
 }
 

@@ -1,5 +1,6 @@
 #include "query_params.hpp"
 #include "query_render.hpp"
+#include "time_zone.hpp"
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/ids.hpp>
@@ -56,15 +57,26 @@ Plan plan_for(const ApiRequest& req, std::int64_t now_us) {
             break;
         case Endpoint::distribution:
             q.by = kModelLabels;
+            q.counts = false;  // these three show sketch counts only
             break;
         case Endpoint::timeseries:
             q.by = kModelLabels;
             q.by_bucket = true;
+            q.counts = false;
             break;
-        case Endpoint::heatmap:
-            if (req.heatmap_by == HeatmapBy::model) q.by = kModelLabels;
+        case Endpoint::heatmap: {
+            const bool by_model = req.heatmap_by == HeatmapBy::model;
+            if (by_model) q.by = kModelLabels;
             q.by_bucket = true;
+            q.counts = false;
+            // One group per local slot, not per hour: render_heatmap maps the group's bucket
+            // to the same slot again.
+            q.bucket_key = [zone = req.zone, by_model](std::int64_t bucket_us) -> std::int64_t {
+                const LocalSlot slot = local_slot(bucket_us, kHourUs, zone);
+                return by_model ? slot.hour : slot.weekday * 24 + slot.hour;
+            };
             break;
+        }
         case Endpoint::gateway: {
             q.metrics = metric_bit(Metric::overhead);
             auto& sources = q.filter.allowed[static_cast<std::size_t>(Label::source)];

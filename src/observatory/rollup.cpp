@@ -1,66 +1,33 @@
-// RollupIndex: minute and hour buckets x label cell x client, weighted merges on query, and a
-// lazily rebuilt cache of whole days for long windows. See rollup.hpp for the contract.
+// RollupIndex: minute and hour buckets x label cell x client, weighted merges on query, and
+// caches of those merges for queries. See rollup.hpp for the contract.
+//
+// What a query merges, cheapest first (all computed on first use after a change, then kept):
+// - per day and cell, the weighted hours of the day (long windows without time buckets);
+// - per bucket and model (provider + model), the weighted cells of that model, and per day and
+//   model, those of the day's hours: queries that filter and group by nothing but provider
+//   and model (the leaderboard, heatmaps, time series of whole models) merge 24 models per
+//   hour instead of every cell and client;
+// - otherwise each cell's clients, weighted, per bucket.
+// Weighted counts lie on a 2^-20 grid (rollup_state.cpp), so every merged sum is exact and
+// the caches answer bit for bit what a merge of every cell and client would (rollup_test).
 
-#include <tokenradar/observatory/rollup.hpp>
+#include "rollup_state.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
+#include <functional>
 #include <set>
-#include <shared_mutex>
-#include <tuple>
-#include <unordered_map>
 
 namespace tokenradar::observatory {
 namespace {
 
-using CellId = std::uint32_t;
-using ClientId = std::uint32_t;
+// The labels a model-level cache can answer for.
+bool model_label(Label l) noexcept { return l == Label::provider || l == Label::model; }
 
-std::int64_t floor_to(std::int64_t t, std::int64_t step) {
-    const std::int64_t q = t / step;
-    return (q * step > t ? q - 1 : q) * step;
-}
-
-// One client's raw aggregate in one bucket of one cell. Almost always one entry per bucket.
-struct ClientPart {
-    explicit ClientPart(ClientId id) : client(id) {}
-    ClientId client;
-    Aggregate aggregate;
-};
-using CellBucket = std::vector<ClientPart>;
-using BucketCells = std::unordered_map<CellId, CellBucket>;
-using Level = std::map<std::int64_t, BucketCells>;  // bucket start -> cells
-
-Aggregate& part_of(CellBucket& bucket, ClientId client) {
-    for (ClientPart& p : bucket) {
-        if (p.client == client) return p.aggregate;
+bool model_level(const Query& q) {
+    for (std::size_t i = 0; i < kLabelCount; ++i) {
+        if (!model_label(kAllLabels[i]) && !q.filter.allowed[i].empty()) return false;
     }
-    return bucket.emplace_back(client).aggregate;
-}
-
-// Adds one bucket of one cell into `into`, each client weighted to the same share of every
-// sketch (rollup.hpp, Weighting).
-void merge_weighted(Aggregate& into, const CellBucket& bucket, MetricMask metrics) {
-    if (bucket.size() == 1) {
-        into.merge(bucket.front().aggregate, 1.0, metrics);
-        return;
-    }
-    for (const ClientPart& p : bucket) into.merge(p.aggregate, 1.0, 0);  // counts only
-    for (std::size_t i = 0; i < kMetricCount; ++i) {
-        if ((metrics & (1U << i)) == 0) continue;
-        double total = 0;
-        double clients = 0;
-        for (const ClientPart& p : bucket) {
-            const double n = p.aggregate.sketches[i].count();
-            total += n;
-            clients += n > 0 ? 1 : 0;
-        }
-        for (const ClientPart& p : bucket) {
-            const double n = p.aggregate.sketches[i].count();
-            if (n > 0) [[maybe_unused]] auto merged = into.sketches[i].merge(p.aggregate.sketches[i], total / (clients * n));
-        }
-    }
+    return std::all_of(q.by.begin(), q.by.end(), model_label);
 }
 
 }  // namespace
@@ -79,79 +46,6 @@ bool Filter::matches(const CellKey& cell) const noexcept {
     return true;
 }
 
-struct RollupIndex::State {
-    explicit State(RollupOptions o) : options(o) {}
-
-    CellId cell_id(const Labels& labels) {
-        CellKey key = CellKey::of(labels);
-        if (last_cell && cells[*last_cell] == key) return *last_cell;
-        auto [it, inserted] = cell_ids.try_emplace(std::move(key), static_cast<CellId>(cells.size()));
-        if (inserted) cells.push_back(it->first);
-        last_cell = it->second;
-        return it->second;
-    }
-    CellId cell_id(const CellKey& key) {
-        auto [it, inserted] = cell_ids.try_emplace(key, static_cast<CellId>(cells.size()));
-        if (inserted) cells.push_back(it->first);
-        return it->second;
-    }
-    ClientId client_id(const std::string& client) {
-        auto [it, inserted] = client_ids.try_emplace(client, static_cast<ClientId>(clients.size()));
-        if (inserted) clients.push_back(client);
-        return it->second;
-    }
-
-    void add_minute(const Measurement& m, CellId cell, ClientId client) {
-        const std::int64_t minute = floor_to(m.ts_us, kMinuteUs);
-        if (minute < minute_floor_us) return;
-        part_of(minutes[minute][cell], client).add(m);
-    }
-
-    void mark_day_dirty(std::int64_t hour_us, CellId cell) {
-        auto day = days.find(floor_to(hour_us, kDayUs));
-        if (day == days.end()) return;  // never computed: nothing stale
-        auto entry = day->second.find(cell);
-        if (entry != day->second.end()) entry->second.dirty = true;
-    }
-
-    // The weighted day aggregate of one cell, rebuilt from its hours when stale. Called with
-    // the shared lock held and day_mutex locked.
-    const Aggregate& day_aggregate(std::int64_t day_us, CellId cell) const {
-        DayEntry& entry = days[day_us][cell];
-        if (entry.dirty) {
-            entry.aggregate = Aggregate();
-            for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs; ++h) {
-                if (auto c = h->second.find(cell); c != h->second.end()) {
-                    merge_weighted(entry.aggregate, c->second, kAllMetrics);
-                }
-            }
-            entry.dirty = false;
-        }
-        return entry.aggregate;
-    }
-
-    const RollupOptions options;
-    mutable std::shared_mutex mutex;
-    std::vector<CellKey> cells;
-    std::map<CellKey, CellId> cell_ids;
-    std::optional<CellId> last_cell;
-    std::vector<std::string> clients;
-    std::unordered_map<std::string, ClientId> client_ids;
-    Level minutes;
-    Level hours;
-    std::int64_t minute_floor_us = std::numeric_limits<std::int64_t>::min();
-    std::set<std::tuple<std::int64_t, CellId, ClientId>> dirty_hours;
-
-    struct DayEntry {
-        Aggregate aggregate;
-        bool dirty = true;
-    };
-    mutable std::mutex day_mutex;  // guards days while queries share the state lock
-    mutable std::map<std::int64_t, std::unordered_map<CellId, DayEntry>> days;
-
-    std::atomic<std::uint64_t> generation{0};
-};
-
 RollupIndex::RollupIndex(RollupOptions options) : state_(std::make_unique<State>(options)) {}
 RollupIndex::~RollupIndex() = default;
 
@@ -163,9 +57,13 @@ void RollupIndex::add(std::span<const Measurement> records) {
         const CellId cell = s.cell_id(m.labels);
         const ClientId client = s.client_id(m.client_id);
         const std::int64_t hour = floor_to(m.ts_us, kHourUs);
-        part_of(s.hours[hour][cell], client).add(m);
-        s.dirty_hours.emplace(hour, cell, client);
-        s.mark_day_dirty(hour, cell);
+        ClientPart& part = s.touch(Resolution::hour, hour, cell, client);
+        part.aggregate->add(m);
+        if (!part.dirty) {
+            part.dirty = true;
+            s.dirty_hours.emplace_back(hour, cell, client);
+        }
+        s.touch_day(hour, cell);
         s.add_minute(m, cell, client);
     }
     s.generation.fetch_add(1, std::memory_order_release);
@@ -185,23 +83,25 @@ void RollupIndex::load_hour(HourRow row) {
     const CellId cell = s.cell_id(row.cell);
     const ClientId client = s.client_id(row.client_id);
     const std::int64_t hour = floor_to(row.hour_us, kHourUs);
-    part_of(s.hours[hour][cell], client) = std::move(row.aggregate);
-    s.mark_day_dirty(hour, cell);
+    *s.touch(Resolution::hour, hour, cell, client).aggregate = std::move(row.aggregate);
+    s.touch_day(hour, cell);
     s.generation.fetch_add(1, std::memory_order_release);
 }
 
 std::vector<HourRow> RollupIndex::take_dirty_hours() {
     State& s = *state_;
     std::unique_lock lock(s.mutex);
+    std::sort(s.dirty_hours.begin(), s.dirty_hours.end());  // rows in (hour, cell, client) order
     std::vector<HourRow> rows;
     rows.reserve(s.dirty_hours.size());
     for (const auto& [hour, cell, client] : s.dirty_hours) {
         const auto bucket = s.hours.find(hour);
         if (bucket == s.hours.end()) continue;  // pruned since
-        const auto parts = bucket->second.find(cell);
-        if (parts == bucket->second.end()) continue;
-        for (const ClientPart& p : parts->second) {
-            if (p.client == client) rows.push_back({hour, s.cells[cell], s.clients[client], p.aggregate});
+        if (cell >= bucket->second.cells.size()) continue;
+        for (ClientPart& p : bucket->second.cells[cell]) {
+            if (p.client != client || !p.dirty) continue;
+            rows.push_back({hour, s.cells[cell], s.clients[client], *p.aggregate});
+            p.dirty = false;
         }
     }
     s.dirty_hours.clear();
@@ -218,18 +118,20 @@ void RollupIndex::prune(std::int64_t now_us) {
         return any;
     };
     s.minute_floor_us = floor_to(now_us - s.options.minute_retention.count() * kHourUs, kMinuteUs);
+    s.forget_last_buckets();
     bool changed = erase_before(s.minutes, s.minute_floor_us);
     if (s.options.hour_retention.count() > 0) {
         const std::int64_t cutoff =
             floor_to(now_us - s.options.hour_retention.count() * kHourUs, kHourUs);
         changed = erase_before(s.hours, cutoff) || changed;
-        std::lock_guard day_lock(s.day_mutex);
         s.days.erase(s.days.begin(), s.days.lower_bound(floor_to(cutoff, kDayUs)));
         // A day cut in two by the cutoff is rebuilt from the hours left.
-        if (auto d = s.days.find(floor_to(cutoff, kDayUs)); d != s.days.end()) {
-            for (auto& [cell, entry] : d->second) entry.dirty = true;
-        }
+        if (auto d = s.days.find(floor_to(cutoff, kDayUs)); d != s.days.end()) d->second.invalidate();
     }
+    // Buckets that have passed take no more records (a late one regrows a sketch, and the
+    // bucket is compacted again at the next prune): give back the sketches' growth room.
+    s.compact(Resolution::minute, floor_to(now_us, kMinuteUs) - 5 * kMinuteUs);
+    s.compact(Resolution::hour, floor_to(now_us, kHourUs) - kHourUs);
     if (changed) s.generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -240,42 +142,65 @@ Groups RollupIndex::query(const Query& q) const {
     const Level& level = q.resolution == Resolution::minute ? s.minutes : s.hours;
     const std::int64_t from = floor_to(q.from_us, step);
     const std::int64_t to = q.to_us;
+    const bool by_model = model_level(q);
 
-    // Each cell's group (or -1 when the filter excludes it), worked out once per cell.
-    std::vector<int> cell_group(s.cells.size(), -1);
+    // Each cell's (or model's) group, or -1 when the filter excludes it, worked out once.
+    std::vector<int> key_group(by_model ? s.models.size() : s.cells.size(), -1);
     std::vector<std::vector<std::string>> group_labels;
     {
         std::map<std::vector<std::string>, int> seen;
-        for (std::size_t c = 0; c < s.cells.size(); ++c) {
-            if (!q.filter.matches(s.cells[c])) continue;
+        for (std::size_t k = 0; k < key_group.size(); ++k) {
+            // A model stands for its first cell: only provider and model are read.
+            const CellKey& cell = s.cells[by_model ? s.models[k].first_cell : k];
+            if (!q.filter.matches(cell)) continue;
             std::vector<std::string> labels;
             labels.reserve(q.by.size());
-            for (Label l : q.by) labels.emplace_back(s.cells[c].value(l));
+            for (Label l : q.by) labels.emplace_back(cell.value(l));
             auto [it, inserted] = seen.try_emplace(labels, static_cast<int>(group_labels.size()));
             if (inserted) group_labels.push_back(std::move(labels));
-            cell_group[c] = it->second;
+            key_group[k] = it->second;
         }
     }
+    // The cells or models the filter selects: a query visits only these.
+    std::vector<std::uint32_t> selected;
+    for (std::size_t k = 0; k < key_group.size(); ++k) {
+        if (key_group[k] >= 0) selected.push_back(static_cast<std::uint32_t>(k));
+    }
     Groups out;
-    std::vector<std::optional<Aggregate>> acc(group_labels.size());
-    const auto flush = [&](std::int64_t bucket_us) {
-        for (std::size_t g = 0; g < acc.size(); ++g) {
-            if (!acc[g]) continue;
-            out.emplace(GroupKey{group_labels[g], bucket_us}, std::move(*acc[g]));
-            acc[g].reset();
+    using Accumulators = std::vector<std::optional<Aggregate>>;  // by group
+    Accumulators plain(group_labels.size());
+    Accumulators* acc = &plain;  // where the bucket being read goes
+    const auto flush = [&](Accumulators& groups, std::int64_t bucket_us) {
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            if (!groups[g]) continue;
+            out.emplace(GroupKey{group_labels[g], bucket_us}, std::move(*groups[g]));
+            groups[g].reset();
         }
     };
-    const auto add_bucket = [&](const BucketCells& cells) {
-        for (const auto& [cell, bucket] : cells) {
-            const int g = cell_group[cell];
-            if (g < 0) continue;
-            auto& a = acc[static_cast<std::size_t>(g)];
-            if (!a) a.emplace();
-            merge_weighted(*a, bucket, q.metrics);
+    // With bucket_key: accumulators per key, and the first bucket start that had it.
+    std::map<std::int64_t, std::pair<std::int64_t, Accumulators>> keyed;
+    const auto group_of = [&](std::uint32_t key) -> Aggregate& {
+        auto& a = (*acc)[static_cast<std::size_t>(key_group[key])];
+        if (!a) a.emplace();
+        return *a;
+    };
+    const auto merge_cached = [&](Aggregate& into, const CachedMerge& c) {
+        if (q.counts) into.merge_counts(c.aggregate);
+        into.merge_sketches(c.aggregate, 1.0, q.metrics);
+    };
+    const auto add_bucket = [&](const Bucket& bucket) {
+        for (std::uint32_t key : selected) {
+            if (by_model) {
+                if (const ModelSlot* slot = find_at(bucket.models, key)) {
+                    merge_cached(group_of(key), s.merged(bucket, *slot));
+                }
+            } else if (key < bucket.cells.size() && !bucket.cells[key].empty()) {
+                merge_weighted(group_of(key), bucket.cells[key], q.metrics, q.counts);
+            }
         }
     };
 
-    // Whole days from the day cache (hour queries without time buckets only).
+    // Whole days from the day caches (hour queries without time buckets only).
     std::int64_t days_from = 0;
     std::int64_t days_to = 0;
     if (q.resolution == Resolution::hour && !q.by_bucket) {
@@ -287,27 +212,25 @@ Groups RollupIndex::query(const Query& q) const {
             it = std::prev(level.lower_bound(days_to));
             continue;
         }
+        if (q.by_bucket && q.bucket_key) {
+            auto [k, inserted] = keyed.try_emplace(q.bucket_key(it->first));
+            if (inserted) k->second = {it->first, Accumulators(group_labels.size())};
+            acc = &k->second.second;
+        }
         add_bucket(it->second);
-        if (q.by_bucket) flush(it->first);
+        if (q.by_bucket && !q.bucket_key) flush(plain, it->first);
     }
-    if (days_from < days_to) {
-        std::lock_guard day_lock(s.day_mutex);
-        std::set<CellId> present;
-        for (std::int64_t day = days_from; day < days_to; day += kDayUs) {
-            present.clear();
-            for (auto h = s.hours.lower_bound(day); h != s.hours.end() && h->first < day + kDayUs; ++h) {
-                for (const auto& [cell, bucket] : h->second) {
-                    if (cell_group[cell] >= 0) present.insert(cell);
-                }
-            }
-            for (CellId cell : present) {
-                auto& a = acc[static_cast<std::size_t>(cell_group[cell])];
-                if (!a) a.emplace();
-                a->merge(s.day_aggregate(day, cell), 1.0, q.metrics);
-            }
+    for (auto& [key, first_and_groups] : keyed) flush(first_and_groups.second, first_and_groups.first);
+    for (auto day = s.days.lower_bound(days_from); day != s.days.end() && day->first < days_to; ++day) {
+        for (std::uint32_t key : selected) {
+            const CachedMerge* entry = find_at(by_model ? day->second.models : day->second.cells, key);
+            if (entry == nullptr) continue;
+            const CachedMerge& c = by_model ? s.merged_day_model(day->first, key, *entry)
+                                            : s.merged_day_cell(day->first, key, *entry);
+            if (c.present) merge_cached(group_of(key), c);
         }
     }
-    if (!q.by_bucket) flush(-1);
+    if (!q.by_bucket) flush(plain, -1);
     return out;
 }
 
@@ -317,7 +240,9 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
     std::shared_lock lock(s.mutex);
     std::vector<bool> seen(s.cells.size(), false);
     for (auto it = s.hours.lower_bound(floor_to(from_us, kHourUs)); it != s.hours.end() && it->first < to_us; ++it) {
-        for (const auto& [cell, bucket] : it->second) seen[cell] = true;
+        for (std::size_t c = 0; c < it->second.cells.size(); ++c) {
+            if (!it->second.cells[c].empty()) seen[c] = true;
+        }
     }
     std::array<std::set<std::string, std::less<>>, kLabelCount> sets;
     for (std::size_t c = 0; c < s.cells.size(); ++c) {
@@ -330,6 +255,40 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
 }
 
 const RollupOptions& RollupIndex::options() const noexcept { return state_->options; }
+
+IndexSize RollupIndex::size() const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    IndexSize size;
+    const auto count = [&](const Aggregate& a) {
+        for (const stats::DdSketch& sketch : a.sketches) size.sketch_buckets += sketch.allocated_buckets();
+    };
+    const auto count_cached = [&](const CachedMerge& c) {
+        if (!c.fresh.load(std::memory_order_acquire)) return;
+        ++size.cached;
+        count(c.aggregate);
+    };
+    for (const Level* level : {&s.minutes, &s.hours}) {
+        for (const auto& [start, bucket] : *level) {
+            ++size.buckets;
+            for (const CellBucket& parts : bucket.cells) {
+                size.parts += parts.size();
+                for (const ClientPart& p : parts) count(*p.aggregate);
+            }
+            for (const auto& slot : bucket.models) {
+                if (slot) count_cached(slot->merged);
+            }
+        }
+    }
+    for (const auto& [start, day] : s.days) {
+        for (const auto* entries : {&day.cells, &day.models}) {
+            for (const auto& entry : *entries) {
+                if (entry) count_cached(*entry);
+            }
+        }
+    }
+    return size;
+}
 
 std::uint64_t RollupIndex::generation() const noexcept {
     return state_->generation.load(std::memory_order_acquire);

@@ -120,7 +120,14 @@ std::int32_t DdSketch::extend(std::int32_t lo, std::int32_t hi) {
     return static_cast<std::int32_t>(new_lo);
 }
 
-Result<void> DdSketch::merge(const DdSketch& other, double weight) {
+Result<void> DdSketch::merge(const DdSketch& other, double weight) { return merge_impl(other, weight, 0); }
+
+Result<void> DdSketch::merge_on_grid(const DdSketch& other, double weight, int grid_bits) {
+    assert(grid_bits >= 0 && grid_bits <= 52);
+    return merge_impl(other, weight, std::ldexp(1.0, -grid_bits));
+}
+
+Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double grid) {
     if (other.alpha_ != alpha_ || other.max_buckets_ != max_buckets_) {
         return Error(Errc::unsupported,
                      fmt::format("ddsketch merge: relative accuracy {} and max_buckets {} differ "
@@ -139,19 +146,44 @@ Result<void> DdSketch::merge(const DdSketch& other, double weight) {
     }
     if (&other == this) {
         const DdSketch copy = other;
-        return merge(copy, weight);
+        return merge_impl(copy, weight, grid);
     }
+    // On a grid every weighted count is a multiple of `grid` (at least one, so a bucket never
+    // empties), and the total is their sum.
+    const auto weighted = [&](double c) {
+        return grid == 0 ? c * weight : std::max(grid, std::round(c * weight / grid) * grid);
+    };
+    double added = 0;
     std::int32_t lo = 0;
     std::int32_t hi = 0;
     if (other.occupied_range(lo, hi)) {
-        const std::int32_t lowest = extend(lo, hi);
-        for (std::int32_t i = lo; i <= hi; ++i) {
-            const double c = other.counts_[static_cast<std::size_t>(i - other.offset_)];
-            if (c != 0) counts_[static_cast<std::size_t>(std::max(i, lowest) - offset_)] += c * weight;
+        // Inside the store nothing grows or collapses (a store never exceeds max_buckets_),
+        // so extend(), which scans this store for its occupied range, is not needed.
+        const bool covered = lo >= offset_ &&
+                             static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
+        const std::int32_t lowest = covered ? lo : extend(lo, hi);
+        if (grid == 0 && weight == 1 && lowest <= lo) {
+            // The common case (a query adding up cached sums): a plain add the compiler
+            // vectorises. Empty buckets add 0, which changes nothing.
+            const double* from = &other.counts_[static_cast<std::size_t>(lo - other.offset_)];
+            double* to = &counts_[static_cast<std::size_t>(lo - offset_)];
+            for (std::int32_t k = 0; k <= hi - lo; ++k) to[k] += from[k];
+        } else {
+            for (std::int32_t i = lo; i <= hi; ++i) {
+                const double c = other.counts_[static_cast<std::size_t>(i - other.offset_)];
+                if (c == 0) continue;
+                const double w = weighted(c);
+                counts_[static_cast<std::size_t>(std::max(i, lowest) - offset_)] += w;
+                added += w;
+            }
         }
     }
-    zero_count_ += other.zero_count_ * weight;
-    count_ += other.count_ * weight;
+    if (other.zero_count_ != 0) {
+        const double w = weighted(other.zero_count_);
+        zero_count_ += w;
+        added += w;
+    }
+    count_ += grid == 0 ? other.count_ * weight : added;
     sum_ += other.sum_ * weight;
     min_ = std::min(min_, other.min_);
     max_ = std::max(max_, other.max_);
@@ -229,6 +261,21 @@ void DdSketch::clear() noexcept {
     zero_count_ = count_ = sum_ = 0;
     min_ = kInf;
     max_ = -kInf;
+}
+
+void DdSketch::shrink_to_fit() {
+    std::int32_t lo = 0;
+    std::int32_t hi = 0;
+    if (!occupied_range(lo, hi)) {
+        counts_ = {};  // vector::clear() would keep the capacity
+        offset_ = 0;
+        return;
+    }
+    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) && counts_.capacity() == counts_.size()) return;
+    const auto first = counts_.begin() + (lo - offset_);
+    std::vector<double> kept(first, first + (hi - lo + 1));
+    counts_ = std::move(kept);
+    offset_ = lo;
 }
 
 bool DdSketch::operator==(const DdSketch& other) const {

@@ -38,10 +38,11 @@ namespace tokenradar::observatory {
 // Errors: more than `max_output` bytes of output -> Errc::payload_too_large (413), found
 // without inflating more than max_output + 1 bytes (a gzip bomb costs at most that);
 // empty, truncated or corrupt input -> Errc::bad_request "body: expected gzip data, ...".
-// Compresses into one gzip member (what a submitter sends with content-encoding: gzip).
-std::string gzip(std::string_view data, int level = 6);
-
 Result<std::string> gunzip(std::string_view gz, std::size_t max_output);
+
+// The submitter's side: `data` as one gzip member (zlib `level` -1 = default, 0..9; data
+// under 4 GiB). Throws std::bad_alloc when zlib cannot allocate.
+std::string gzip(std::string_view data, int level = -1);
 
 enum class BodyFormat {
     json_array,  // [ {...}, {...} ]

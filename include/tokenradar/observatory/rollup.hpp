@@ -16,8 +16,14 @@
 // minute queries).
 //
 // Levels: minute buckets are kept for `minute_retention` (they serve short windows and
-// minute time series); hour buckets for `hour_retention` (0 = for ever). Day sums of the
-// weighted hours are a cache inside the index for long windows.
+// minute time series); hour buckets for `hour_retention` (0 = for ever). Caches inside the
+// index, filled by the first query that needs them after a change: per day and cell the
+// weighted hours (long windows), per bucket and model (provider + model) the weighted cells,
+// per day and model the hours of those; queries that filter and group only by provider and
+// model read the model caches. Weighted counts lie on a 2^-20 grid so that these partial sums
+// add up to exactly what a cell-by-cell merge gives (DdSketch::merge_on_grid). prune() also
+// gives back the growth room of sketches in buckets that have passed (an hour after its end,
+// minutes after five).
 //
 // Threads: add(), take_dirty_hours(), load_hour() and prune() from one writer thread;
 // query(), labels() and generation() from any number of threads at once (a shared lock:
@@ -31,6 +37,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -70,6 +77,11 @@ struct Aggregate {
     void add(const Measurement& m);
     // Counts add as they are; the sketches in `metrics` add with their counts times `weight`.
     void merge(const Aggregate& other, double weight = 1.0, MetricMask metrics = kAllMetrics);
+    // merge()'s two halves: every count; only the sketches.
+    void merge_counts(const Aggregate& other);
+    void merge_sketches(const Aggregate& other, double weight = 1.0, MetricMask metrics = kAllMetrics);
+    // Releases the sketches' growth room (DdSketch::shrink_to_fit); changes no value.
+    void shrink_to_fit();
 
     // Versioned bytes for the store's rollup rows; decode names the field on bad input.
     [[nodiscard]] std::vector<std::uint8_t> encode() const;
@@ -99,7 +111,14 @@ struct Query {
     Filter filter;
     std::vector<Label> by;  // group by these labels (none: one group)
     bool by_bucket = false; // and by bucket start (time series, heatmaps)
+    // With by_bucket: buckets with equal bucket_key(start) are merged into one group, keyed
+    // by the earliest of their starts (a heatmap's local hour and weekday: one group per
+    // slot instead of one per hour of the window). Empty: every bucket is its own group.
+    std::function<std::int64_t(std::int64_t bucket_us)> bucket_key;
     MetricMask metrics = kAllMetrics;  // sketches to merge (the others stay empty): cheaper
+    // Merge the counts (samples, statuses, tokens, cache, route)? Heatmaps, time series and
+    // distributions read only sketch counts; without counts their groups' counts stay zero.
+    bool counts = true;
 };
 
 struct GroupKey {
@@ -116,6 +135,14 @@ struct HourRow {
     CellKey cell;
     std::string client_id;
     Aggregate aggregate;
+};
+
+// What an index holds (bench/observatory reports it).
+struct IndexSize {
+    std::size_t buckets = 0;         // minute and hour buckets
+    std::size_t parts = 0;           // client parts: one aggregate each
+    std::size_t cached = 0;          // cache entries filled (days, models)
+    std::size_t sketch_buckets = 0;  // DDSketch buckets allocated (8 bytes each), room included
 };
 
 struct RollupOptions {
@@ -148,6 +175,8 @@ class RollupIndex {
     [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
                                                                            std::int64_t to_us) const;
     [[nodiscard]] const RollupOptions& options() const noexcept;
+    // Walks everything (shared lock): for benchmarks and tests, not the request path.
+    [[nodiscard]] IndexSize size() const;
     // Changes whenever add()/load_hour()/prune() changed something: part of the API's ETags.
     [[nodiscard]] std::uint64_t generation() const noexcept;
 

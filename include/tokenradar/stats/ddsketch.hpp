@@ -101,6 +101,12 @@ class DdSketch {
     // weight is not a finite number > 0 or the total weight would pass kMaxTotalWeight. On
     // error nothing changes.
     Result<void> merge(const DdSketch& other, double weight = 1.0);
+    // merge() with each weighted count rounded to the nearest multiple of 2^-grid_bits (at
+    // least one multiple; grid_bits 0..52), the total being their sum. When other's counts are
+    // integers every count of the result is such a multiple, and while totals stay below
+    // 2^(53 - grid_bits) all further sums of them are exact: merges then give the same sketch
+    // in any order and grouping (the observatory caches partial merges of weighted rollups).
+    Result<void> merge_on_grid(const DdSketch& other, double weight, int grid_bits);
 
     // q in [0, 1] (clamped); nullopt when empty or q is NaN. See the rank convention above.
     [[nodiscard]] std::optional<double> quantile(double q) const;
@@ -136,6 +142,12 @@ class DdSketch {
     [[nodiscard]] double value_of(std::int32_t index) const noexcept;
 
     void clear() noexcept;
+    // Releases the room kept for growth: the store shrinks to the non-empty buckets. Nothing
+    // else changes (quantiles, encode(), ==); the next value outside them grows it again.
+    // For sketches that stop changing (an observatory hour that has passed).
+    void shrink_to_fit();
+    // Buckets allocated, empty ones and growth room included (memory accounting, tests).
+    [[nodiscard]] std::size_t allocated_buckets() const noexcept { return counts_.capacity(); }
 
     // Compact bytes for SQLite BLOBs (format in ddsketch.cpp): version 1, little-endian,
     // delta-varint bucket indexes, varint counts when all counts are integers.
@@ -148,6 +160,7 @@ class DdSketch {
     bool operator==(const DdSketch& other) const;
 
   private:
+    Result<void> merge_impl(const DdSketch& other, double weight, double grid);  // grid 0: exact
     void add_slow(std::int32_t index, double weight);
     // Makes the store cover [lo, hi] plus the buckets already held, collapsing the lowest so
     // at most max_buckets_ remain; returns the lowest kept index (lower indexes go there).

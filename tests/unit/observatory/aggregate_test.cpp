@@ -51,6 +51,29 @@ TEST(Aggregate, MergeAddsCountsAndOnlyTheAskedSketches) {
     EXPECT_TRUE(ttft_only.sketch(Metric::tpot).empty());
 }
 
+TEST(Aggregate, MergeIsItsTwoHalvesAndShrinkChangesNothing) {
+    Aggregate a;
+    Aggregate b;
+    for (int i = 0; i < 10; ++i) a.add(record("p", 0, 100 + i));
+    Measurement failed = record("p", 0, 900);
+    failed.status = "timeout_total";
+    b.add(failed);
+    for (int i = 0; i < 5; ++i) b.add(record("p", 0, 3000 + i));
+    Aggregate whole = a;
+    whole.merge(b);
+    Aggregate halves = a;
+    halves.merge_counts(b);
+    EXPECT_EQ(halves.samples, 16u);
+    EXPECT_EQ(halves.statuses.at("timeout_total"), 1u);
+    EXPECT_EQ(halves.sketch(Metric::ttft).count(), 10);  // counts only: sketches untouched
+    halves.merge_sketches(b);
+    EXPECT_EQ(halves, whole);
+    Aggregate shrunk = whole;
+    shrunk.shrink_to_fit();
+    EXPECT_EQ(shrunk, whole);
+    EXPECT_LT(shrunk.sketch(Metric::ttft).allocated_buckets(), whole.sketch(Metric::ttft).allocated_buckets());
+}
+
 TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
     Aggregate a;
     for (int i = 0; i < 50; ++i) a.add(record("p", 0, 100 + i));

@@ -1,5 +1,3 @@
-#include <zlib.h>
-
 #include <tokenradar/observatory/ingest.hpp>
 
 #include <boost/json.hpp>
@@ -401,6 +399,20 @@ TEST(Ingest, TooManyRecordsIsPayloadTooLarge) {
 }
 
 // ---- gzip ----------------------------------------------------------------------------------
+
+TEST(Gzip, WritesOneGzipMemberAtEveryLevel) {
+    const std::string body = ndjson_of({record(0), record(1), record(2)});
+    for (int level : {-1, 0, 1, 9}) {
+        const std::string gz = gzip(body, level);
+        ASSERT_GE(gz.size(), 18u);  // 10-byte header, 8-byte trailer
+        EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f) << level;
+        EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b) << level;
+        EXPECT_EQ(gunzip(gz, body.size()).value(), body) << level;
+        if (level != 0) {
+            EXPECT_LT(gz.size(), body.size() / 2) << level;  // JSON compresses well
+        }
+    }
+}
 
 TEST(Gunzip, RoundTripsABody) {
     const std::string body = ndjson_of({record(0), record(1), record(2)});

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -26,6 +30,7 @@ Query query(std::int64_t from_us, std::int64_t to_us, std::vector<Label> by = {}
 }
 
 double p(const Aggregate& a, Metric m, double q) { return a.sketch(m).quantile(q).value(); }
+
 
 TEST(RollupIndex, GroupsFiltersAndWindows) {
     RollupIndex index;
@@ -170,6 +175,174 @@ TEST(RollupIndex, HourRetentionDropsOldHours) {
     index.prune(kDay0 + 2 * kDayUs + kHourUs);
     EXPECT_GT(index.generation(), before);
     EXPECT_EQ(index.query(all).begin()->second.samples, 1u);
+}
+
+// Equal counts, statuses and sketches bit for bit (a sketch's sum is a float sum of values
+// and depends on the order of additions; nothing shows it).
+void expect_same(const Aggregate& a, const Aggregate& b, const std::string& where) {
+    SCOPED_TRACE(where);
+    EXPECT_EQ(a.samples, b.samples);
+    EXPECT_EQ(a.first_attempts, b.first_attempts);
+    EXPECT_EQ(a.statuses, b.statuses);
+    EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
+    EXPECT_EQ(a.cache, b.cache);
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+        const auto& x = a.sketches[i];
+        const auto& y = b.sketches[i];
+        EXPECT_EQ(x.buckets(), y.buckets()) << i;
+        EXPECT_EQ(x.count(), y.count()) << i;
+        EXPECT_EQ(x.zero_count(), y.zero_count()) << i;
+        EXPECT_EQ(x.min(), y.min()) << i;
+        EXPECT_EQ(x.max(), y.max()) << i;
+        EXPECT_NEAR(x.sum(), y.sum(), 1e-9 * std::abs(y.sum())) << i;
+    }
+}
+
+void expect_same(const Groups& a, const Groups& b, const std::string& where) {
+    ASSERT_EQ(a.size(), b.size()) << where;
+    for (auto x = a.begin(), y = b.begin(); x != a.end(); ++x, ++y) {
+        ASSERT_EQ(x->first, y->first) << where;
+        expect_same(x->second, y->second, where);
+    }
+}
+
+// Several providers, models, tasks and regions, uneven clients (fractional weights), spread
+// over five days: every cache has something to do.
+std::vector<Measurement> mixed_records(int n, std::uint64_t seed, std::int64_t from_us, std::int64_t span_us) {
+    std::mt19937_64 rng(seed);
+    std::lognormal_distribution<double> ttft(std::log(300.0), 0.6);
+    std::vector<Measurement> records;
+    for (int i = 0; i < n; ++i) {
+        const std::int64_t ts = from_us + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span_us));
+        const std::uint64_t r = rng();
+        const std::uint64_t c = rng() % 10;
+        Measurement m = record(r % 3 == 0 ? "a" : r % 3 == 1 ? "b" : "c", ts, ttft(rng),
+                               c < 6 ? "heavy" : c < 8 ? "x" : c < 9 ? "y" : "z");
+        m.labels.model = (r >> 8) % 2 ? "m1" : "m2";
+        m.labels.task = (r >> 16) % 2 ? "chat" : "code";
+        m.labels.client_region = (r >> 24) % 2 ? "eu" : "us";
+        m.labels.stream = (r >> 32) % 4 != 0;
+        if ((r >> 40) % 50 == 0) m.status = "http_429";
+        records.push_back(std::move(m));
+    }
+    return records;
+}
+
+// What a query should answer, from one group per cell and bucket (the index's plain path:
+// grouping by every label defeats the model caches, time buckets the day caches), merged in
+// the test. `key` maps a cell group to the query's group; `bucket` a bucket to its own.
+Groups reference(const RollupIndex& index, Query q,
+                 const std::function<std::optional<GroupKey>(const GroupKey&)>& key) {
+    q.by = {kAllLabels.begin(), kAllLabels.end()};
+    q.by_bucket = true;
+    q.bucket_key = nullptr;
+    Groups out;
+    for (const auto& [cell_key, a] : index.query(q)) {
+        if (auto k = key(cell_key)) {
+            Aggregate& into = out[*k];
+            into.merge_counts(a);
+            into.merge_sketches(a, 1.0, q.metrics);
+        }
+    }
+    return out;
+}
+
+TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
+    RollupOptions options;
+    options.hour_retention = std::chrono::hours(24 * 4);
+    RollupIndex index(options);
+    index.add(mixed_records(30'000, 5, kDay0, 5 * kDayUs));
+    // Only in the first hour of day 1, which retention cuts below.
+    index.add(std::vector{record("early", kDay0 + kDayUs + 10 * kMinuteUs, 100)});
+    const std::int64_t from = kDay0 + 7 * kHourUs;
+    const std::int64_t to = kDay0 + 4 * kDayUs + 13 * kHourUs;
+    const auto model_of = [](const GroupKey& k) { return std::vector<std::string>{k.labels[0], k.labels[1]}; };
+
+    const auto check = [&](const std::string& when) {
+        // A leaderboard: by provider and model, whole days from the caches.
+        Query board = query(from, to, {Label::provider, Label::model});
+        expect_same(index.query(board), reference(index, board, [&](const GroupKey& k) {
+                        return GroupKey{model_of(k), -1};
+                    }), when + ": by model");
+        // No grouping at all, one provider, and only some sketches, without counts.
+        Query one = query(from, to);
+        one.filter.allow(Label::provider, "b");
+        one.metrics = metric_bit(Metric::ttft);
+        one.counts = false;
+        Groups got = index.query(one);
+        Groups want = reference(index, one, [](const GroupKey& k) -> std::optional<GroupKey> {
+            return k.labels[0] == "b" ? std::optional(GroupKey{{}, -1}) : std::nullopt;
+        });
+        ASSERT_EQ(got.size(), 1u) << when;
+        EXPECT_EQ(got.begin()->second.samples, 0u) << when;  // counts were not merged
+        EXPECT_EQ(got.begin()->second.sketch(Metric::ttft).buckets(), want.begin()->second.sketch(Metric::ttft).buckets()) << when;
+        EXPECT_TRUE(got.begin()->second.sketch(Metric::tpot).empty()) << when;
+        // A filter on another label: cells and the day-cell caches.
+        Query region = query(from, to, {Label::task});
+        region.filter.allow(Label::client_region, "eu");
+        expect_same(index.query(region), reference(index, region, [](const GroupKey& k) -> std::optional<GroupKey> {
+                        if (k.labels[6] != "eu") return std::nullopt;
+                        return GroupKey{{k.labels[2]}, -1};
+                    }), when + ": eu by task");
+        // Time series per model from the bucket-model caches.
+        Query series = board;
+        series.by_bucket = true;
+        expect_same(index.query(series), reference(index, series, [&](const GroupKey& k) {
+                        return GroupKey{model_of(k), k.bucket_us};
+                    }), when + ": series");
+        // Buckets merged by key (a heatmap's hour of day), keyed by the first bucket.
+        Query slots = series;
+        slots.bucket_key = [](std::int64_t b) { return (b / kHourUs) % 24; };
+        std::map<std::int64_t, std::int64_t> first;  // the earliest bucket of each hour of day
+        for (const auto& [k, a] : reference(index, slots, [](const GroupKey& g) { return g; })) {
+            auto [it, inserted] = first.try_emplace((k.bucket_us / kHourUs) % 24, k.bucket_us);
+            it->second = std::min(it->second, k.bucket_us);
+        }
+        expect_same(index.query(slots), reference(index, slots, [&](const GroupKey& k) {
+                        return GroupKey{model_of(k), first.at((k.bucket_us / kHourUs) % 24)};
+                    }), when + ": by hour of day");
+    };
+    check("fresh");
+    // Late records into hours and days already cached, a new model, a new client.
+    std::vector<Measurement> late = mixed_records(500, 6, kDay0 + kDayUs, 2 * kDayUs);
+    late.push_back(record("d", kDay0 + 2 * kDayUs + 5, 1234, "new"));
+    index.add(late);
+    check("after late records");
+    // A stored row replaces a part.
+    HourRow row;
+    row.hour_us = kDay0 + 2 * kDayUs + 3 * kHourUs;
+    row.cell = CellKey::of(late.back().labels);
+    row.client_id = "heavy";
+    for (int i = 0; i < 40; ++i) row.aggregate.add(record("d", row.hour_us, 50.0 + i));
+    index.load_hour(row);
+    check("after load_hour");
+    // Retention cuts the first day in two (hours before 01:00 of day 1 go).
+    index.prune(kDay0 + 5 * kDayUs + kHourUs);
+    check("after prune");
+    // Day 1 is cut: its cache holds an entry for "early", whose only hour is gone; no empty
+    // group may come of it.
+    const Groups day1 = index.query(query(kDay0 + kDayUs, kDay0 + 2 * kDayUs, {Label::provider}));
+    EXPECT_EQ(day1.size(), 3u);
+    EXPECT_EQ(day1.count(GroupKey{{"early"}, -1}), 0u);
+    const Groups cells = index.query(query(kDay0 + kDayUs, kDay0 + 2 * kDayUs, {Label::provider, Label::task}));
+    EXPECT_EQ(cells.count(GroupKey{{"early", "chat"}, -1}), 0u);
+}
+
+TEST(RollupIndex, PruneGivesBackTheRoomOfPassedBuckets) {
+    RollupIndex index;
+    index.prune(kDay0);
+    index.add(mixed_records(5'000, 7, kDay0, 3 * kHourUs));
+    const IndexSize before = index.size();
+    EXPECT_EQ(before.parts, index.size().parts);
+    EXPECT_GT(before.buckets, 180u);  // 3 hours + 180 minutes
+    const Groups answer = index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model}));
+    EXPECT_GT(index.size().cached, 0u);  // the model slots of three hours
+    index.prune(kDay0 + 3 * kHourUs);  // hours 0 and 1 have passed, minutes up to 2:55
+    const IndexSize after = index.size();
+    EXPECT_EQ(after.parts, before.parts);
+    EXPECT_LT(after.sketch_buckets, before.sketch_buckets * 3 / 4);
+    expect_same(index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model})), answer,
+                "after compaction");
 }
 
 TEST(RollupIndex, QueriesRunWhileRecordsArrive) {

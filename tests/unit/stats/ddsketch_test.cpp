@@ -352,6 +352,96 @@ TEST(DdSketch, StoreGrowsBothWays) {
     EXPECT_EQ(s.max(), s.quantile(1));
 }
 
+TEST(DdSketch, ShrinkToFitKeepsEverythingButTheRoom) {
+    DdSketch s;
+    EXPECT_EQ(s.allocated_buckets(), 0u);
+    s.shrink_to_fit();  // empty: stays valid
+    s.add(300);
+    EXPECT_GT(s.allocated_buckets(), 30u);  // growth room either side of one value
+    for (double v : {280.0, 310.0, 450.0}) s.add(v);
+    const DdSketch before = s;
+    s.shrink_to_fit();
+    EXPECT_EQ(s, before);
+    EXPECT_EQ(s.encode(), before.encode());
+    EXPECT_EQ(s.allocated_buckets(), static_cast<std::size_t>(s.buckets().back().index - s.buckets().front().index + 1));
+    EXPECT_EQ(s.quantile(0.5), before.quantile(0.5));
+    // It grows again both ways, and equals a sketch that never shrank.
+    DdSketch never = before;
+    for (double v : {1.0, 1e6, 300.0}) {
+        s.add(v);
+        never.add(v);
+    }
+    EXPECT_EQ(s, never);
+    ASSERT_TRUE(s.merge(before));
+    ASSERT_TRUE(never.merge(before));
+    EXPECT_EQ(s, never);
+    // Only the zero bucket: no store at all.
+    DdSketch zeros;
+    zeros.add(0);
+    zeros.shrink_to_fit();
+    EXPECT_EQ(zeros.allocated_buckets(), 0u);
+    EXPECT_EQ(zeros.quantile(0.5), 0.0);
+    zeros.add(5);
+    EXPECT_EQ(zeros.quantile(1), 5.0);
+}
+
+// Same buckets, counts, min and max, bit for bit (sum depends on the order of additions).
+void expect_same_counts(const DdSketch& a, const DdSketch& b) {
+    EXPECT_EQ(a.buckets(), b.buckets());
+    EXPECT_EQ(a.count(), b.count());
+    EXPECT_EQ(a.zero_count(), b.zero_count());
+    EXPECT_EQ(a.min(), b.min());
+    EXPECT_EQ(a.max(), b.max());
+    EXPECT_NEAR(a.sum(), b.sum(), 1e-9 * std::abs(b.sum()));
+}
+
+TEST(DdSketch, GridMergesGiveTheSameCountsInAnyOrder) {
+    std::mt19937_64 rng(11);
+    std::lognormal_distribution<double> value(std::log(300.0), 0.5);
+    std::uniform_real_distribution<double> weight(0.05, 7.0);
+    std::vector<DdSketch> parts(60);
+    std::vector<double> weights;
+    for (DdSketch& p : parts) {
+        for (int i = 0, n = 1 + static_cast<int>(rng() % 20); i < n; ++i) p.add(value(rng));
+        if (rng() % 5 == 0) p.add(0);
+        weights.push_back(weight(rng));
+    }
+    // In order; in reverse; in groups of 7 merged first (as a cache of partial sums would).
+    DdSketch forward, backward, grouped, plain_forward, plain_backward;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        ASSERT_TRUE(forward.merge_on_grid(parts[i], weights[i], 20));
+        ASSERT_TRUE(plain_forward.merge(parts[i], weights[i]));
+    }
+    for (std::size_t i = parts.size(); i-- > 0;) {
+        ASSERT_TRUE(backward.merge_on_grid(parts[i], weights[i], 20));
+        ASSERT_TRUE(plain_backward.merge(parts[i], weights[i]));
+    }
+    for (std::size_t g = 0; g < parts.size(); g += 7) {
+        DdSketch group;
+        for (std::size_t i = g; i < std::min(parts.size(), g + 7); ++i) {
+            ASSERT_TRUE(group.merge_on_grid(parts[i], weights[i], 20));
+        }
+        ASSERT_TRUE(grouped.merge(group));
+    }
+    expect_same_counts(forward, backward);
+    expect_same_counts(forward, grouped);
+    // Every count is a multiple of 2^-20, within 2^-21 of the exact product.
+    for (const auto& b : forward.buckets()) EXPECT_EQ(std::fmod(b.count * 1048576.0, 1.0), 0.0);
+    EXPECT_NEAR(forward.count(), plain_forward.count(), 60 * 20 * std::ldexp(1.0, -21));
+    for (double q : {0.1, 0.5, 0.9, 0.99}) EXPECT_EQ(forward.quantile(q), backward.quantile(q));
+    // Without the grid the order shows in the low bits (why the grid exists).
+    EXPECT_NE(plain_forward.buckets(), plain_backward.buckets());
+    // Weight 1 on integer counts is an ordinary merge.
+    DdSketch a, b;
+    ASSERT_TRUE(a.merge_on_grid(parts[0], 1.0, 20));
+    ASSERT_TRUE(b.merge(parts[0]));
+    EXPECT_EQ(a, b);
+    // A tiny weight keeps every bucket: at least one grid step each.
+    DdSketch tiny;
+    ASSERT_TRUE(tiny.merge_on_grid(parts[1], 1e-12, 20));
+    EXPECT_EQ(tiny.buckets().size(), parts[1].buckets().size());
+}
+
 TEST(DdSketch, MergeRejectsDifferentParameters) {
     DdSketch a(0.01);
     DdSketch b(0.02);

@@ -1,0 +1,217 @@
+// RollupIndex's buckets and caches: lookups of cells and clients, where records go, the
+// weighted merge of a bucket, and the cache fills (rollup_state.hpp).
+
+#include "rollup_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string_view>
+
+namespace tokenradar::observatory {
+namespace {
+
+// A hash of a cell's labels, the same from Labels as from a CellKey; equality is checked
+// after it (collisions only cost a comparison).
+std::uint64_t cell_hash(std::string_view provider, std::string_view model, std::string_view task,
+                        std::string_view source, std::string_view api, std::string_view upstream,
+                        std::string_view client, bool stream) noexcept {
+    std::uint64_t h = stream ? 0x9e3779b97f4a7c15ULL : 0x632be59bd9b4e019ULL;
+    for (std::string_view v : {provider, model, task, source, api, upstream, client}) {
+        h = (h ^ std::hash<std::string_view>{}(v)) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+bool same_cell(const CellKey& k, const Labels& l) noexcept {
+    return k.stream == l.stream && k.provider == l.provider && k.model == l.model &&
+           k.task == l.task && k.source == l.source && k.api == l.api &&
+           k.upstream_region == l.upstream_region && k.client_region == l.client_region;
+}
+
+ClientPart& part_of(CellBucket& bucket, ClientId client) {
+    for (ClientPart& p : bucket) {
+        if (p.client == client) return p;
+    }
+    return bucket.emplace_back(client);
+}
+
+// Weighted counts are rounded to multiples of 2^-kWeightBits (DdSketch::merge_on_grid). Raw
+// parts hold integer counts, so every count a query or cache adds up is such a multiple, and
+// the sums are exact while below 2^(53 - kWeightBits) = 8.6e9 samples: merges give the same
+// bits in any order, which lets the caches add whole days and models where a plain query
+// adds cells and hours. (Unrounded, a rank that fell exactly on a bucket boundary went either
+// way with the order of the additions.) A count moves by at most 2^-21 per bucket merged.
+constexpr int kWeightBits = 20;
+
+}  // namespace
+
+void merge_weighted(Aggregate& into, const CellBucket& bucket, MetricMask metrics, bool counts) {
+    if (counts) {
+        for (const ClientPart& p : bucket) into.merge_counts(*p.aggregate);
+    }
+    if (bucket.size() == 1) {
+        into.merge_sketches(*bucket.front().aggregate, 1.0, metrics);
+        return;
+    }
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+        if ((metrics & (1U << i)) == 0) continue;
+        double total = 0;
+        double clients = 0;
+        for (const ClientPart& p : bucket) {
+            const double n = p.aggregate->sketches[i].count();
+            total += n;
+            clients += n > 0 ? 1 : 0;
+        }
+        for (const ClientPart& p : bucket) {
+            const double n = p.aggregate->sketches[i].count();
+            if (n > 0) {
+                [[maybe_unused]] auto merged = into.sketches[i].merge_on_grid(
+                    p.aggregate->sketches[i], total / (clients * n), kWeightBits);
+            }
+        }
+    }
+}
+
+void Day::invalidate() noexcept {
+    for (auto& entry : cells) {
+        if (entry) entry->invalidate();
+    }
+    for (auto& entry : models) {
+        if (entry) entry->invalidate();
+    }
+}
+
+CachedMerge& entry_at(std::vector<std::unique_ptr<CachedMerge>>& entries, std::uint32_t id) {
+    if (id >= entries.size()) entries.resize(id + 1);
+    if (!entries[id]) entries[id] = std::make_unique<CachedMerge>();
+    return *entries[id];
+}
+
+CellId RollupIndex::State::cell_id(const Labels& l) {
+    const std::uint64_t h = cell_hash(l.provider, l.model, l.task, l.source, l.api,
+                                      l.upstream_region, l.client_region, l.stream);
+    for (auto [it, end] = cell_index.equal_range(h); it != end; ++it) {
+        if (same_cell(cells[it->second], l)) return it->second;
+    }
+    return cell_id(CellKey::of(l));
+}
+
+CellId RollupIndex::State::cell_id(const CellKey& k) {
+    const std::uint64_t h = cell_hash(k.provider, k.model, k.task, k.source, k.api,
+                                      k.upstream_region, k.client_region, k.stream);
+    for (auto [it, end] = cell_index.equal_range(h); it != end; ++it) {
+        if (cells[it->second] == k) return it->second;
+    }
+    const auto id = static_cast<CellId>(cells.size());
+    cells.push_back(k);
+    cell_index.emplace(h, id);
+    auto [model, inserted] =
+        model_ids.try_emplace({k.provider, k.model}, static_cast<ModelId>(models.size()));
+    if (inserted) models.push_back({id});
+    cell_model.push_back(model->second);
+    return id;
+}
+
+ClientId RollupIndex::State::client_id(const std::string& client) {
+    auto [it, inserted] = client_ids.try_emplace(client, static_cast<ClientId>(clients.size()));
+    if (inserted) clients.push_back(client);
+    return it->second;
+}
+
+ClientPart& RollupIndex::State::touch(Resolution resolution, std::int64_t bucket_us, CellId cell,
+                                      ClientId client) {
+    LastBucket& last = last_bucket[resolution == Resolution::minute ? 0 : 1];
+    if (last.bucket == nullptr || last.start != bucket_us)
+        last = {bucket_us, &level(resolution)[bucket_us]};
+    Bucket& bucket = *last.bucket;
+    bucket.loose = true;
+    if (cell >= bucket.cells.size()) bucket.cells.resize(cells.size());
+    CellBucket& parts = bucket.cells[cell];
+    const ModelId model = cell_model[cell];
+    if (model >= bucket.models.size()) bucket.models.resize(models.size());
+    auto& slot = bucket.models[model];
+    if (!slot) slot = std::make_unique<ModelSlot>();
+    if (parts.empty()) slot->cells.push_back(cell);
+    slot->merged.invalidate();
+    return part_of(parts, client);
+}
+
+void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
+    const std::int64_t day_us = floor_to(hour_us, kDayUs);
+    if (last_day == nullptr || last_day_start != day_us) {
+        last_day = &days[day_us];
+        last_day_start = day_us;
+    }
+    entry_at(last_day->cells, cell).invalidate();
+    entry_at(last_day->models, cell_model[cell]).invalidate();
+}
+
+void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client) {
+    const std::int64_t minute = floor_to(m.ts_us, kMinuteUs);
+    if (minute < minute_floor_us) return;
+    touch(Resolution::minute, minute, cell, client).aggregate->add(m);
+}
+
+void RollupIndex::State::compact(Resolution resolution, std::int64_t before_us) {
+    Level& l = level(resolution);
+    for (auto it = l.begin(); it != l.end() && it->first < before_us; ++it) {
+        if (!it->second.loose) continue;
+        for (CellBucket& parts : it->second.cells) {
+            for (ClientPart& p : parts) p.aggregate->shrink_to_fit();
+        }
+        it->second.loose = false;
+    }
+}
+
+template <class Fill>
+const CachedMerge& RollupIndex::State::fill_if_stale(const CachedMerge& entry, Fill&& fill) const {
+    if (entry.fresh.load(std::memory_order_acquire)) return entry;
+    std::lock_guard lock(fill_mutex);
+    if (!entry.fresh.load(std::memory_order_relaxed)) {
+        entry.aggregate = Aggregate();
+        entry.present = false;
+        fill(entry);
+        entry.aggregate.shrink_to_fit();  // kept until the next change: no growth room
+        entry.fresh.store(true, std::memory_order_release);
+    }
+    return entry;
+}
+
+const CachedMerge& RollupIndex::State::merged(const Bucket& bucket, const ModelSlot& slot) const {
+    return fill_if_stale(slot.merged, [&](const CachedMerge& e) {
+        for (CellId cell : slot.cells)
+            merge_weighted(e.aggregate, bucket.cells[cell], kAllMetrics, true);
+        e.present = !slot.cells.empty();
+    });
+}
+
+const CachedMerge& RollupIndex::State::merged_day_cell(std::int64_t day_us, CellId cell,
+                                                       const CachedMerge& entry) const {
+    return fill_if_stale(entry, [&](const CachedMerge& e) {
+        for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
+             ++h) {
+            const auto& bucket_cells = h->second.cells;
+            if (cell < bucket_cells.size() && !bucket_cells[cell].empty()) {
+                merge_weighted(e.aggregate, bucket_cells[cell], kAllMetrics, true);
+                e.present = true;
+            }
+        }
+    });
+}
+
+const CachedMerge& RollupIndex::State::merged_day_model(std::int64_t day_us, ModelId model,
+                                                        const CachedMerge& entry) const {
+    return fill_if_stale(entry, [&](const CachedMerge& e) {
+        for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
+             ++h) {
+            if (const ModelSlot* slot = find_at(h->second.models, model)) {
+                e.aggregate.merge(merged(h->second, *slot).aggregate);
+                e.present = true;
+            }
+        }
+    });
+}
+
+}  // namespace tokenradar::observatory
