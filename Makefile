@@ -4,8 +4,11 @@
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(HOME)/.cache/ccache
 export CCACHE_MAXSIZE ?= 5G
-# Paths inside the checkout hash as relative ones, so a fresh clone reuses the cache.
+# Paths inside the checkout hash as relative ones, and the build directory's own path is left
+# out of the hash (debug info then names the first checkout's path), so a fresh clone reuses
+# the cache instead of recompiling everything.
 export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: deps web build build-asan test test-release test-asan run fuzz bench format clean
 
