@@ -2,15 +2,13 @@
 // stamps submitted records that carry no client_region with the region its MaxMind DB gives
 // the submitter's address; records with their own region keep it.
 
-#include "../../support/gateway_fixture.hpp"
+#include "../../support/service_fixture.hpp"
 #include "../../support/mmdb_writer.hpp"
 #include "../../support/store_records.hpp"
 
-#include <tokenradar/gateway/service.hpp>
 #include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -28,22 +26,11 @@ std::string geoip_database() {
     return w.bytes();
 }
 
-Result<SubmitOutcome> submit(const SubmitTarget& target, std::vector<Measurement> rs) {
-    net::asio::io_context io;
-    net::HttpClient client(io.get_executor());
-    Result<SubmitOutcome> out = Error(Errc::internal, "not run");
-    net::asio::co_spawn(io, submit_records(client, target, std::move(rs)),
-                        [&out](std::exception_ptr e, Result<SubmitOutcome> r) {
-                            if (!e) out = std::move(r);
-                        });
-    io.run();
-    return out;
-}
 
 TEST(ObservatoryGeoIp, RecordsWithoutARegionGetTheSubmittersCountry) {
     testing::TempDb db;
     mmdb::TempFile geoip(geoip_database());
-    gateway::Service service(testing::gateway_config(fmt::format(R"(
+    testing::ServiceFixture service(fmt::format(R"(
 [listener]
 port = 0
 [auth]
@@ -55,8 +42,7 @@ flush_interval = "50ms"
 ingest = "public"
 geoip_db = "{}"
 )",
-                                                                 db.path(), geoip.path())));
-    const std::uint16_t port = service.start().value();
+                                                db.path(), geoip.path()));
 
     std::vector<Measurement> records;
     const std::int64_t now = wall_now_us();
@@ -66,10 +52,10 @@ geoip_db = "{}"
         m.labels.client_region = i % 2 == 0 ? "" : "eu-west";  // full_record's own
         records.push_back(std::move(m));
     }
-    const SubmitTarget target{
-        net::parse_url(fmt::format("http://127.0.0.1:{}/api/v1/measurements", port)).value(),
-        Secret()};
-    auto outcome = submit(target, std::move(records));
+    const SubmitTarget target{service.url("/api/v1/measurements"), Secret()};
+    net::asio::io_context io;
+    net::HttpClient client(io.get_executor());
+    auto outcome = testing::run_sync(io, submit_records(client, target, std::move(records)));
     ASSERT_TRUE(outcome) << outcome.error().message;
     EXPECT_EQ(outcome->accepted, 4u);
     EXPECT_EQ(outcome->rejected, 0u);

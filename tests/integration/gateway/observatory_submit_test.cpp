@@ -3,13 +3,11 @@
 
 #include <tokenradar/observatory/submit.hpp>
 
-#include "../../support/gateway_fixture.hpp"
+#include "../../support/service_fixture.hpp"
 #include "../../support/store_records.hpp"
 
-#include <tokenradar/gateway/service.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <gtest/gtest.h>
 
 namespace tokenradar::observatory {
@@ -18,10 +16,11 @@ namespace {
 using namespace std::chrono_literals;
 constexpr std::string_view kKey = "ingest-key-for-tests";
 
-class Observatory {
+// An observatory with ingest keys on a temp store.
+class Observatory : public testing::ServiceFixture {
   public:
     explicit Observatory(const std::string& db)
-        : service_(testing::gateway_config(fmt::format(R"(
+        : ServiceFixture(fmt::format(R"(
 [listener]
 port = 0
 [auth]
@@ -34,17 +33,7 @@ ingest = "keys"
 [[observatory.ingest_keys]]
 name = "bench-box"
 sha256 = "{}"
-)", db, net::hash_api_key(kKey)))) {
-        port_ = service_.start().value();
-    }
-    [[nodiscard]] net::Url url(std::string_view path = "") const {
-        return net::parse_url(fmt::format("http://127.0.0.1:{}{}", port_, path)).value();
-    }
-    void stop() { service_.stop(); }
-
-  private:
-    gateway::Service service_;
-    std::uint16_t port_ = 0;
+)", db, net::hash_api_key(kKey))) {}
 };
 
 std::vector<Measurement> records(std::size_t n) {
@@ -61,13 +50,7 @@ std::vector<Measurement> records(std::size_t n) {
 Result<SubmitOutcome> submit(const SubmitTarget& target, std::vector<Measurement> rs, SubmitOptions options = {}) {
     net::asio::io_context io;
     net::HttpClient client(io.get_executor());
-    Result<SubmitOutcome> out = Error(Errc::internal, "not run");
-    net::asio::co_spawn(io, submit_records(client, target, std::move(rs), options),
-                        [&out](std::exception_ptr e, Result<SubmitOutcome> r) {
-                            if (!e) out = std::move(r);
-                        });
-    io.run();
-    return out;
+    return testing::run_sync(io, submit_records(client, target, std::move(rs), options));
 }
 
 std::size_t stored_from(const std::string& db, std::string_view client_id) {
@@ -80,7 +63,7 @@ std::size_t stored_from(const std::string& db, std::string_view client_id) {
 TEST(ObservatorySubmit, BatchesAreStoredOnceUnderTheKeysName) {
     testing::TempDb db;
     Observatory obs(db.path());
-    const SubmitTarget target{measurements_url(obs.url().authority().insert(0, "http://"), "url").value(),
+    const SubmitTarget target{measurements_url(obs.base_url(), "url").value(),
                               Secret(std::string(kKey))};
     SubmitOptions options;
     options.batch = 700;  // several requests
