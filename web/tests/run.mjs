@@ -63,29 +63,50 @@ function sameParams(url, pathname, expected) {
   return a === b;
 }
 
+/** Reads the DOM with `extract` and, in the same task (so no render can fall in between), the
+ *  ETags the page says this render shows (`main[data-etags]`, URL -> ETag). */
+function lookAtPage(page, extract) {
+  const [fn, arg] = Array.isArray(extract) ? extract : [extract, undefined];
+  return page.evaluate(`(() => {
+    const dom = (${fn.toString()})(${arg === undefined ? '' : JSON.stringify(arg)});
+    return { dom, etags: JSON.parse(document.querySelector('main')?.dataset.etags || '{}') };
+  })()`);
+}
+
+/** The API's answer at `etag` for the page's URL: the body of a response the page received
+ *  with that ETag (a strong ETag, a hash of the body: any of them will do), else a direct fetch
+ *  if the API still answers at it. */
+async function apiAt(record, url, etag) {
+  for (const r of record.responses.filter((x) => x.url === url && x.status === 200 && x.etag === etag)) {
+    await r.bodyRead;
+    if (r.body) return r.body;
+  }
+  const res = await fetch(url);
+  const body = await res.json();
+  assert(res.headers.get('etag') === etag, `${url}: the page's body at ETag ${etag} was not captured and the API has moved on to ${res.headers.get('etag')}`);
+  return body;
+}
+
 /**
- * Compares what the page shows with a direct fetch of the API. The demo's data moves on while
- * we look, so: take the DOM, fetch the same URL; when the ETag is the one the page rendered,
- * compare strictly; otherwise wait for the page's next poll and try again.
+ * Compares what the page shows with what the API answered for the snapshot the page rendered.
+ * The demo's data moves on while we look, so the page's current ETag for the URL is read with
+ * the DOM and the comparison is against the API body at that ETag, never a newer one. Another
+ * look is taken only while the page is still drawing (a chart waits for layout); the data
+ * changing in between cannot make it fail.
  */
-async function matchesApi(page, record, pathname, params, extract, compare, tries = 8) {
+async function matchesApi(page, record, pathname, params, extract, compare, tries = 5) {
   let last = '';
   for (let i = 0; i < tries; i++) {
-    const dom = Array.isArray(extract) ? await page.evaluate(extract[0], extract[1]) : await page.evaluate(extract);
-    const seen = record.responses.filter((r) => r.status === 200 && r.body && sameParams(r.url, pathname, params)).at(-1);
-    assert(seen, `the page never fetched ${pathname}?${new URLSearchParams(params)} (fetched: ${record.responses.map((r) => r.url).slice(-5).join(', ')})`);
-    const direct = await api(pathname, params);
-    if (direct.etag === null || direct.etag === seen.etag) {
-      const problems = compare(dom, direct.body);
-      if (problems.length === 0) return `(${pathname}: ${i + 1} look${i ? 's' : ''})`;
-      // The page may not have rendered the response it just received: look again.
-      last = `at ETag ${direct.etag}:\n${problems.slice(0, 8).join('\n')}`;
-    } else {
-      last = `ETag moved on (${seen.etag} -> ${direct.etag})`;
-    }
-    await page.waitForTimeout(1200);
+    const { dom, etags } = await lookAtPage(page, extract);
+    const url = Object.keys(etags).find((u) => sameParams(u, pathname, params));
+    assert(url, `the page does not show ${pathname}?${new URLSearchParams(params)} (it shows ${Object.keys(etags).join(', ') || 'no ETags'})`);
+    const body = await apiAt(record, url, etags[url]);
+    const problems = compare(dom, body);
+    if (problems.length === 0) return `(${pathname}: ${i + 1} look${i ? 's' : ''})`;
+    last = `at ETag ${etags[url]}:\n${problems.slice(0, 8).join('\n')}`;
+    await page.waitForTimeout(500);
   }
-  throw new Error(`${pathname}?${new URLSearchParams(params)}: page and API never agreed ${last}`);
+  throw new Error(`${pathname}?${new URLSearchParams(params)}: the page does not show the API's answer ${last}`);
 }
 
 function expectNoConsoleErrors(record, allow = []) {
