@@ -124,6 +124,9 @@ export interface Fetched<T> {
   data: T;
   /** false when the server answered 304 (the data is the copy from the previous poll). */
   changed: boolean;
+  /** The URL asked and the ETag of `data` (null when the server sent none). */
+  url: string;
+  etag: string | null;
 }
 
 interface Entry {
@@ -151,7 +154,7 @@ export async function getJson<T>(path: string, params?: URLSearchParams): Promis
   if (cached) headers['if-none-match'] = cached.etag;
   // no-store: our own cache revalidates; the browser's must not answer 200 from memory.
   const res = await fetch(url, { headers, cache: 'no-store' });
-  if (res.status === 304 && cached) return { data: cached.data as T, changed: false };
+  if (res.status === 304 && cached) return { data: cached.data as T, changed: false, url, etag: cached.etag };
   if (!res.ok) {
     let message = `${res.status} ${res.statusText}`;
     let param: string | undefined;
@@ -174,5 +177,5 @@ export async function getJson<T>(path: string, params?: URLSearchParams): Promis
       if (oldest !== undefined) cache.delete(oldest);
     }
   }
-  return { data, changed: true };
+  return { data, changed: true, url, etag };
 }

@@ -103,8 +103,11 @@ async function refresh(force = false): Promise<void> {
     location.hash = href(route.page, route.args, params);
   });
   let data: unknown;
+  let etags = '';
   try {
     data = await page.load(ctx);
+    // Taken with the data: fetches that land later (deferred filter values) are the next render's.
+    etags = JSON.stringify(Object.fromEntries(ctx.etags));
   } catch (err) {
     if (my !== seq) return;
     lastError = err instanceof Error ? err.message : String(err);
@@ -117,6 +120,7 @@ async function refresh(force = false): Promise<void> {
       document.title = `${page.title(route)} · TokenRadar`;
       replaceChildren(main, heading(page.title(route)), errorBox(err));
       main.dataset.state = 'error';
+      delete main.dataset.etags;
       main.dataset.route = hash;
       main.removeAttribute('aria-busy');
     }
@@ -145,6 +149,9 @@ async function refresh(force = false): Promise<void> {
   renderedTheme = theme;
   main.dataset.state = 'ready';
   main.dataset.route = hash;
+  // Which API answers this render shows (URL -> ETag), set in the same task as the DOM: live
+  // data moves on, and a test compares the page with the API answer at these ETags.
+  main.dataset.etags = etags;
   main.removeAttribute('aria-busy');
   for (const summary of Array.from(main.querySelectorAll<HTMLElement>('details > summary[data-key]'))) {
     if (openKeys.has(summary.dataset.key)) (summary.parentElement as HTMLDetailsElement).open = true;

@@ -37,6 +37,8 @@ export function erase<D>(page: Page<D>): AnyPage {
 
 export class Context implements PageContext {
   changed = false;
+  /** URL -> ETag of every resource fetched so far: the snapshot the data came from. */
+  readonly etags = new Map<string, string>();
   readonly deferred: Array<Promise<unknown>> = [];
   private readonly disposers: Array<() => void> = [];
 
@@ -48,6 +50,7 @@ export class Context implements PageContext {
   async get<T>(path: string, params?: URLSearchParams): Promise<T> {
     const r = await getJson<T>(path, params);
     if (r.changed) this.changed = true;
+    if (r.etag !== null) this.etags.set(r.url, r.etag);
     return r.data;
   }
 

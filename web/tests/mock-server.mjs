@@ -5,7 +5,7 @@
 // of sketches). Accepts POST /api/v1/measurements. Prints the same ready line as
 // `tokenradar demo` ("dashboard: http://127.0.0.1:PORT/") so the test harness can use either.
 //
-//   node tests/mock-server.mjs [--port 0] [--dist web/dist]
+//   node tests/mock-server.mjs [--port 0] [--dist web/dist] [--churn-ms 0]
 
 import http from 'node:http';
 import fs from 'node:fs';
@@ -99,6 +99,18 @@ for (let h = 7 * 24; h >= 1; h--) {
 }
 // A model with too few samples for any number: it must show as insufficient data.
 for (let i = 0; i < 8; i++) addSynthetic({ provider: 'tiny-sim', model: 'rare-model', ttft: 150, tpot: 12, api: 'openai', region: 'us-east-1' }, startNow - Math.floor(rand() * 20 * hour));
+
+// --churn-ms N: one more measurement every N ms, so every answer and ETag moves on, like the
+// demo's live traffic but faster than the page polls: the tests' page/API comparisons must
+// hold while it runs.
+const churnMs = Number(arg('churn-ms', '0'));
+if (churnMs > 0) {
+  let next = 0;
+  setInterval(() => {
+    addSynthetic(kModels[next++ % kModels.length], Date.now());
+    generation++;
+  }, churnMs);
+}
 
 // ------------------------------------------------------------------ queries
 

@@ -96,15 +96,18 @@ export async function newPage(context) {
   page.on('response', async (res) => {
     const url = res.url();
     if (!url.includes('/api/v1/')) return;
-    const entry = { url, status: res.status(), etag: res.headers()['etag'] ?? null, body: null };
+    const entry = { url, status: res.status(), etag: res.headers()['etag'] ?? null, body: null, bodyRead: null };
     record.responses.push(entry);
-    if (res.status() === 200) {
+    // Awaitable: the page may render this response before Playwright has read its body.
+    entry.bodyRead = (async () => {
+      if (res.status() !== 200) return;
       try {
         entry.body = await res.json();
       } catch {
         // A navigation may discard the body; the entry still counts.
       }
-    }
+    })();
+    await entry.bodyRead;
   });
   return { page, record };
 }
