@@ -69,11 +69,23 @@ void DdSketch::add_slow(std::int32_t index, double weight) {
 }
 
 bool DdSketch::occupied_range(std::int32_t& lo, std::int32_t& hi) const noexcept {
-    auto first = std::find_if(counts_.begin(), counts_.end(), [](double c) { return c != 0; });
-    if (first == counts_.end()) return false;
-    auto last = std::find_if(counts_.rbegin(), counts_.rend(), [](double c) { return c != 0; });
-    lo = offset_ + static_cast<std::int32_t>(first - counts_.begin());
-    hi = offset_ + static_cast<std::int32_t>(counts_.rend() - last - 1);
+    // Four buckets a step over the growth room at either end (non-short-circuit ors: one
+    // branch per four): merges of rollups that still have their room call this a lot.
+    const double* c = counts_.data();
+    const std::size_t n = counts_.size();
+    std::size_t first = 0;
+    while (first + 4 <= n && ((c[first] != 0) | (c[first + 1] != 0) | (c[first + 2] != 0) | (c[first + 3] != 0)) == 0) {
+        first += 4;
+    }
+    while (first < n && c[first] == 0) ++first;
+    if (first == n) return false;
+    std::size_t end = n;  // one past the last non-empty bucket
+    while (end >= first + 4 && ((c[end - 1] != 0) | (c[end - 2] != 0) | (c[end - 3] != 0) | (c[end - 4] != 0)) == 0) {
+        end -= 4;
+    }
+    while (c[end - 1] == 0) --end;
+    lo = offset_ + static_cast<std::int32_t>(first);
+    hi = offset_ + static_cast<std::int32_t>(end - 1);
     return true;
 }
 
@@ -151,7 +163,12 @@ Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double g
     // On a grid every weighted count is a multiple of `grid` (at least one, so a bucket never
     // empties), and the total is their sum.
     const auto weighted = [&](double c) {
-        return grid == 0 ? c * weight : std::max(grid, std::round(c * weight / grid) * grid);
+        if (grid == 0) return c * weight;
+        // Round to nearest (even) by the 2^52 trick: std::round is a libm call without SSE4.1.
+        // Multiples of 2^52 and beyond are integers already.
+        double steps = c * weight / grid;
+        if (steps < 0x1p52) steps = (steps + 0x1p52) - 0x1p52;
+        return std::max(grid, steps * grid);
     };
     double added = 0;
     std::int32_t lo = 0;
