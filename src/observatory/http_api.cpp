@@ -16,9 +16,9 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cctype>
 #include <future>
 #include <optional>
-#include <cctype>
 #include <variant>
 
 namespace tokenradar::observatory {
@@ -119,7 +119,8 @@ Answer outcome_answer(HttpApi::Impl& impl, std::size_t stored, std::size_t dupli
     impl.records_accepted.fetch_add(stored, std::memory_order_relaxed);
     impl.records_duplicate.fetch_add(duplicates, std::memory_order_relaxed);
     impl.records_rejected.fetch_add(errors.size(), std::memory_order_relaxed);
-    return Answer{200, boost::json::serialize(outcome_json(stored, duplicates, errors)),
+    return Answer{200,
+                  boost::json::serialize(outcome_json(stored, duplicates, errors)),
                   {{"cache-control", "no-store"}}};
 }
 
@@ -150,7 +151,8 @@ awaitable<Submitted> parse_and_submit(std::shared_ptr<HttpApi::Impl> impl, Inges
     }
     store::BatchWriter* writer = impl->writer.load(std::memory_order_acquire);
     if (writer == nullptr) {
-        out.answer = error_answer(Errc::overloaded, "measurements: this server has no store to ingest into");
+        out.answer =
+            error_answer(Errc::overloaded, "measurements: this server has no store to ingest into");
         co_return out;
     }
     out.pending = writer->submit(std::move(submission->records));
@@ -162,7 +164,8 @@ awaitable<Submitted> parse_and_submit(std::shared_ptr<HttpApi::Impl> impl, Inges
 awaitable<Answer> await_commit(std::shared_ptr<HttpApi::Impl> impl, Submitted submitted) {
     auto flags = submitted.pending.get();
     if (!flags) {
-        co_return error_answer(Errc::overloaded, fmt::format("measurements: {}", flags.error().message),
+        co_return error_answer(Errc::overloaded,
+                               fmt::format("measurements: {}", flags.error().message),
                                {{"retry-after", "1"}});
     }
     std::size_t stored = 0;
@@ -236,13 +239,15 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     }
     job.body = std::move(request.body());
     auto task = parse_and_submit(impl, std::move(job));
-    Submitted submitted = co_await net::asio::co_spawn(impl->workers, std::move(task), net::asio::use_awaitable);
+    Submitted submitted =
+        co_await net::asio::co_spawn(impl->workers, std::move(task), net::asio::use_awaitable);
     Answer answer;
     if (submitted.answer) {
         answer = std::move(*submitted.answer);
     } else {
         auto wait = await_commit(impl, std::move(submitted));
-        answer = co_await net::asio::co_spawn(impl->committer, std::move(wait), net::asio::use_awaitable);
+        answer = co_await net::asio::co_spawn(impl->committer, std::move(wait),
+                                              net::asio::use_awaitable);
     }
     auto& counter = answer.status == 200 ? impl->requests_ok : impl->requests_refused;
     counter.fetch_add(1, std::memory_order_relaxed);

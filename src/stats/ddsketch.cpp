@@ -74,13 +74,15 @@ bool DdSketch::occupied_range(std::int32_t& lo, std::int32_t& hi) const noexcept
     const double* c = counts_.data();
     const std::size_t n = counts_.size();
     std::size_t first = 0;
-    while (first + 4 <= n && ((c[first] != 0) | (c[first + 1] != 0) | (c[first + 2] != 0) | (c[first + 3] != 0)) == 0) {
+    while (first + 4 <= n && ((c[first] != 0) | (c[first + 1] != 0) | (c[first + 2] != 0) |
+                              (c[first + 3] != 0)) == 0) {
         first += 4;
     }
     while (first < n && c[first] == 0) ++first;
     if (first == n) return false;
     std::size_t end = n;  // one past the last non-empty bucket
-    while (end >= first + 4 && ((c[end - 1] != 0) | (c[end - 2] != 0) | (c[end - 3] != 0) | (c[end - 4] != 0)) == 0) {
+    while (end >= first + 4 &&
+           ((c[end - 1] != 0) | (c[end - 2] != 0) | (c[end - 3] != 0) | (c[end - 4] != 0)) == 0) {
         end -= 4;
     }
     while (c[end - 1] == 0) --end;
@@ -132,7 +134,9 @@ std::int32_t DdSketch::extend(std::int32_t lo, std::int32_t hi) {
     return static_cast<std::int32_t>(new_lo);
 }
 
-Result<void> DdSketch::merge(const DdSketch& other, double weight) { return merge_impl(other, weight, 0); }
+Result<void> DdSketch::merge(const DdSketch& other, double weight) {
+    return merge_impl(other, weight, 0);
+}
 
 Result<void> DdSketch::merge_on_grid(const DdSketch& other, double weight, int grid_bits) {
     assert(grid_bits >= 0 && grid_bits <= 52);
@@ -176,8 +180,9 @@ Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double g
     if (other.occupied_range(lo, hi)) {
         // Inside the store nothing grows or collapses (a store never exceeds max_buckets_),
         // so extend(), which scans this store for its occupied range, is not needed.
-        const bool covered = lo >= offset_ &&
-                             static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
+        const bool covered =
+            lo >= offset_ &&
+            static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
         const std::int32_t lowest = covered ? lo : extend(lo, hi);
         if (grid == 0 && weight == 1 && lowest <= lo) {
             // The common case (a query adding up cached sums): a plain add the compiler
@@ -288,7 +293,9 @@ void DdSketch::shrink_to_fit() {
         offset_ = 0;
         return;
     }
-    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) && counts_.capacity() == counts_.size()) return;
+    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) &&
+        counts_.capacity() == counts_.size())
+        return;
     const auto first = counts_.begin() + (lo - offset_);
     std::vector<double> kept(first, first + (hi - lo + 1));
     counts_ = std::move(kept);

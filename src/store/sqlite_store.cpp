@@ -339,7 +339,8 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
         std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
             const Measurement& x = records[a];
             const Measurement& y = records[b];
-            return std::tie(x.client_id, x.request_id, x.attempt) < std::tie(y.client_id, y.request_id, y.attempt);
+            return std::tie(x.client_id, x.request_id, x.attempt) <
+                   std::tie(y.client_id, y.request_id, y.attempt);
         });
     }
     auto written = in_transaction("insert", [&]() -> Result<void> {

@@ -363,7 +363,8 @@ TEST(DdSketch, ShrinkToFitKeepsEverythingButTheRoom) {
     s.shrink_to_fit();
     EXPECT_EQ(s, before);
     EXPECT_EQ(s.encode(), before.encode());
-    EXPECT_EQ(s.allocated_buckets(), static_cast<std::size_t>(s.buckets().back().index - s.buckets().front().index + 1));
+    EXPECT_EQ(s.allocated_buckets(),
+              static_cast<std::size_t>(s.buckets().back().index - s.buckets().front().index + 1));
     EXPECT_EQ(s.quantile(0.5), before.quantile(0.5));
     // It grows again both ways, and equals a sketch that never shrank.
     DdSketch never = before;

@@ -300,7 +300,8 @@ TEST(SqliteStore, ASubmissionIsInsertedInIndexOrderWithFlagsInTheCallersOrder) {
     }
     RawDb raw(db.path());
     // Row ids follow the index within the batch: a, c, z after the earlier m.
-    EXPECT_EQ(raw.text("SELECT group_concat(request_id, '') FROM (SELECT request_id FROM measurements ORDER BY id)"),
+    EXPECT_EQ(raw.text("SELECT group_concat(request_id, '') FROM (SELECT request_id FROM "
+                       "measurements ORDER BY id)"),
               "macz");
 }
 
