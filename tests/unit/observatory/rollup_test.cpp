@@ -383,16 +383,24 @@ TEST(RollupIndex, QueriesRunWhileRecordsArrive) {
         }
         done = true;
     });
-    std::uint64_t last = 0;
-    while (!done) {
-        const Groups g = index.query(query(kDay0, kDay0 + 3 * kDayUs));
-        const std::uint64_t n = g.empty() ? 0 : g.begin()->second.samples;
-        EXPECT_GE(n, last);  // never goes back
-        EXPECT_EQ(n % 50, 0u);  // a batch is seen whole or not at all
-        last = n;
-    }
+    // Two readers: one on the model caches (no grouping), one on the cells (by task); both
+    // refill stale cache entries (days, model slots) at the same time.
+    const auto reader = [&](std::vector<Label> by) {
+        std::uint64_t last = 0;
+        while (!done) {
+            const Groups g = index.query(query(kDay0, kDay0 + 3 * kDayUs, by));
+            const std::uint64_t n = g.empty() ? 0 : g.begin()->second.samples;
+            EXPECT_GE(n, last);     // never goes back
+            EXPECT_EQ(n % 50, 0u);  // a batch is seen whole or not at all
+            last = n;
+        }
+    };
+    std::thread by_task(reader, std::vector<Label>{Label::task});
+    reader({});
     writer.join();
+    by_task.join();
     EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs)).begin()->second.samples, 10'000u);
+    EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs, {Label::task})).begin()->second.samples, 10'000u);
 }
 
 }  // namespace
