@@ -357,7 +357,7 @@ TEST(DdSketch, ShrinkToFitKeepsEverythingButTheRoom) {
     EXPECT_EQ(s.allocated_buckets(), 0u);
     s.shrink_to_fit();  // empty: stays valid
     s.add(300);
-    EXPECT_GT(s.allocated_buckets(), 30u);  // growth room either side of one value
+    EXPECT_GT(s.allocated_buckets(), 4u);  // growth room either side of one value
     for (double v : {280.0, 310.0, 450.0}) s.add(v);
     const DdSketch before = s;
     s.shrink_to_fit();
