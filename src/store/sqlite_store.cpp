@@ -6,14 +6,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
-#include <numeric>
 #include <string_view>
 #include <system_error>
-#include <tuple>
 
 namespace tokenradar::store {
 namespace {
@@ -323,33 +320,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
 }
 
 Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> records) {
-    std::vector<bool> stored(records.size(), false);
+    std::vector<bool> stored;
     if (records.empty()) return stored;
-    // A submission (every record has a client id) goes in the order of the unique index
-    // measurements_submitted, (client_id, request_id, attempt): with random request ids each
-    // record otherwise lands on a random leaf of that index, which cost ~16 us of CPU per
-    // record instead of ~9 at 200,000 stored (bench/README.md, the observatory). Stable, so
-    // of two duplicates in one batch the first is kept, as in order; flags keep the caller's
-    // order. Records measured here (no client id) are not in the index and keep theirs.
-    std::vector<std::size_t> order(records.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    const bool submission = std::none_of(records.begin(), records.end(),
-                                         [](const Measurement& m) { return m.client_id.empty(); });
-    if (submission) {
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            const Measurement& x = records[a];
-            const Measurement& y = records[b];
-            return std::tie(x.client_id, x.request_id, x.attempt) <
-                   std::tie(y.client_id, y.request_id, y.attempt);
-        });
-    }
+    stored.reserve(records.size());
     auto written = in_transaction("insert", [&]() -> Result<void> {
         sqlite3_stmt* insert = statements_->insert.get();
-        for (std::size_t i : order) {
-            bind_record(insert, records[i]);
+        for (const Measurement& m : records) {
+            bind_record(insert, m);
             if (step_once(insert) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
             // OR IGNORE: no change means a duplicate submission.
-            stored[i] = sqlite3_changes(db_) == 1;
+            stored.push_back(sqlite3_changes(db_) == 1);
         }
         return {};
     });

@@ -271,40 +271,6 @@ TEST(SqliteStore, ASubmittersDuplicateIsSkippedAndLocalRecordsNeverAre) {
     EXPECT_EQ(all->size(), 5u);
 }
 
-TEST(SqliteStore, ASubmissionIsInsertedInIndexOrderWithFlagsInTheCallersOrder) {
-    TempDb db;
-    auto store = open_ok(db.path());
-    ASSERT_TRUE(store);
-    const auto with_id = [](std::int64_t seq, std::string id) {
-        Measurement m = full_record(seq);
-        m.client_id = "key:team";  // one submitter, as in a submission
-        m.attempt = 1;
-        m.request_id = std::move(id);
-        return m;
-    };
-    ASSERT_TRUE(store->insert(std::vector{with_id(1, "m")}));
-    // Out of key order; "m" is already stored; "c" comes twice in this batch (the first,
-    // seq 3, is the one kept).
-    const std::vector<Measurement> batch = {with_id(2, "z"), with_id(3, "c"), with_id(4, "m"),
-                                            with_id(5, "a"), with_id(6, "c")};
-    auto flags = store->insert(batch);
-    ASSERT_TRUE(flags);
-    EXPECT_EQ(*flags, (std::vector<bool>{true, true, false, true, false}));
-    auto all = store->select({});
-    ASSERT_TRUE(all);
-    ASSERT_EQ(all->size(), 4u);
-    for (const Measurement& m : *all) {
-        if (m.request_id == "c") {
-            EXPECT_EQ(m.ts_us, full_record(3).ts_us);
-        }
-    }
-    RawDb raw(db.path());
-    // Row ids follow the index within the batch: a, c, z after the earlier m.
-    EXPECT_EQ(raw.text("SELECT group_concat(request_id, '') FROM (SELECT request_id FROM "
-                       "measurements ORDER BY id)"),
-              "macz");
-}
-
 TEST(SqliteStore, ScanAfterAnIdSeesOnlyNewerRecords) {
     TempDb db;
     auto store = open_ok(db.path());
