@@ -7,7 +7,7 @@
 # and the store's count afterwards (sqlite3).
 #   bench/observatory/run.sh [REQUESTS]      default 30 (300,000 records per run)
 #   CONNECTIONS=4 SPREAD=1 (hours of ts) KEEP=1 (keep the work directory)
-#   IDS=time     request ids that start with the record's time (UUIDv7-like) instead of random
+#   IDS=random   random request ids (other clients) instead of time-ordered ones (tokenradar's own)
 #   TOKENRADAR=path OBSBENCH=path            other binaries
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "requests=$requests x 10000 records, connections=$connections, spread=${spread}h, ids=${IDS:-random}, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "requests=$requests x 10000 records, connections=$connections, spread=${spread}h, ids=${IDS:-time}, loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
 for mode in plain gzip; do
     port=$(free_port)
     store="$tmp/$mode.db"
@@ -40,7 +40,7 @@ for mode in plain gzip; do
     wait_ready "http://127.0.0.1:$port/readyz" 100 || { cat "$tmp/$mode.log" >&2; exit 1; }
     flags=()
     [ "$mode" = gzip ] && flags+=(--gzip)
-    [ "${IDS:-random}" = time ] && flags+=(--time-ordered-ids)
+    [ "${IDS:-time}" = time ] && flags+=(--time-ordered-ids)
     echo "== $mode (loadavg $(cut -d' ' -f1 /proc/loadavg))"
     "$client" post --url "http://127.0.0.1:$port/api/v1/measurements" --requests "$requests" \
         --connections "$connections" --spread "$spread" --server-pid "$server" "${flags[@]}"
