@@ -36,6 +36,12 @@ namespace {
 // Bytes read while waiting for the next request on a keep-alive connection, and while
 // watching for the peer going away during a handler. Small: 1,000s of connections idle.
 constexpr std::size_t kReadChunk = 1024;
+// Read room for a body larger than that. Beast reads at most the buffer's free capacity (at
+// least 512 bytes) and the body parser empties the buffer after every read, so a body read
+// through the 1 KiB buffer took one recvmsg, one timer re-arm and one coroutine step per KiB:
+// ~10 us of the I/O thread per KiB, the limit of observatory ingestion (bench/observatory).
+// The room is released after the request, so idle connections stay small.
+constexpr std::size_t kBodyReadRoom = 64 * 1024;
 // After an error response (413/431/400) the peer may still be sending; reading a little
 // before closing avoids a RST that would destroy the response in flight.
 constexpr std::chrono::milliseconds kLingerTime{500};
@@ -330,6 +336,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 auto [cec, cn] = co_await http::async_write(conn->stream, cont, use_nothrow);
                 if (cec) break;
             }
+            const std::uint64_t announced = parser.content_length().value_or(0);
+            if (parser.chunked() || announced > kReadChunk) {
+                conn->buffer.reserve(kBodyReadRoom);
+            }
             auto [bec, bn] =
                 co_await http::async_read(conn->stream, conn->buffer, parser, use_nothrow);
             ec = bec;
@@ -362,6 +372,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             failure = std::current_exception();
         }
         conn->in_handler = false;
+        if (conn->buffer.capacity() > kReadChunk * 4) conn->buffer.shrink_to_fit();  // body room
         if (!conn->gone) {
             boost::system::error_code ignored;
             conn->stream.socket().cancel(ignored);  // ends the watcher's wait

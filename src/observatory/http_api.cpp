@@ -17,6 +17,8 @@
 
 #include <atomic>
 #include <cctype>
+#include <future>
+#include <optional>
 #include <variant>
 
 namespace tokenradar::observatory {
@@ -75,6 +77,10 @@ struct HttpApi::Impl {
     std::atomic<store::BatchWriter*> writer{nullptr};
     std::function<bool()> loaded;  // set before the server starts; empty = always
     net::asio::thread_pool workers{kWorkers};
+    // Waits for the store's commits of ingested records, so the workers parse the next body
+    // (or answer a query) meanwhile. One thread is enough: the writer commits submissions in
+    // the order they came.
+    net::asio::thread_pool committer{1};
 
     // Ingestion counters (relaxed: each exact, the set not one snapshot).
     std::atomic<std::uint64_t> requests_ok{0}, requests_refused{0}, records_accepted{0},
@@ -99,39 +105,73 @@ awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string tar
     co_return a;
 }
 
-// On a worker thread: gunzip, parse and validate, then store through the writer and wait for
-// its commit (the answer says how many were stored).
-awaitable<Answer> run_ingest(std::shared_ptr<HttpApi::Impl> impl, IngestJob job) {
+// What a worker hands on after parsing: the answer already (an error, or nothing to store),
+// or the store's pending commit and what the answer needs besides its flags.
+struct Submitted {
+    std::optional<Answer> answer;
+    std::future<Result<std::vector<bool>>> pending;
+    std::size_t duplicates = 0;
+    std::vector<RecordError> errors;
+};
+
+Answer outcome_answer(HttpApi::Impl& impl, std::size_t stored, std::size_t duplicates,
+                      const std::vector<RecordError>& errors) {
+    impl.records_accepted.fetch_add(stored, std::memory_order_relaxed);
+    impl.records_duplicate.fetch_add(duplicates, std::memory_order_relaxed);
+    impl.records_rejected.fetch_add(errors.size(), std::memory_order_relaxed);
+    return Answer{200,
+                  boost::json::serialize(outcome_json(stored, duplicates, errors)),
+                  {{"cache-control", "no-store"}}};
+}
+
+// On a worker thread: gunzip, parse and validate, then hand the records to the store's writer.
+awaitable<Submitted> parse_and_submit(std::shared_ptr<HttpApi::Impl> impl, IngestJob job) {
+    Submitted out;
     std::string inflated;
     std::string_view body = job.body;
     if (job.gzip) {
         auto unzipped = gunzip(job.body, impl->config.max_body_bytes);
-        if (!unzipped) co_return error_answer(unzipped.error());
+        if (!unzipped) {
+            out.answer = error_answer(unzipped.error());
+            co_return out;
+        }
         inflated = std::move(*unzipped);
         body = inflated;
     }
     auto submission = parse_submission(body, job.format, job.context);
-    if (!submission) co_return error_answer(submission.error());
-    std::size_t stored = 0;
-    std::size_t duplicates = submission->duplicates;
-    if (!submission->records.empty()) {
-        store::BatchWriter* writer = impl->writer.load(std::memory_order_acquire);
-        if (writer == nullptr) {
-            co_return error_answer(Errc::overloaded, "measurements: this server has no store to ingest into");
-        }
-        auto pending = writer->submit(std::move(submission->records));
-        auto flags = pending.get();  // blocks this worker, never the I/O thread
-        if (!flags) {
-            co_return error_answer(Errc::overloaded, fmt::format("measurements: {}", flags.error().message),
-                                   {{"retry-after", "1"}});
-        }
-        for (bool new_record : *flags) new_record ? ++stored : ++duplicates;
+    if (!submission) {
+        out.answer = error_answer(submission.error());
+        co_return out;
     }
-    impl->records_accepted.fetch_add(stored, std::memory_order_relaxed);
-    impl->records_duplicate.fetch_add(duplicates, std::memory_order_relaxed);
-    impl->records_rejected.fetch_add(submission->errors.size(), std::memory_order_relaxed);
-    co_return Answer{200, boost::json::serialize(outcome_json(stored, duplicates, submission->errors)),
-                     {{"cache-control", "no-store"}}};
+    out.duplicates = submission->duplicates;
+    out.errors = std::move(submission->errors);
+    if (submission->records.empty()) {
+        out.answer = outcome_answer(*impl, 0, out.duplicates, out.errors);
+        co_return out;
+    }
+    store::BatchWriter* writer = impl->writer.load(std::memory_order_acquire);
+    if (writer == nullptr) {
+        out.answer =
+            error_answer(Errc::overloaded, "measurements: this server has no store to ingest into");
+        co_return out;
+    }
+    out.pending = writer->submit(std::move(submission->records));
+    co_return out;
+}
+
+// On the commit thread: waits for the store's commit (blocking that thread, never a worker or
+// the I/O thread) and answers how many records were stored.
+awaitable<Answer> await_commit(std::shared_ptr<HttpApi::Impl> impl, Submitted submitted) {
+    auto flags = submitted.pending.get();
+    if (!flags) {
+        co_return error_answer(Errc::overloaded,
+                               fmt::format("measurements: {}", flags.error().message),
+                               {{"retry-after", "1"}});
+    }
+    std::size_t stored = 0;
+    std::size_t duplicates = submitted.duplicates;
+    for (bool new_record : *flags) new_record ? ++stored : ++duplicates;
+    co_return outcome_answer(*impl, stored, duplicates, submitted.errors);
 }
 
 // Who submits: an ingest key's name, or (public mode, no key) the client's address, which is
@@ -198,8 +238,17 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
                                fmt::format("body: expected at most {} bytes", impl->config.max_body_bytes));
     }
     job.body = std::move(request.body());
-    auto task = run_ingest(impl, std::move(job));
-    Answer answer = co_await net::asio::co_spawn(impl->workers, std::move(task), net::asio::use_awaitable);
+    auto task = parse_and_submit(impl, std::move(job));
+    Submitted submitted =
+        co_await net::asio::co_spawn(impl->workers, std::move(task), net::asio::use_awaitable);
+    Answer answer;
+    if (submitted.answer) {
+        answer = std::move(*submitted.answer);
+    } else {
+        auto wait = await_commit(impl, std::move(submitted));
+        answer = co_await net::asio::co_spawn(impl->committer, std::move(wait),
+                                              net::asio::use_awaitable);
+    }
     auto& counter = answer.status == 200 ? impl->requests_ok : impl->requests_refused;
     counter.fetch_add(1, std::memory_order_relaxed);
     co_return answer;
@@ -223,7 +272,10 @@ void HttpApi::attach_writer(store::BatchWriter* writer) {
 
 void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
 
-void HttpApi::stop() { impl_->workers.join(); }
+void HttpApi::stop() {
+    impl_->workers.join();
+    impl_->committer.join();
+}
 
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
     const std::string_view target = request.target();

@@ -126,7 +126,9 @@ void RollupIndex::prune(std::int64_t now_us) {
         changed = erase_before(s.hours, cutoff) || changed;
         s.days.erase(s.days.begin(), s.days.lower_bound(floor_to(cutoff, kDayUs)));
         // A day cut in two by the cutoff is rebuilt from the hours left.
-        if (auto d = s.days.find(floor_to(cutoff, kDayUs)); d != s.days.end()) d->second.invalidate();
+        if (auto d = s.days.find(floor_to(cutoff, kDayUs)); d != s.days.end()) {
+            d->second.invalidate();
+        }
     }
     // Buckets that have passed take no more records (a late one regrows a sketch, and the
     // bucket is compacted again at the next prune): give back the sketches' growth room.
@@ -220,10 +222,14 @@ Groups RollupIndex::query(const Query& q) const {
         add_bucket(it->second);
         if (q.by_bucket && !q.bucket_key) flush(plain, it->first);
     }
-    for (auto& [key, first_and_groups] : keyed) flush(first_and_groups.second, first_and_groups.first);
-    for (auto day = s.days.lower_bound(days_from); day != s.days.end() && day->first < days_to; ++day) {
+    for (auto& [key, first_and_groups] : keyed) {
+        flush(first_and_groups.second, first_and_groups.first);
+    }
+    for (auto day = s.days.lower_bound(days_from); day != s.days.end() && day->first < days_to;
+         ++day) {
         for (std::uint32_t key : selected) {
-            const CachedMerge* entry = find_at(by_model ? day->second.models : day->second.cells, key);
+            const CachedMerge* entry =
+                find_at(by_model ? day->second.models : day->second.cells, key);
             if (entry == nullptr) continue;
             const CachedMerge& c = by_model ? s.merged_day_model(day->first, key, *entry)
                                             : s.merged_day_cell(day->first, key, *entry);
@@ -261,7 +267,9 @@ IndexSize RollupIndex::size() const {
     std::shared_lock lock(s.mutex);
     IndexSize size;
     const auto count = [&](const Aggregate& a) {
-        for (const stats::DdSketch& sketch : a.sketches) size.sketch_buckets += sketch.allocated_buckets();
+        for (const stats::DdSketch& sketch : a.sketches) {
+            size.sketch_buckets += sketch.allocated_buckets();
+        }
     };
     const auto count_cached = [&](const CachedMerge& c) {
         if (!c.fresh.load(std::memory_order_acquire)) return;

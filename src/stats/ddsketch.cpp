@@ -18,8 +18,10 @@ constexpr double kMinIndexable = std::numeric_limits<double>::min();  // DBL_MIN
 constexpr double kMaxValue = std::numeric_limits<double>::max();
 
 // Bucket slack added in the direction a store grows, so a slowly widening range does not
-// reallocate on every new extreme.
-constexpr std::int64_t kGrowthSlack = 32;
+// reallocate on every new extreme (growth is also geometric, needed / 2). Small, because the
+// observatory's minute buckets hold many sketches of one or two values each: 32 made the
+// rollup add's fresh-page faults its largest cost.
+constexpr std::int64_t kGrowthSlack = 8;
 
 }  // namespace
 
@@ -69,11 +71,25 @@ void DdSketch::add_slow(std::int32_t index, double weight) {
 }
 
 bool DdSketch::occupied_range(std::int32_t& lo, std::int32_t& hi) const noexcept {
-    auto first = std::find_if(counts_.begin(), counts_.end(), [](double c) { return c != 0; });
-    if (first == counts_.end()) return false;
-    auto last = std::find_if(counts_.rbegin(), counts_.rend(), [](double c) { return c != 0; });
-    lo = offset_ + static_cast<std::int32_t>(first - counts_.begin());
-    hi = offset_ + static_cast<std::int32_t>(counts_.rend() - last - 1);
+    // Four buckets a step over the growth room at either end (non-short-circuit ors: one
+    // branch per four): merges of rollups that still have their room call this a lot.
+    const double* c = counts_.data();
+    const std::size_t n = counts_.size();
+    std::size_t first = 0;
+    while (first + 4 <= n && ((c[first] != 0) | (c[first + 1] != 0) | (c[first + 2] != 0) |
+                              (c[first + 3] != 0)) == 0) {
+        first += 4;
+    }
+    while (first < n && c[first] == 0) ++first;
+    if (first == n) return false;
+    std::size_t end = n;  // one past the last non-empty bucket
+    while (end >= first + 4 &&
+           ((c[end - 1] != 0) | (c[end - 2] != 0) | (c[end - 3] != 0) | (c[end - 4] != 0)) == 0) {
+        end -= 4;
+    }
+    while (c[end - 1] == 0) --end;
+    lo = offset_ + static_cast<std::int32_t>(first);
+    hi = offset_ + static_cast<std::int32_t>(end - 1);
     return true;
 }
 
@@ -120,7 +136,9 @@ std::int32_t DdSketch::extend(std::int32_t lo, std::int32_t hi) {
     return static_cast<std::int32_t>(new_lo);
 }
 
-Result<void> DdSketch::merge(const DdSketch& other, double weight) { return merge_impl(other, weight, 0); }
+Result<void> DdSketch::merge(const DdSketch& other, double weight) {
+    return merge_impl(other, weight, 0);
+}
 
 Result<void> DdSketch::merge_on_grid(const DdSketch& other, double weight, int grid_bits) {
     assert(grid_bits >= 0 && grid_bits <= 52);
@@ -151,7 +169,12 @@ Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double g
     // On a grid every weighted count is a multiple of `grid` (at least one, so a bucket never
     // empties), and the total is their sum.
     const auto weighted = [&](double c) {
-        return grid == 0 ? c * weight : std::max(grid, std::round(c * weight / grid) * grid);
+        if (grid == 0) return c * weight;
+        // Round to nearest (even) by the 2^52 trick: std::round is a libm call without SSE4.1.
+        // Multiples of 2^52 and beyond are integers already.
+        double steps = c * weight / grid;
+        if (steps < 0x1p52) steps = (steps + 0x1p52) - 0x1p52;
+        return std::max(grid, steps * grid);
     };
     double added = 0;
     std::int32_t lo = 0;
@@ -159,8 +182,9 @@ Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double g
     if (other.occupied_range(lo, hi)) {
         // Inside the store nothing grows or collapses (a store never exceeds max_buckets_),
         // so extend(), which scans this store for its occupied range, is not needed.
-        const bool covered = lo >= offset_ &&
-                             static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
+        const bool covered =
+            lo >= offset_ &&
+            static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
         const std::int32_t lowest = covered ? lo : extend(lo, hi);
         if (grid == 0 && weight == 1 && lowest <= lo) {
             // The common case (a query adding up cached sums): a plain add the compiler
@@ -271,7 +295,9 @@ void DdSketch::shrink_to_fit() {
         offset_ = 0;
         return;
     }
-    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) && counts_.capacity() == counts_.size()) return;
+    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) &&
+        counts_.capacity() == counts_.size())
+        return;
     const auto first = counts_.begin() + (lo - offset_);
     std::vector<double> kept(first, first + (hi - lo + 1));
     counts_ = std::move(kept);

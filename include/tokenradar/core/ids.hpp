@@ -1,12 +1,14 @@
 #pragma once
-// Identifiers: random request ids and a seedable generator for reproducible runs.
+// Identifiers: time-ordered request ids and a stable hash.
 
 #include <cstdint>
 #include <string>
 
 namespace tokenradar {
 
-// 32 lowercase hex characters from a per-thread generator seeded from std::random_device.
+// 32 lowercase hex characters: 12 of Unix milliseconds (UUIDv7's time field), then 20 from a
+// per-thread generator seeded from std::random_device (80 random bits). Later ids sort after
+// earlier ones whose millisecond differs.
 std::string new_request_id();
 
 // The same, with a caller-chosen prefix ("chatcmpl-", "msg_").

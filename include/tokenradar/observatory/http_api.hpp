@@ -5,11 +5,12 @@
 // the contract.
 //
 // Threads: handle() runs on the connection's executor and suspends while one of this
-// object's worker threads computes the answer (a query merging sketches for milliseconds, a
-// gunzip and parse of 10,000 records, the wait for the store's commit), so the server's I/O
-// thread never does that work and relayed streams are not delayed by it. Cancellation (the
-// client left) abandons the answer; work already on a worker finishes and is discarded,
-// records already submitted are stored.
+// object's two worker threads computes the answer (a query merging sketches for
+// milliseconds, a gunzip and parse of 10,000 records) and, for ingestion, while its commit
+// thread waits for the store to commit the records, so the server's I/O thread never does
+// that work, relayed streams are not delayed by it, and a worker parses the next body while
+// the store writes. Cancellation (the client left) abandons the answer; work already on a
+// thread finishes and is discarded, records already submitted are stored.
 
 #include <tokenradar/net/http_server.hpp>
 #include <tokenradar/observatory/config.hpp>
@@ -45,7 +46,7 @@ class HttpApi {
     // Prometheus text: ingestion counters.
     [[nodiscard]] std::string metrics() const;
 
-    // Waits for the worker threads (after the server stopped taking requests).
+    // Waits for the worker and commit threads (after the server stopped taking requests).
     void stop();
 
     struct Impl;

@@ -79,7 +79,8 @@ struct Aggregate {
     void merge(const Aggregate& other, double weight = 1.0, MetricMask metrics = kAllMetrics);
     // merge()'s two halves: every count; only the sketches.
     void merge_counts(const Aggregate& other);
-    void merge_sketches(const Aggregate& other, double weight = 1.0, MetricMask metrics = kAllMetrics);
+    void merge_sketches(const Aggregate& other, double weight = 1.0,
+                        MetricMask metrics = kAllMetrics);
     // Releases the sketches' growth room (DdSketch::shrink_to_fit); changes no value.
     void shrink_to_fit();
 

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <set>
+#include <string>
+#include <thread>
 
 namespace tokenradar {
 namespace {
@@ -15,6 +19,26 @@ TEST(Ids, RequestIdsAreHexAndUnique) {
         EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 9), std::string::npos);
         EXPECT_TRUE(seen.insert(id).second);
     }
+}
+
+TEST(Ids, RequestIdsStartWithTheirMillisecondSoLaterIdsSortLater) {
+    const auto now_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    };
+    const auto before = now_ms();
+    const std::string first = new_request_id();
+    const auto after = now_ms();
+    const auto stamped = static_cast<std::int64_t>(std::stoull(first.substr(0, 12), nullptr, 16));
+    EXPECT_GE(stamped, before);
+    EXPECT_LE(stamped, after);
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const std::string second = new_request_id();
+    EXPECT_LT(first, second);
+    // The rest is random: two ids of one millisecond still differ past the time field.
+    EXPECT_NE(new_request_id().substr(12), new_request_id().substr(12));
 }
 
 TEST(Ids, Fnv1aMatchesReferenceVectors) {

@@ -71,7 +71,8 @@ TEST(Aggregate, MergeIsItsTwoHalvesAndShrinkChangesNothing) {
     Aggregate shrunk = whole;
     shrunk.shrink_to_fit();
     EXPECT_EQ(shrunk, whole);
-    EXPECT_LT(shrunk.sketch(Metric::ttft).allocated_buckets(), whole.sketch(Metric::ttft).allocated_buckets());
+    EXPECT_LT(shrunk.sketch(Metric::ttft).allocated_buckets(),
+              whole.sketch(Metric::ttft).allocated_buckets());
 }
 
 TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {

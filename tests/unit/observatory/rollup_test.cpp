@@ -1,6 +1,6 @@
-#include <tokenradar/observatory/rollup.hpp>
-
 #include "observatory_records.hpp"
+
+#include <tokenradar/observatory/rollup.hpp>
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,6 @@ Query query(std::int64_t from_us, std::int64_t to_us, std::vector<Label> by = {}
 }
 
 double p(const Aggregate& a, Metric m, double q) { return a.sketch(m).quantile(q).value(); }
-
 
 TEST(RollupIndex, GroupsFiltersAndWindows) {
     RollupIndex index;
@@ -208,16 +207,24 @@ void expect_same(const Groups& a, const Groups& b, const std::string& where) {
 
 // Several providers, models, tasks and regions, uneven clients (fractional weights), spread
 // over five days: every cache has something to do.
-std::vector<Measurement> mixed_records(int n, std::uint64_t seed, std::int64_t from_us, std::int64_t span_us) {
+std::vector<Measurement> mixed_records(int n, std::uint64_t seed, std::int64_t from_us,
+                                       std::int64_t span_us) {
     std::mt19937_64 rng(seed);
     std::lognormal_distribution<double> ttft(std::log(300.0), 0.6);
     std::vector<Measurement> records;
     for (int i = 0; i < n; ++i) {
-        const std::int64_t ts = from_us + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span_us));
+        const std::int64_t ts =
+            from_us + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span_us));
         const std::uint64_t r = rng();
         const std::uint64_t c = rng() % 10;
-        Measurement m = record(r % 3 == 0 ? "a" : r % 3 == 1 ? "b" : "c", ts, ttft(rng),
-                               c < 6 ? "heavy" : c < 8 ? "x" : c < 9 ? "y" : "z");
+        Measurement m = record(r % 3 == 0   ? "a"
+                               : r % 3 == 1 ? "b"
+                                            : "c",
+                               ts, ttft(rng),
+                               c < 6   ? "heavy"
+                               : c < 8 ? "x"
+                               : c < 9 ? "y"
+                                       : "z");
         m.labels.model = (r >> 8) % 2 ? "m1" : "m2";
         m.labels.task = (r >> 16) % 2 ? "chat" : "code";
         m.labels.client_region = (r >> 24) % 2 ? "eu" : "us";
@@ -256,14 +263,19 @@ TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
     index.add(std::vector{record("early", kDay0 + kDayUs + 10 * kMinuteUs, 100)});
     const std::int64_t from = kDay0 + 7 * kHourUs;
     const std::int64_t to = kDay0 + 4 * kDayUs + 13 * kHourUs;
-    const auto model_of = [](const GroupKey& k) { return std::vector<std::string>{k.labels[0], k.labels[1]}; };
+    const auto model_of = [](const GroupKey& k) {
+        return std::vector<std::string>{k.labels[0], k.labels[1]};
+    };
 
     const auto check = [&](const std::string& when) {
         // A leaderboard: by provider and model, whole days from the caches.
         Query board = query(from, to, {Label::provider, Label::model});
-        expect_same(index.query(board), reference(index, board, [&](const GroupKey& k) {
-                        return GroupKey{model_of(k), -1};
-                    }), when + ": by model");
+        expect_same(index.query(board),
+                    reference(index, board,
+                              [&](const GroupKey& k) {
+                                  return GroupKey{model_of(k), -1};
+                              }),
+                    when + ": by model");
         // No grouping at all, one provider, and only some sketches, without counts.
         Query one = query(from, to);
         one.filter.allow(Label::provider, "b");
@@ -275,21 +287,29 @@ TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
         });
         ASSERT_EQ(got.size(), 1u) << when;
         EXPECT_EQ(got.begin()->second.samples, 0u) << when;  // counts were not merged
-        EXPECT_EQ(got.begin()->second.sketch(Metric::ttft).buckets(), want.begin()->second.sketch(Metric::ttft).buckets()) << when;
+        EXPECT_EQ(got.begin()->second.sketch(Metric::ttft).buckets(),
+                  want.begin()->second.sketch(Metric::ttft).buckets())
+            << when;
         EXPECT_TRUE(got.begin()->second.sketch(Metric::tpot).empty()) << when;
         // A filter on another label: cells and the day-cell caches.
         Query region = query(from, to, {Label::task});
         region.filter.allow(Label::client_region, "eu");
-        expect_same(index.query(region), reference(index, region, [](const GroupKey& k) -> std::optional<GroupKey> {
-                        if (k.labels[6] != "eu") return std::nullopt;
-                        return GroupKey{{k.labels[2]}, -1};
-                    }), when + ": eu by task");
+        expect_same(index.query(region),
+                    reference(index, region,
+                              [](const GroupKey& k) -> std::optional<GroupKey> {
+                                  if (k.labels[6] != "eu") return std::nullopt;
+                                  return GroupKey{{k.labels[2]}, -1};
+                              }),
+                    when + ": eu by task");
         // Time series per model from the bucket-model caches.
         Query series = board;
         series.by_bucket = true;
-        expect_same(index.query(series), reference(index, series, [&](const GroupKey& k) {
-                        return GroupKey{model_of(k), k.bucket_us};
-                    }), when + ": series");
+        expect_same(index.query(series),
+                    reference(index, series,
+                              [&](const GroupKey& k) {
+                                  return GroupKey{model_of(k), k.bucket_us};
+                              }),
+                    when + ": series");
         // Buckets merged by key (a heatmap's hour of day), keyed by the first bucket.
         Query slots = series;
         slots.bucket_key = [](std::int64_t b) { return (b / kHourUs) % 24; };
@@ -298,9 +318,13 @@ TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
             auto [it, inserted] = first.try_emplace((k.bucket_us / kHourUs) % 24, k.bucket_us);
             it->second = std::min(it->second, k.bucket_us);
         }
-        expect_same(index.query(slots), reference(index, slots, [&](const GroupKey& k) {
-                        return GroupKey{model_of(k), first.at((k.bucket_us / kHourUs) % 24)};
-                    }), when + ": by hour of day");
+        expect_same(
+            index.query(slots),
+            reference(index, slots,
+                      [&](const GroupKey& k) {
+                          return GroupKey{model_of(k), first.at((k.bucket_us / kHourUs) % 24)};
+                      }),
+            when + ": by hour of day");
     };
     check("fresh");
     // Late records into hours and days already cached, a new model, a new client.
@@ -324,7 +348,8 @@ TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
     const Groups day1 = index.query(query(kDay0 + kDayUs, kDay0 + 2 * kDayUs, {Label::provider}));
     EXPECT_EQ(day1.size(), 3u);
     EXPECT_EQ(day1.count(GroupKey{{"early"}, -1}), 0u);
-    const Groups cells = index.query(query(kDay0 + kDayUs, kDay0 + 2 * kDayUs, {Label::provider, Label::task}));
+    const Groups cells =
+        index.query(query(kDay0 + kDayUs, kDay0 + 2 * kDayUs, {Label::provider, Label::task}));
     EXPECT_EQ(cells.count(GroupKey{{"early", "chat"}, -1}), 0u);
 }
 
@@ -335,14 +360,15 @@ TEST(RollupIndex, PruneGivesBackTheRoomOfPassedBuckets) {
     const IndexSize before = index.size();
     EXPECT_EQ(before.parts, index.size().parts);
     EXPECT_GT(before.buckets, 180u);  // 3 hours + 180 minutes
-    const Groups answer = index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model}));
+    const Groups answer =
+        index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model}));
     EXPECT_GT(index.size().cached, 0u);  // the model slots of three hours
-    index.prune(kDay0 + 3 * kHourUs);  // hours 0 and 1 have passed, minutes up to 2:55
+    index.prune(kDay0 + 3 * kHourUs);    // hours 0 and 1 have passed, minutes up to 2:55
     const IndexSize after = index.size();
     EXPECT_EQ(after.parts, before.parts);
     EXPECT_LT(after.sketch_buckets, before.sketch_buckets * 3 / 4);
-    expect_same(index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model})), answer,
-                "after compaction");
+    expect_same(index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model})),
+                answer, "after compaction");
 }
 
 TEST(RollupIndex, QueriesRunWhileRecordsArrive) {
@@ -357,16 +383,24 @@ TEST(RollupIndex, QueriesRunWhileRecordsArrive) {
         }
         done = true;
     });
-    std::uint64_t last = 0;
-    while (!done) {
-        const Groups g = index.query(query(kDay0, kDay0 + 3 * kDayUs));
-        const std::uint64_t n = g.empty() ? 0 : g.begin()->second.samples;
-        EXPECT_GE(n, last);  // never goes back
-        EXPECT_EQ(n % 50, 0u);  // a batch is seen whole or not at all
-        last = n;
-    }
+    // Two readers: one on the model caches (no grouping), one on the cells (by task); both
+    // refill stale cache entries (days, model slots) at the same time.
+    const auto reader = [&](std::vector<Label> by) {
+        std::uint64_t last = 0;
+        while (!done) {
+            const Groups g = index.query(query(kDay0, kDay0 + 3 * kDayUs, by));
+            const std::uint64_t n = g.empty() ? 0 : g.begin()->second.samples;
+            EXPECT_GE(n, last);     // never goes back
+            EXPECT_EQ(n % 50, 0u);  // a batch is seen whole or not at all
+            last = n;
+        }
+    };
+    std::thread by_task(reader, std::vector<Label>{Label::task});
+    reader({});
     writer.join();
+    by_task.join();
     EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs)).begin()->second.samples, 10'000u);
+    EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs, {Label::task})).begin()->second.samples, 10'000u);
 }
 
 }  // namespace

@@ -357,13 +357,14 @@ TEST(DdSketch, ShrinkToFitKeepsEverythingButTheRoom) {
     EXPECT_EQ(s.allocated_buckets(), 0u);
     s.shrink_to_fit();  // empty: stays valid
     s.add(300);
-    EXPECT_GT(s.allocated_buckets(), 30u);  // growth room either side of one value
+    EXPECT_GT(s.allocated_buckets(), 4u);  // growth room either side of one value
     for (double v : {280.0, 310.0, 450.0}) s.add(v);
     const DdSketch before = s;
     s.shrink_to_fit();
     EXPECT_EQ(s, before);
     EXPECT_EQ(s.encode(), before.encode());
-    EXPECT_EQ(s.allocated_buckets(), static_cast<std::size_t>(s.buckets().back().index - s.buckets().front().index + 1));
+    EXPECT_EQ(s.allocated_buckets(),
+              static_cast<std::size_t>(s.buckets().back().index - s.buckets().front().index + 1));
     EXPECT_EQ(s.quantile(0.5), before.quantile(0.5));
     // It grows again both ways, and equals a sketch that never shrank.
     DdSketch never = before;
