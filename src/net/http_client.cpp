@@ -312,6 +312,15 @@ asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
 
 enum class Attempt { ok, retry, fail };
 
+// Terminal cancellation of the awaiting coroutine (a server handler whose client hung up)
+// cancels the operation pending at that moment. Emitted while none is pending (between two
+// reads, or before the first), it is only recorded in the coroutine's cancellation state,
+// and with throw_if_cancelled(false) (Gateway::handle) nothing would ever look at it: checked
+// before each operation, so a relay cannot read an upstream body to its end for nobody.
+bool cancellation_requested(const asio::cancellation_state& state) {
+    return state.cancelled() != asio::cancellation_type::none;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -349,6 +358,10 @@ void finish_response(ResponseState& s) {
 asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
     ResponseState& s = *state_;
     if (s.done) co_return std::string_view{};
+    const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+    if (!s.cancelled && s.conn && cancellation_requested(cancel_state)) {
+        cancel();  // the awaiting coroutine was cancelled while no read was pending
+    }
     if (s.cancelled || !s.conn) {
         co_return Error(Errc::cancelled, fmt::format("{}: read: cancelled", s.authority));
     }
@@ -437,6 +450,10 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     request.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
+        const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+        if (cancellation_requested(cancel_state)) {
+            co_return Error(Errc::cancelled, fmt::format("{}: cancelled before the request", authority));
+        }
         auto state = std::make_unique<ResponseState>();
         state->pool = pool_;
         state->total_deadline = total_deadline;
