@@ -221,6 +221,29 @@ TEST_F(HttpTest, StalePooledConnectionIsReplacedByAFreshOne) {
 }
 
 // A peer that answers garbage: the client reports a protocol error.
+asio::awaitable<Result<HttpClient::Response>> post(HttpClient* client, Url url) {
+    co_return co_await client->request(http::verb::post, url, {}, "body");
+}
+
+// A connection idle for a second or more is peeked before reuse (kTrustedIdle): one the
+// server closed is replaced, even for a POST, which is never retried on a stale connection.
+TEST_F(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
+    ServerLimits limits;
+    limits.idle_timeout = std::chrono::milliseconds(50);
+    TestServer server(limits);
+    HttpClient client(ioc.get_executor());
+    auto first = run(ioc, post(&client, server.url()));
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(client.idle_connections(), 1u);
+    ASSERT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
+                         std::chrono::milliseconds(3000)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    auto second = run(ioc, post(&client, server.url()));
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(second->status, 200u);
+    EXPECT_FALSE(second->timings.reused_connection);
+}
+
 TEST_F(HttpTest, MalformedResponseIsProtocolError) {
     asio::io_context server_ioc;
     tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
