@@ -107,9 +107,13 @@ class Handler {
     }
     bool on_key(json::string_view s, std::size_t, ErrorCode& ec) {
         if (!known()) return true;
-        key_.append(s.data(), s.size());
-        field_ = classify(top(), key_);
-        key_.clear();
+        if (key_.empty()) {
+            field_ = classify(top(), std::string_view(s.data(), s.size()));  // the usual, whole key
+        } else {
+            key_.append(s.data(), s.size());
+            field_ = classify(top(), key_);
+            key_.clear();
+        }
         if (field_ == Field::decline) return decline(ec);
         if (field_ == Field::ignored) return true;
         unsigned& seen = top() == Place::root     ? seen_root_
