@@ -126,7 +126,7 @@ Result<json::object> parse_object(std::string_view body, Errc errc) {
 }
 
 Result<const json::object*> EventJson::parse(std::string_view data) {
-    value_ = json::value();  // drop the previous value before its memory is reused
+    value_ = nullptr;  // drop the previous value (keeping the arena storage) before its memory is reused
     mr_.release();
     boost::system::error_code ec;
     json::parse_options opts;

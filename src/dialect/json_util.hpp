@@ -90,7 +90,7 @@ Result<json::object> parse_object(std::string_view body, Errc errc);
 // next parse().
 class EventJson {
   public:
-    EventJson() : mr_(buffer_, sizeof buffer_) {}
+    EventJson() : mr_(buffer_, sizeof buffer_), value_(json::storage_ptr(&mr_)) {}
     EventJson(const EventJson&) = delete;
     EventJson& operator=(const EventJson&) = delete;
     Result<const json::object*> parse(std::string_view data);
@@ -98,6 +98,8 @@ class EventJson {
   private:
     unsigned char buffer_[8192];
     json::monotonic_resource mr_;
+    // Lives in the arena, so assigning a value parsed into the arena moves it (a value with
+    // other storage would be deep-copied to the heap, event by event).
     json::value value_;
 };
 

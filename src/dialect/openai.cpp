@@ -3,6 +3,7 @@
 // The rest of this component and its private helpers.
 #include "generation_options.hpp"
 #include "json_util.hpp"
+#include "openai_chunk_scan.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
@@ -414,6 +415,18 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
         out.push_back(StreamDelta::make(K::done));
         return {};
     }
+    if (scan_ && scan_->scan(data)) {
+        ++fast_events_;
+        const std::size_t before = out.size();
+        if (!scan_->text().empty()) out.push_back(StreamDelta::make_text(std::string(scan_->text())));
+        if (auto fr = scan_->finish()) {
+            StreamDelta d = StreamDelta::make(K::finish);
+            d.finish_reason = parse_finish(*fr);
+            out.push_back(std::move(d));
+        }
+        if (out.size() == before) out.push_back(StreamDelta::make(K::ignorable));
+        return {};
+    }
     auto parsed = json_->parse(data);
     if (!parsed) return parsed.error();
     const json::object& o = **parsed;
@@ -627,6 +640,8 @@ void OpenAiStreamEncoder::finish(std::string& out) {
 }  // namespace tokenradar::dialect
 
 namespace tokenradar::dialect {
-OpenAiStreamDecoder::OpenAiStreamDecoder() : json_(std::make_unique<EventJson>()) {}
+OpenAiStreamDecoder::OpenAiStreamDecoder(bool fast_path) : json_(std::make_unique<EventJson>()) {
+    if (fast_path) scan_ = std::make_unique<OpenAiChunkScanner>();
+}
 OpenAiStreamDecoder::~OpenAiStreamDecoder() = default;
 }  // namespace tokenradar::dialect

@@ -10,6 +10,8 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -43,6 +45,10 @@ constexpr std::size_t kBodyPiece = 4096;
 // Initial capacity of a connection's read buffer: the most one read takes from the socket.
 constexpr std::size_t kReadCapacity = 16 * 1024;
 constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
+// A pooled connection idle for less than this is reused without the liveness recv(MSG_PEEK):
+// a server that keeps a connection alive does not close it within a second, and the peek
+// was a syscall per small request. Older ones are checked (closed or stray bytes: stale).
+constexpr std::chrono::seconds kTrustedIdle{1};
 
 bool idempotent(http::verb v) {
     switch (v) {
@@ -62,12 +68,60 @@ bool idempotent(http::verb v) {
 
 namespace detail {
 
+struct ClientConnection;
+
+// The deadline of a connection's current phase (request + head, first body piece, each later
+// piece), kept lazily: moving it later only stores the time, and the one pending wait re-arms
+// itself when it fires early; it is cancelled when the connection goes back to the pool. So
+// a small request arms one timer, where Beast's per-stream expiry armed and cancelled one
+// around every socket operation (3 timerfd_settime per small request on an idle gateway).
+// On the deadline it closes the socket; the pending operation then fails and timed_out()
+// says why.
+struct LazyDeadline {
+    LazyDeadline(asio::any_io_executor ex, ClientConnection& c) : timer(std::move(ex)), conn(&c) {}
+    asio::steady_timer timer;
+    ClientConnection* conn;
+    Clock::time_point deadline = Clock::time_point::max();  // max: none
+    Clock::time_point armed = Clock::time_point::max();     // the pending wait's expiry
+    std::uint64_t generation = 0;                           // which wait is the current one
+    bool fired = false;
+    bool check_posted = false;  // post_idle_check is queued
+};
+
+void arm(const std::shared_ptr<LazyDeadline>& d, Clock::time_point at);
+void post_idle_check(const std::shared_ptr<LazyDeadline>& d);
+void disarm(LazyDeadline& d);
+
 struct ClientConnection {
-    explicit ClientConnection(asio::any_io_executor ex) : plain(std::in_place, std::move(ex)) {
+    explicit ClientConnection(asio::any_io_executor ex)
+        : plain(std::in_place, ex), deadline(std::make_shared<LazyDeadline>(ex, *this)) {
         // Beast reads max(512, capacity - size) bytes at a time: without capacity a relayed
         // stream took ~47 reads and writes per 22 KB (docs/NOTES.md). Pages are touched only
         // when data arrives, so idle pooled connections cost little.
         buffer.reserve(kReadCapacity);
+    }
+    ClientConnection(const ClientConnection&) = delete;
+    ClientConnection& operator=(const ClientConnection&) = delete;
+
+    // Until `at`. Clock::time_point::max() ends the phase: unless the next one starts first
+    // (open() followed by read_some(), read_some() by the next one in read_all), the pending
+    // wait is cancelled from a posted check, so an io_context with nothing else to do can
+    // return from run() while a response is held between reads.
+    void set_deadline(Clock::time_point at) {
+        deadline->deadline = at;
+        deadline->fired = false;
+        if (at == Clock::time_point::max()) {
+            if (deadline->armed != at) post_idle_check(deadline);
+            return;
+        }
+        if (at < deadline->armed) arm(deadline, at);
+    }
+    bool timed_out() const { return deadline->fired; }
+    // Idle in the pool: no wait may stay pending.
+    void clear_deadline() {
+        deadline->deadline = Clock::time_point::max();
+        deadline->fired = false;
+        disarm(*deadline);
     }
 
     std::string key;                         // pool key: scheme://host:port
@@ -75,6 +129,11 @@ struct ClientConnection {
     std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
     beast::flat_buffer buffer{1 << 20};
     Clock::time_point idle_since{};
+    // Body pieces are copied here (Beast's buffer_body). Left uninitialised, and one per
+    // connection rather than per response: a zero-filled 4 KiB array per request was a large
+    // malloc (and malloc_consolidate) on every small request.
+    std::array<char, kBodyPiece> piece;
+    std::shared_ptr<LazyDeadline> deadline;  // shared with its pending wait's handler
 
     beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
 
@@ -97,6 +156,42 @@ struct ClientConnection {
     }
 };
 
+void disarm(LazyDeadline& d) {
+    if (d.armed == Clock::time_point::max()) return;
+    d.armed = Clock::time_point::max();
+    ++d.generation;  // the cancelled wait's handler finds itself stale
+    d.timer.cancel();
+}
+
+void post_idle_check(const std::shared_ptr<LazyDeadline>& d) {
+    if (d->check_posted) return;
+    d->check_posted = true;
+    asio::post(d->timer.get_executor(), [weak = std::weak_ptr<LazyDeadline>(d)] {
+        const auto self = weak.lock();
+        if (!self) return;
+        self->check_posted = false;
+        if (self->deadline == Clock::time_point::max()) disarm(*self);
+    });
+}
+
+void arm(const std::shared_ptr<LazyDeadline>& d, Clock::time_point at) {
+    d->armed = at;
+    d->timer.expires_at(at);  // a pending wait completes as aborted; its generation is stale
+    const std::uint64_t generation = ++d->generation;
+    d->timer.async_wait([weak = std::weak_ptr<LazyDeadline>(d), generation](const ErrorCode&) {
+        const auto self = weak.lock();  // gone with its connection
+        if (!self || self->generation != generation) return;
+        self->armed = Clock::time_point::max();
+        if (self->deadline == Clock::time_point::max()) return;  // no phase running
+        if (Clock::now() < self->deadline) {
+            arm(self, self->deadline);  // the deadline moved on since this wait began
+            return;
+        }
+        self->fired = true;
+        self->conn->close();
+    });
+}
+
 struct ClientPool {
     ClientPool(asio::any_io_executor e, ClientOptions o)
         : ex(std::move(e)), options(std::move(o)), ssl_ctx(ssl::context::tls_client) {
@@ -115,16 +210,21 @@ struct ClientPool {
         auto it = idle.find(key);
         if (it == idle.end()) return nullptr;
         auto& stack = it->second;
+        const auto now = Clock::now();
         while (!stack.empty()) {
             auto conn = std::move(stack.back());  // most recently used: least likely stale
             stack.pop_back();
+            if (now - conn->idle_since < kTrustedIdle) {
+                if (conn->lowest().socket().is_open() && conn->buffer.size() == 0) return conn;
+                continue;
+            }
             if (conn->looks_alive()) return conn;
         }
         return nullptr;
     }
 
     void put(std::unique_ptr<ClientConnection> conn) {
-        conn->lowest().expires_never();
+        conn->clear_deadline();
         std::lock_guard lock(mu);
         auto& stack = idle[conn->key];
         if (stack.size() >= options.max_idle_per_host) stack.erase(stack.begin());
@@ -161,6 +261,15 @@ struct Deadline {
 };
 
 struct ResponseState {
+    ResponseState() = default;
+    ResponseState(const ResponseState&) = delete;
+    ResponseState& operator=(const ResponseState&) = delete;
+    // A body read to its end leaves its connection here until the response is read again or
+    // destroyed, so the last piece (a view into conn->piece) stays valid as read_some says.
+    ~ResponseState() {
+        if (done && reusable && !cancelled && conn) pool->put(std::move(conn));
+    }
+
     std::shared_ptr<ClientPool> pool;
     std::unique_ptr<ClientConnection> conn;
     http::response_parser<http::buffer_body> parser;
@@ -169,8 +278,8 @@ struct ResponseState {
     std::string authority;
     bool first_piece = true;
     bool done = false;
+    bool reusable = false;  // done, and the exchange left the connection clean for the pool
     bool cancelled = false;
-    std::array<char, kBodyPiece> piece{};
 };
 
 }  // namespace detail
@@ -307,10 +416,20 @@ asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
         }
         timings->tls_ns = steady_now_ns() - t1;
     }
+    conn->lowest().expires_never();  // later phases use the connection's LazyDeadline
     co_return conn;
 }
 
 enum class Attempt { ok, retry, fail };
+
+// Terminal cancellation of the awaiting coroutine (a server handler whose client hung up)
+// cancels the operation pending at that moment. Emitted while none is pending (between two
+// reads, or before the first), it is only recorded in the coroutine's cancellation state,
+// and with throw_if_cancelled(false) (Gateway::handle) nothing would ever look at it: checked
+// before each operation, so a relay cannot read an upstream body to its end for nobody.
+bool cancellation_requested(const asio::cancellation_state& state) {
+    return state.cancelled() != asio::cancellation_type::none;
+}
 
 }  // namespace
 
@@ -333,22 +452,34 @@ void StreamingResponse::cancel() {
 
 namespace {
 
-// The body was read to the end: pool the connection if the exchange left it clean.
+// The body was read to the end: the connection waits for the pool (release_connection,
+// ~ResponseState) if the exchange left it clean, else it is closed (the object stays until
+// then: the last piece points into it).
 void finish_response(ResponseState& s) {
     s.done = true;
     if (!s.conn) return;
-    if (s.parser.keep_alive() && !s.parser.need_eof() && s.conn->buffer.size() == 0) {
-        s.pool->put(std::move(s.conn));
-    } else {
-        s.conn.reset();
-    }
+    s.reusable = s.parser.keep_alive() && !s.parser.need_eof() && s.conn->buffer.size() == 0;
+    if (!s.reusable) s.conn->close();
+}
+
+// Read again after the end of the body: the connection goes back to the pool.
+void release_connection(ResponseState& s) {
+    if (s.conn && s.reusable && !s.cancelled) s.pool->put(std::move(s.conn));
+    s.conn.reset();
 }
 
 }  // namespace
 
 asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
     ResponseState& s = *state_;
-    if (s.done) co_return std::string_view{};
+    if (s.done) {
+        release_connection(s);
+        co_return std::string_view{};
+    }
+    const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+    if (!s.cancelled && s.conn && cancellation_requested(cancel_state)) {
+        cancel();  // the awaiting coroutine was cancelled while no read was pending
+    }
     if (s.cancelled || !s.conn) {
         co_return Error(Errc::cancelled, fmt::format("{}: read: cancelled", s.authority));
     }
@@ -357,11 +488,11 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
                       s.total_deadline,
                       s.first_piece ? Errc::timeout_first_byte : Errc::timeout_idle);
     ClientConnection& conn = *s.conn;
-    conn.lowest().expires_at(deadline.at());
+    conn.set_deadline(deadline.at());
     for (;;) {
         auto& body = s.parser.get().body();
-        body.data = s.piece.data();
-        body.size = s.piece.size();
+        body.data = conn.piece.data();
+        body.size = conn.piece.size();
         // if/else, not ?: -- GCC 12 mis-compiles co_await inside a conditional expression.
         ErrorCode ec;
         if (conn.tls) {
@@ -371,12 +502,16 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
         }
         if (ec == http::error::need_buffer) ec = {};
         if (ec) {
-            if (s.cancelled) ec = asio::error::operation_aborted;
+            if (s.cancelled) {
+                ec = asio::error::operation_aborted;
+            } else if (conn.timed_out()) {
+                ec = beast::error::timeout;
+            }
             s.conn->close();
             s.conn.reset();
             co_return io_error(ec, deadline, s.authority, "reading body");
         }
-        const std::size_t got = s.piece.size() - s.parser.get().body().size;
+        const std::size_t got = conn.piece.size() - s.parser.get().body().size;
         if (s.parser.is_done()) {
             finish_response(s);
         } else if (got == 0) {
@@ -384,9 +519,9 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
         }
         if (got > 0) {
             s.first_piece = false;
-            if (s.conn) s.conn->lowest().expires_never();
+            if (s.conn) s.conn->set_deadline(Clock::time_point::max());
         }
-        co_return std::string_view(s.piece.data(), got);
+        co_return std::string_view(conn.piece.data(), got);
     }
 }
 
@@ -437,6 +572,10 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     request.prepare_payload();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
+        const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
+        if (cancellation_requested(cancel_state)) {
+            co_return Error(Errc::cancelled, fmt::format("{}: cancelled before the request", authority));
+        }
         auto state = std::make_unique<ResponseState>();
         state->pool = pool_;
         state->total_deadline = total_deadline;
@@ -452,7 +591,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         ClientConnection& conn = *state->conn;
 
         Deadline deadline(options.headers_timeout, total_deadline, Errc::timeout_headers);
-        conn.lowest().expires_at(deadline.at());
+        conn.set_deadline(deadline.at());
         state->timings.t_send = steady_now_ns();
         ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
         if (conn.tls) {
@@ -460,6 +599,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         } else {
             ec = co_await write_request(*conn.plain, request);
         }
+        if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
             conn.close();
             if (reused && ec != beast::error::timeout && ec != asio::error::operation_aborted) {
@@ -477,6 +617,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         } else {
             ec = co_await read_head(*conn.plain, conn.buffer, parser);
         }
+        if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
             conn.close();
             const bool closed_before_answer = ec == http::error::end_of_stream ||
@@ -486,7 +627,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
             co_return io_error(ec, deadline, authority, "reading response head");
         }
         state->timings.t_headers = steady_now_ns();
-        conn.lowest().expires_never();
+        conn.set_deadline(Clock::time_point::max());
         if (parser.is_done()) finish_response(*state);
         co_return std::make_unique<StreamingResponse>(std::move(state));
     }

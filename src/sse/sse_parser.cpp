@@ -1,24 +1,17 @@
 #include <tokenradar/sse/sse_parser.hpp>
 
+#include "eol.hpp"
+
 #include <charconv>
 #include <cstring>
 
 namespace tokenradar::sse {
 
+using detail::find_eol;
+
 namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
-
-// First CR or LF in [p, end), or end. Two memchr passes beat a byte loop by a wide margin
-// because CR is rare: the second pass only scans up to the LF found by the first.
-const char* find_eol(const char* p, const char* end) noexcept {
-    const auto* lf =
-        static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
-    const char* limit = lf ? lf : end;
-    const auto* cr =
-        static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(limit - p)));
-    return cr ? cr : limit;
-}
 
 }  // namespace
 

@@ -14,7 +14,8 @@
 
 namespace tokenradar::dialect {
 
-class EventJson;  // private: a reusable arena for one event's JSON
+class EventJson;           // private: a reusable arena for one event's JSON
+class OpenAiChunkScanner;  // private: the text-chunk fast path (openai_chunk_scan.hpp)
 
 // Errc::bad_request with the field path on invalid input ("messages[2].role: expected ...").
 Result<ChatRequest> parse_openai_request(std::string_view body);
@@ -25,16 +26,24 @@ Result<ChatResponse> parse_openai_response(std::string_view body);
 std::string emit_openai_response(const ChatResponse& response);
 
 // `data: [DONE]` -> done; `choices: []` + usage -> usage; `reasoning_content` / `reasoning`
-// -> reasoning; `{"error":{...}}` -> error. Only choice index 0 is decoded.
+// -> reasoning; `{"error":{...}}` -> error. Only choice index 0 is decoded. Plain text /
+// finish chunks (nearly every event of a stream) take a SAX fast path with the same result;
+// the rest are parsed into a reused arena.
 class OpenAiStreamDecoder final : public StreamDecoder {
   public:
-    OpenAiStreamDecoder();
+    // fast_path = false: every event through the DOM decoder (tests compare the two paths).
+    explicit OpenAiStreamDecoder(bool fast_path = true);
     ~OpenAiStreamDecoder() override;
     Result<void> decode(std::string_view event, std::string_view data,
                         std::vector<StreamDelta>& out) override;
 
+    // Events decoded by the fast path so far (tests).
+    std::size_t fast_events() const noexcept { return fast_events_; }
+
   private:
     std::unique_ptr<EventJson> json_;
+    std::unique_ptr<OpenAiChunkScanner> scan_;
+    std::size_t fast_events_ = 0;
 };
 
 // Role chunk, content chunks, finish chunk, then (include_usage) the usage chunk with

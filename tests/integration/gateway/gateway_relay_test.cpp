@@ -13,6 +13,8 @@
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
@@ -445,6 +447,31 @@ upstreams = ["thinker/m"]
     EXPECT_GE(e.comments, 2u) << f.body;
     EXPECT_LE(e.comments, 4u);
     EXPECT_EQ(read_openai_stream(f.body).text, "ab");
+}
+
+TEST(GatewayRelay, ClientDisconnectEndsANonStreamedRelayAtOnce) {
+    // The upstream sends its head and the start of the body, then the rest 3 s later: the
+    // gateway is reading the body (read_all) when the client hangs up.
+    testing::Script script;
+    script.content_type = "application/json";
+    script.pieces = {{milliseconds(0), "{\"id\":\"chatcmpl-s\","}, {milliseconds(3000), "\"object\":\"chat.completion\"}"}};
+    ScriptedServer slow_body(script);
+    GatewayFixture gw(only_upstream(slow_body));
+    const std::string body = chat_body("m", false, 5);
+    {
+        boost::asio::io_context ioc;
+        boost::asio::ip::tcp::socket socket(ioc);
+        socket.connect({boost::asio::ip::make_address("127.0.0.1"), gw.url("/").port});
+        const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                                    "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+        boost::asio::write(socket, boost::asio::buffer(request));
+        std::this_thread::sleep_for(milliseconds(300));  // the gateway waits for the rest of the body
+    }
+    const auto t0 = steady_now_ns();
+    const auto records = gw.records().wait_for(1, milliseconds(5000));
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_LT(ns_to_ms(steady_now_ns() - t0), 1000);  // not when the upstream body ends (3 s)
+    EXPECT_EQ(records[0].status, "cancelled");
 }
 
 TEST(GatewayRelay, ClientDisconnectCancelsTheUpstreamAtOnce) {

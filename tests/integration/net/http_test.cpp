@@ -6,7 +6,10 @@
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
@@ -154,6 +157,40 @@ TEST_F(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
                          std::chrono::milliseconds(3000)));
 }
 
+// A server handler's client that hangs up while the handler is not waiting on a socket (its
+// read just completed, or it has not started one) emits terminal cancellation with nothing
+// pending to cancel. The next read must still see it: read_all went on reading the upstream
+// body to its end (docs/NOTES.md, the demo's 16 s stop).
+asio::awaitable<Result<std::string>> cancelled_between_reads(HttpClient* client, Url url,
+                                                             asio::cancellation_signal* signal) {
+    co_await asio::this_coro::throw_if_cancelled(false);  // as Gateway::handle
+    const HeaderList headers{{"x-chunks", "2"}, {"x-stall", "3000"}};
+    auto opened = co_await client->open(http::verb::get, url, headers, "");
+    if (!opened) co_return opened.error();
+    signal->emit(asio::cancellation_type::terminal);  // nothing is pending right now
+    co_return co_await (*opened)->read_all(1 << 20);
+}
+
+TEST_F(HttpTest, TerminalCancellationBetweenReadsEndsReadAll) {
+    TestServer server;
+    HttpClient client(ioc.get_executor());
+    asio::cancellation_signal signal;
+    std::optional<Result<std::string>> result;
+    const auto start = std::chrono::steady_clock::now();
+    asio::co_spawn(ioc, cancelled_between_reads(&client, server.url(), &signal),
+                   asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, Result<std::string> r) {
+                       if (e) std::rethrow_exception(e);
+                       result.emplace(std::move(r));
+                   }));
+    ioc.run();
+    ASSERT_TRUE(result.has_value());
+    ASSERT_FALSE(*result) << "read the whole body: " << **result;
+    EXPECT_EQ(result->error().code, make_error_code(Errc::cancelled));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));  // not the 3 s stall
+    EXPECT_EQ(client.idle_connections(), 0u);  // a half-read connection is not pooled
+    EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
+}
+
 TEST_F(HttpTest, ConnectionRefusedIsConnectFailed) {
     std::uint16_t port = 0;
     {
@@ -184,6 +221,29 @@ TEST_F(HttpTest, StalePooledConnectionIsReplacedByAFreshOne) {
 }
 
 // A peer that answers garbage: the client reports a protocol error.
+asio::awaitable<Result<HttpClient::Response>> post(HttpClient* client, Url url) {
+    co_return co_await client->request(http::verb::post, url, {}, "body");
+}
+
+// A connection idle for a second or more is peeked before reuse (kTrustedIdle): one the
+// server closed is replaced, even for a POST, which is never retried on a stale connection.
+TEST_F(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
+    ServerLimits limits;
+    limits.idle_timeout = std::chrono::milliseconds(50);
+    TestServer server(limits);
+    HttpClient client(ioc.get_executor());
+    auto first = run(ioc, post(&client, server.url()));
+    ASSERT_TRUE(first) << first.error().message;
+    EXPECT_EQ(client.idle_connections(), 1u);
+    ASSERT_TRUE(wait_for([&] { return server.server().active_connections() == 0; },
+                         std::chrono::milliseconds(3000)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    auto second = run(ioc, post(&client, server.url()));
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_EQ(second->status, 200u);
+    EXPECT_FALSE(second->timings.reused_connection);
+}
+
 TEST_F(HttpTest, MalformedResponseIsProtocolError) {
     asio::io_context server_ioc;
     tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Several tokenradar builds side by side: one instant sim, one gateway per binary (store on,
+# tokenradar.toml), all on CPU 1, wrk on CPU 0. Each round runs every scenario on every
+# binary in turn, so load from other processes hits them alike. Prints requests/s, the
+# gateway's CPU per request (/proc/PID/stat) and wrk's p50/p99 per run. Copy each build's
+# binary somewhere first (a rebuild replaces build/release/tokenradar).
+#   bench/gateway/compare.sh SECONDS ROUNDS BINARY...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. bench/lib.sh
+[ $# -ge 3 ] || { echo "usage: $0 SECONDS ROUNDS BINARY..." >&2; exit 2; }
+secs=$1 rounds=$2
+shift 2
+bins=("$@")
+tmp=$(mktemp -d /tmp/tokenradar-gwcompare.XXXXXX)
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+export TOKENRADAR_BENCH_KEY=sk-bench
+ulimit -n "$(ulimit -Hn)"
+
+sim_port=$(free_port)
+taskset -c 1 "${bins[0]}" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
+pids+=($!)
+wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+ports=() gw_pids=()
+for i in "${!bins[@]}"; do
+    port=$(free_port)
+    sed -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" -e "s|@STORE@|$tmp/gw$i.db|" \
+        bench/gateway/tokenradar.toml >"$tmp/gw$i.toml"
+    taskset -c 1 "${bins[$i]}" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
+    gw_pids+=($!) pids+=($!) ports+=("$port")
+    wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
+done
+
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# run INDEX MODE CONNECTIONS SECONDS
+run() {
+    local i=$1 mode=$2 c=$3 s=$4 script=bench/client/nonstream.lua env=() before after req
+    if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
+    before=$(ticks "${gw_pids[$i]}")
+    env REQUEST_SCRIPT="$script" "${env[@]}" taskset -c 0 wrk -t1 -c"$c" -d"${s}s" --timeout 10s \
+        -s bench/gateway/wrk.lua "http://127.0.0.1:${ports[$i]}/v1/chat/completions" >"$tmp/wrk.txt"
+    after=$(ticks "${gw_pids[$i]}")
+    req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
+    echo "bin$i $mode c=$c req/s=$((req / s)) cpu_us/req=$(((after - before) * 10000 / req))" \
+        "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")"
+}
+for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in $(seq "$rounds"); do
+    for mode in nonstream stream; do
+        for c in 64 1; do
+            for i in "${!bins[@]}"; do run "$i" "$mode" "$c" "$secs"; done
+        done
+    done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

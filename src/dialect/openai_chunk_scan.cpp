@@ -1,0 +1,273 @@
+#include "openai_chunk_scan.hpp"
+
+#include <boost/json/basic_parser_impl.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace tokenradar::dialect {
+
+namespace {
+
+namespace json = boost::json;
+using ErrorCode = boost::system::error_code;
+
+// Where the parser is: the containers the scan reads, or anything else (skipped whole).
+enum class Place : std::uint8_t { root, choices, choice, delta, other };
+
+// What the value after the last key means to the scan.
+enum class Field : std::uint8_t {
+    ignored,    // a field the full decoder does not read (or reads only for rare events)
+    choices,    // root.choices: an array, or null
+    usage,      // root.usage: must be null here (a usage chunk goes to the full decoder)
+    index,      // choice.index: 0 or null
+    delta,      // choice.delta: an object, or null
+    finish,     // choice.finish_reason: a string, or null
+    content,    // delta.content: a non-empty string, or null
+    null_only,  // delta.role / reasoning* / tool_calls / refusal: anything but null declines
+    decline,    // root.error: always the full decoder's
+};
+
+// Bits of the fields seen in the current container: a repeated field declines, so which
+// duplicate the DOM keeps never matters.
+constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
+
+class Handler {
+  public:
+    static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+
+    void reset() {
+        stack_.clear();
+        field_ = Field::ignored;
+        seen_root_ = seen_choice_ = seen_delta_ = 0;
+        choices_ = 0;
+        key_.clear();
+        text_.clear();
+        finish_.clear();
+        has_finish_ = false;
+        in_text_ = in_finish_ = false;
+    }
+    std::string_view text() const { return text_; }
+    std::optional<std::string_view> finish() const {
+        if (!has_finish_) return std::nullopt;
+        return std::string_view(finish_);
+    }
+
+    bool on_document_begin(ErrorCode&) { return true; }
+    bool on_document_end(ErrorCode&) { return true; }
+
+    bool on_object_begin(ErrorCode& ec) {
+        if (stack_.empty()) {
+            stack_.push_back(Place::root);
+            return true;
+        }
+        switch (top()) {
+            case Place::root:
+                if (field_ != Field::ignored) return decline(ec);  // choices, usage, error
+                break;
+            case Place::choices:
+                if (++choices_ > 1) return decline(ec);
+                return open(Place::choice);
+            case Place::choice:
+                if (field_ == Field::delta) return open(Place::delta);
+                if (field_ != Field::ignored) return decline(ec);
+                break;
+            case Place::delta:
+                if (field_ != Field::ignored) return decline(ec);
+                break;
+            case Place::other:
+                break;
+        }
+        return open(Place::other);
+    }
+    bool on_object_end(std::size_t, ErrorCode&) {
+        stack_.pop_back();
+        field_ = Field::ignored;
+        return true;
+    }
+    bool on_array_begin(ErrorCode& ec) {
+        if (stack_.empty()) return decline(ec);  // the root must be an object
+        if (top() == Place::root && field_ == Field::choices) return open(Place::choices);
+        if (top() != Place::other && (field_ != Field::ignored || top() == Place::choices))
+            return decline(ec);
+        return open(Place::other);
+    }
+    bool on_array_end(std::size_t, ErrorCode&) {
+        stack_.pop_back();
+        field_ = Field::ignored;
+        return true;
+    }
+
+    bool on_key_part(json::string_view s, std::size_t, ErrorCode&) {
+        if (known()) key_.append(s.data(), s.size());
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, ErrorCode& ec) {
+        if (!known()) return true;
+        if (key_.empty()) {
+            field_ = classify(top(), std::string_view(s.data(), s.size()));  // the usual, whole key
+        } else {
+            key_.append(s.data(), s.size());
+            field_ = classify(top(), key_);
+            key_.clear();
+        }
+        if (field_ == Field::decline) return decline(ec);
+        if (field_ == Field::ignored) return true;
+        unsigned& seen = top() == Place::root     ? seen_root_
+                         : top() == Place::choice ? seen_choice_
+                                                  : seen_delta_;
+        // null_only covers several keys: repeats of those cannot change the outcome (any
+        // non-null one declines), so only the other fields count.
+        if (field_ != Field::null_only) {
+            if ((seen & bit(field_)) != 0) return decline(ec);
+            seen |= bit(field_);
+        }
+        return true;
+    }
+
+    bool on_string_part(json::string_view s, std::size_t, ErrorCode& ec) {
+        if (!in_text_ && !in_finish_) {
+            if (!scalar_allowed(Field::content, Field::finish)) return decline(ec);
+            in_text_ = field_ == Field::content;
+            in_finish_ = field_ == Field::finish;
+        }
+        if (in_text_) text_.append(s.data(), s.size());
+        if (in_finish_) finish_.append(s.data(), s.size());
+        return true;
+    }
+    bool on_string(json::string_view s, std::size_t, ErrorCode& ec) {
+        if (!on_string_part(s, 0, ec)) return false;
+        if (in_text_ && text_.empty()) return decline(ec);  // empty content: the full decoder's
+        has_finish_ = has_finish_ || in_finish_;
+        in_text_ = in_finish_ = false;
+        field_ = Field::ignored;
+        return true;
+    }
+
+    bool on_number_part(json::string_view, ErrorCode&) { return true; }
+    bool on_int64(std::int64_t v, json::string_view, ErrorCode& ec) {
+        if (known() && top() == Place::choice && field_ == Field::index && v == 0)
+            return done_value();
+        return scalar(ec);
+    }
+    bool on_uint64(std::uint64_t v, json::string_view, ErrorCode& ec) {
+        if (known() && top() == Place::choice && field_ == Field::index && v == 0)
+            return done_value();
+        return scalar(ec);
+    }
+    bool on_double(double, json::string_view, ErrorCode& ec) { return scalar(ec); }
+    bool on_bool(bool, ErrorCode& ec) { return scalar(ec); }
+    bool on_null(ErrorCode& ec) {
+        // null reads as absent everywhere the full decoder looks (Reader::find), but a
+        // choice must be an object.
+        if (!stack_.empty() && top() == Place::choices) return decline(ec);
+        if (stack_.empty()) return decline(ec);
+        return done_value();
+    }
+    bool on_comment_part(json::string_view, ErrorCode&) { return true; }
+    bool on_comment(json::string_view, ErrorCode&) { return true; }
+
+  private:
+    Place top() const { return stack_.back(); }
+    bool known() const { return !stack_.empty() && top() != Place::other; }
+    bool open(Place p) {
+        stack_.push_back(p);
+        field_ = Field::ignored;
+        return true;
+    }
+    bool done_value() {
+        field_ = Field::ignored;
+        return true;
+    }
+    static bool decline(ErrorCode& ec) {
+        ec = json::error::exception;  // any error: the caller only sees "declined"
+        return false;
+    }
+    // A number, a bool or a string where the scan reads only `allowed` (strings: content,
+    // finish).
+    bool scalar_allowed(Field a, Field b) const {
+        if (stack_.empty()) return false;  // a scalar root
+        if (top() == Place::other) return true;
+        if (top() == Place::choices) return false;  // a choice must be an object
+        return field_ == Field::ignored || field_ == a || field_ == b;
+    }
+    bool scalar(ErrorCode& ec) {
+        if (stack_.empty()) return decline(ec);
+        if (top() == Place::other) return true;
+        if (top() == Place::choices || field_ != Field::ignored) return decline(ec);
+        return true;
+    }
+
+    static Field classify(Place where, std::string_view key) {
+        switch (where) {
+            case Place::root:
+                if (key == "choices") return Field::choices;
+                if (key == "usage") return Field::usage;
+                if (key == "error") return Field::decline;
+                return Field::ignored;
+            case Place::choice:
+                if (key == "index") return Field::index;
+                if (key == "delta") return Field::delta;
+                if (key == "finish_reason") return Field::finish;
+                return Field::ignored;
+            case Place::delta:
+                if (key == "content") return Field::content;
+                if (key == "role" || key == "reasoning_content" || key == "reasoning" ||
+                    key == "tool_calls" || key == "refusal")
+                    return Field::null_only;
+                return Field::ignored;
+            default:
+                return Field::ignored;
+        }
+    }
+
+    std::vector<Place> stack_;
+    Field field_ = Field::ignored;
+    unsigned seen_root_ = 0;
+    unsigned seen_choice_ = 0;
+    unsigned seen_delta_ = 0;
+    int choices_ = 0;
+    std::string key_;
+    std::string text_;
+    std::string finish_;
+    bool has_finish_ = false;
+    bool in_text_ = false;
+    bool in_finish_ = false;
+};
+
+json::parse_options scan_options() {
+    json::parse_options opts;
+    opts.max_depth = 64;  // as EventJson, so both paths accept the same documents
+    return opts;
+}
+
+}  // namespace
+
+struct OpenAiChunkScanner::Impl {
+    json::basic_parser<Handler> parser{scan_options()};
+};
+
+OpenAiChunkScanner::OpenAiChunkScanner() : impl_(std::make_unique<Impl>()) {}
+OpenAiChunkScanner::~OpenAiChunkScanner() = default;
+
+bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
+    auto& parser = impl_->parser;
+    parser.reset();
+    parser.handler().reset();
+    ErrorCode ec;
+    const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
+    return !ec && n == data.size() && parser.done();
+}
+
+std::string_view OpenAiChunkScanner::text() const noexcept {
+    return impl_->parser.handler().text();
+}
+
+std::optional<std::string_view> OpenAiChunkScanner::finish() const noexcept {
+    return impl_->parser.handler().finish();
+}
+
+}  // namespace tokenradar::dialect

@@ -1,0 +1,43 @@
+#pragma once
+// The OpenAI stream decoder's fast path: most chunks of a stream carry only answer text (and,
+// once, a finish reason) for choice 0. Those are recognised with a reused SAX parser (no
+// DOM, no allocation once its buffers have grown), everything else is left to the full
+// decoder. Private to the dialect component.
+//
+// Exactness: scan() accepts a chunk only when the full decoder would decode it to exactly
+// what the scan reports (a non-empty text delta and/or a finish delta), so metering
+// (metrics.md: first token, output bytes, finish reason) cannot tell the two paths apart.
+// It declines (returns false) on invalid JSON, a non-object root, `error`, a non-null
+// `usage`, anything but exactly one choice with index 0, a delta with `role`,
+// `reasoning_content`, `reasoning`, `tool_calls` or `refusal` set, empty or non-string
+// `content`, a repeated field it reads, and any field it reads having an unexpected type.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tokenradar::dialect {
+
+class OpenAiChunkScanner {
+  public:
+    OpenAiChunkScanner();
+    ~OpenAiChunkScanner();
+    OpenAiChunkScanner(const OpenAiChunkScanner&) = delete;
+    OpenAiChunkScanner& operator=(const OpenAiChunkScanner&) = delete;
+
+    // True when `data` (one event's payload) is a plain text / finish chunk; then text()
+    // and finish() say what it carries until the next call. Never throws.
+    bool scan(std::string_view data) noexcept;
+    // choices[0].delta.content, unescaped; empty when the chunk carries only a finish reason.
+    std::string_view text() const noexcept;
+    // choices[0].finish_reason when it is a string.
+    std::optional<std::string_view> finish() const noexcept;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tokenradar::dialect

@@ -1,0 +1,174 @@
+#include "../../../src/dialect/openai_chunk_scan.hpp"
+
+// clang-format off
+#include "dialect_test_util.hpp"
+// clang-format on
+
+#include <tokenradar/dialect/openai.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tokenradar::dialect {
+namespace {
+
+using namespace testing_util;
+using K = StreamDelta::Kind;
+
+// What both decoders made of one event: its deltas, or its error message.
+struct Decoded {
+    std::vector<StreamDelta> deltas;
+    std::string error;
+    bool operator==(const Decoded&) const = default;
+};
+void PrintTo(const Decoded& d, std::ostream* os) {
+    *os << "error='" << d.error << "' deltas=";
+    for (const auto& x : d.deltas) PrintTo(x, os);
+}
+
+Decoded decode_with(OpenAiStreamDecoder& dec, std::string_view data) {
+    Decoded d;
+    if (auto r = dec.decode("message", data, d.deltas); !r) d.error = r.error().message;
+    return d;
+}
+
+// Decodes `data` with and without the fast path: the results must be identical. Returns
+// whether the fast path took the event.
+bool same_as_full_decoder(std::string_view data) {
+    OpenAiStreamDecoder fast;
+    OpenAiStreamDecoder full(false);
+    const Decoded a = decode_with(fast, data);
+    const Decoded b = decode_with(full, data);
+    EXPECT_EQ(a, b) << data;
+    EXPECT_EQ(full.fast_events(), 0u);
+    return fast.fast_events() == 1;
+}
+
+std::string chunk(std::string_view delta, std::string_view finish = "null",
+                  std::string_view extra = "") {
+    return R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o",)"
+           R"("system_fingerprint":"fp_1",)" +
+           std::string(extra) + R"("choices":[{"index":0,"delta":)" + std::string(delta) +
+           R"(,"logprobs":null,"finish_reason":)" + std::string(finish) + "}]}";
+}
+
+TEST(OpenAiChunkScan, ReadsTheTextOfAPlainChunk) {
+    OpenAiChunkScanner scan;
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"Hel\"lo\n\u00e9"})")));
+    EXPECT_EQ(scan.text(), "Hel\"lo\n\xC3\xA9");
+    EXPECT_FALSE(scan.finish().has_value());
+    ASSERT_TRUE(scan.scan(chunk("{}", R"("length")")));  // reused: nothing left from before
+    EXPECT_EQ(scan.text(), "");
+    EXPECT_EQ(scan.finish(), "length");
+}
+
+TEST(OpenAiChunkScan, TextAndFinishChunksTakeTheFastPathWithTheFullDecodersResult) {
+    const std::vector<std::string> fast{
+        chunk(R"({"content":"Hello"})"),
+        chunk(R"({"content":" wor\"ld\\ \u00e9\ud83d\ude00"})"),
+        chunk("{}", R"("stop")"),
+        chunk(R"({"content":"end"})", R"("length")"),
+        chunk(R"({"content":"x"})", R"("tool_calls")"),
+        chunk(R"({"content":"x"})", R"("something_new")"),
+        chunk("null", R"("stop")"),
+        chunk(R"({"content":null})"),
+        // null fields read as absent, as Reader::find does
+        chunk(
+            R"({"role":null,"content":"a","refusal":null,"reasoning_content":null,"reasoning":null,"tool_calls":null})"),
+        // unknown fields at every level, with nested values, are skipped
+        chunk(
+            R"({"content":"a","audio":{"x":[1,2,{"content":"no"}]},"extra":[["role"]]})", "null",
+            R"("obfuscation":"abc","service_tier":"default","usage":null,"nested":{"choices":[1,2]},)"),
+        R"(  {"choices":[{"finish_reason":null,"delta":{"content":"k"},"index":0}],"id":"x"}  )",
+        R"({"choices":[{"delta":{"content":"no index"}}]})",
+        R"({"choices":[]})",
+        R"({"id":"x"})",
+        R"({"choices":null,"usage":null})",
+        R"({"choices":[{"index":0,"delta":{"content":"a","logprobs":{"content":[{"token":"a"}]}}}]})",
+    };
+    for (const auto& data : fast) {
+        SCOPED_TRACE(data);
+        EXPECT_TRUE(same_as_full_decoder(data));
+    }
+}
+
+TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
+    const std::vector<std::string> full{
+        // role-only first chunks, with and without empty content
+        chunk(R"({"role":"assistant","content":""})"),
+        chunk(R"({"role":"assistant"})"),
+        chunk(R"({"role":"assistant","content":"Hi"})"),
+        chunk(R"({"content":""})"),  // empty content
+        chunk(R"({"reasoning_content":"Let me think"})"),
+        chunk(R"({"reasoning":"Let me think","content":"a"})"),
+        chunk(R"({"refusal":"I can't help with that"})"),
+        chunk(
+            R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]})"),
+        chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":1}"}}]})"),
+        chunk(R"({"tool_calls":[]})"),
+        R"({"id":"x","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}})",
+        R"({"error":{"message":"overloaded","type":"server_error"}})",
+        R"({"error":null,"choices":[]})",
+        R"({"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]})",
+        R"({"choices":[{"index":1,"delta":{"content":"b"}}]})",
+        R"({"choices":[{"index":-1,"delta":{"content":"b"}}]})",
+        R"({"choices":[{"index":0.0e0,"delta":{"content":"k"}}]})",  // 0 to the full decoder too
+        // repeated fields: which one a DOM keeps is the full decoder's business
+        chunk(R"({"content":"a","content":"b"})"),
+        R"({"choices":[{"index":0,"delta":{"content":"a"},"delta":{"content":"b"}}]})",
+        R"({"choices":[],"choices":[{"index":0,"delta":{"content":"b"}}]})",
+        chunk(R"({"content":"a"})", R"("stop","finish_reason":"length")"),
+        // wrong types and bad JSON: the full decoder's errors, word for word
+        chunk(R"({"content":5})"),
+        chunk(R"({"content":["a"]})"),
+        chunk(R"({"content":{"text":"a"}})"),
+        chunk(R"("text")"),
+        chunk(R"({"content":"a"})", "7"),
+        chunk(R"({"content":"a"})", "true"),
+        R"({"choices":{"index":0}})",
+        R"({"choices":"none"})",
+        R"({"choices":[null]})",
+        R"({"choices":["a"]})",
+        R"({"choices":[[1]]})",
+        R"({"choices":[{"index":"0","delta":{"content":"a"}}]})",
+        R"({"usage":5})",
+        R"({"usage":[]})",
+        R"({"choices":[{"index":0,"delta":{"content":"a"}}]})"
+        "x",
+        R"({"choices":[{"index":0,"delta":{"content":"a"}}])",
+        R"({"choices":[{"index":0,"delta":{"content":"\xff"}}]})",
+        R"([{"choices":[]}])",
+        "42",
+        "null",
+        "",
+        "{\"a\":" + std::string(70, '[') + std::string(70, ']') + "}",
+    };
+    for (const auto& data : full) {
+        SCOPED_TRACE(data);
+        EXPECT_FALSE(same_as_full_decoder(data));
+    }
+}
+
+TEST(OpenAiChunkScan, AStreamMetersAlikeOnBothPaths) {
+    for (const std::string& name : stream_fixtures("openai")) {
+        SCOPED_TRACE(name);
+        const std::string body = read_fixture(name);
+        OpenAiStreamDecoder fast;
+        OpenAiStreamDecoder full(false);
+        sse::SseParser parser;
+        std::size_t events = 0;
+        (void)parser.feed(body, [&](const sse::SseEvent& e) {
+            ++events;
+            EXPECT_EQ(decode_with(fast, e.data), decode_with(full, e.data)) << e.data;
+        });
+        EXPECT_GT(events, 0u);
+        if (name == "openai/stream_basic.sse") {
+            EXPECT_GT(fast.fast_events(), 0u);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace tokenradar::dialect
