@@ -5,6 +5,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/net/api_keys.hpp>
 
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/serialize.hpp>
@@ -80,6 +81,7 @@ net::HeaderList base_headers(const std::string& request_id) {
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers) {
     gw.metrics.observe_request(status_name(make_error_code(code)));
+    if (code == Errc::unauthorized) headers.emplace_back("www-authenticate", net::kBearerChallenge);
     const auto status = static_cast<http::status>(http_status(code));
     std::string body = openai_error_body(code, message);
     co_await writer.send(status, "application/json", std::move(body), headers);

@@ -41,6 +41,7 @@ struct Answer {
 
 Answer error_answer(Errc code, std::string_view message, net::HeaderList headers = {}) {
     headers.emplace_back("cache-control", "no-store");
+    if (code == Errc::unauthorized) headers.emplace_back("www-authenticate", net::kBearerChallenge);
     return {http_status(code), openai_error_body(code, message), std::move(headers)};
 }
 

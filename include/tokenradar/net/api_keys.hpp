@@ -31,6 +31,10 @@ std::string hash_api_key(std::string_view key);
 std::optional<std::size_t> find_bearer_key(std::string_view authorization,
                                            std::span<const ApiKey> keys);
 
+// The WWW-Authenticate value of a 401 from a key check (RFC 9110 11.6.1: a 401 must carry a
+// challenge), so clients and proxies learn the scheme.
+inline constexpr std::string_view kBearerChallenge = "Bearer realm=\"tokenradar\"";
+
 // Reads an array of tables with `name` (1-64 letters, digits, '-', '_', '.') and `sha256`
 // (64 hex digits) each, names distinct. Throws ConfigError naming file:line and key.
 std::vector<ApiKey> load_api_keys(const std::vector<ConfigTable>& tables);

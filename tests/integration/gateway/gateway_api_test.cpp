@@ -73,6 +73,7 @@ TEST(GatewayApi, ClientKeysAreRequiredAndCheckedAgainstTheirHashes) {
     auto none = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false));
     EXPECT_EQ(none.status, 401u);
     EXPECT_EQ(json::parse(none.body).at("error").at("type").as_string(), "authentication_error");
+    EXPECT_EQ(none.headers["www-authenticate"], "Bearer realm=\"tokenradar\"");
     auto wrong = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer("nope"));
     EXPECT_EQ(wrong.status, 401u);
     auto right = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey));

@@ -252,6 +252,7 @@ TEST(ObservatoryIngest, KeysModeRefusesMissingAndUnknownKeys) {
     auto none = post(s, array_of(batch(0, 1)), {});
     EXPECT_EQ(none.status, 401u);
     EXPECT_THAT(error_message(none), HasSubstr("expected Authorization: Bearer <ingest key>"));
+    EXPECT_EQ(none.headers["www-authenticate"], "Bearer realm=\"tokenradar\"");
     auto wrong = post(s, array_of(batch(0, 1)), bearer("not-a-key"));
     EXPECT_EQ(wrong.status, 401u);
     EXPECT_THAT(error_message(wrong), HasSubstr("unknown ingest key"));
