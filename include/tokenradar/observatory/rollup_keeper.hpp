@@ -44,6 +44,7 @@ class RollupKeeper final : public store::WriteListener {
   private:
     Result<void> load(store::MeasurementStore& store);
     void save(store::MeasurementStore& store);
+    void warm_caches();
 
     std::shared_ptr<RollupIndex> index_;
     RollupKeeperOptions options_;

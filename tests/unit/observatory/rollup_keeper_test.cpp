@@ -131,6 +131,19 @@ TEST(RollupKeeper, SavedRollupsAndCatchUpGiveTheSameAnswersAfterARestart) {
     expect_same(rebuilt.query(everything()), after);
 }
 
+TEST(RollupKeeper, LoadingFillsTheCachesALeaderboardReads) {
+    tokenradar::testing::TempDb db;
+    {
+        auto raw = open(db.path());
+        ASSERT_TRUE(raw->insert(records(40, kDay0 + kHourUs)));
+    }
+    Kept kept(db.path());
+    ASSERT_TRUE(eventually([&] { return kept.keeper->loaded(); }));
+    // Before any query: only the keeper's warm-up can have filled them.
+    EXPECT_GT(kept.index->size().cached, 0u);
+    kept.writer->stop();
+}
+
 TEST(RollupKeeper, ADamagedRowIsSkippedAndTheRestLoads) {
     tokenradar::testing::TempDb db;
     {
