@@ -9,7 +9,6 @@
 #include <tokenradar/core/version.hpp>
 #include <tokenradar/observatory/submit.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
@@ -265,12 +264,8 @@ int submit_records(const observatory::SubmitTarget& target, const net::ClientOpt
                    std::vector<Measurement> records) {
     net::asio::io_context io;
     net::HttpClient client(io.get_executor(), client_options);
-    Result<observatory::SubmitOutcome> outcome = Error(Errc::internal, "submission did not finish");
-    net::asio::co_spawn(io, observatory::submit_records(client, target, std::move(records)),
-                        [&outcome](std::exception_ptr e, Result<observatory::SubmitOutcome> r) {
-                            if (!e) outcome = std::move(r);
-                        });
-    io.run();
+    Result<observatory::SubmitOutcome> outcome =
+        observatory::submit_records_blocking(io, client, target, std::move(records));
     if (!outcome) {
         spdlog::error("--submit: {}", outcome.error().message);
         return 1;

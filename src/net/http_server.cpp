@@ -21,6 +21,7 @@
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
@@ -336,9 +337,12 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 auto [cec, cn] = co_await http::async_write(conn->stream, cont, use_nothrow);
                 if (cec) break;
             }
-            const std::uint64_t announced = parser.content_length().value_or(0);
+            // Room for the whole body when it is smaller than kBodyReadRoom (a chat request
+            // of a few KiB), so a gateway request does not allocate 64 KiB for it.
+            const std::uint64_t announced = parser.content_length().value_or(kBodyReadRoom);
             if (parser.chunked() || announced > kReadChunk) {
-                conn->buffer.reserve(kBodyReadRoom);
+                conn->buffer.reserve(static_cast<std::size_t>(
+                    std::min<std::uint64_t>(conn->buffer.size() + announced, kBodyReadRoom)));
             }
             auto [bec, bn] =
                 co_await http::async_read(conn->stream, conn->buffer, parser, use_nothrow);

@@ -106,6 +106,19 @@ struct Forwarder::State {
     std::atomic<std::uint64_t> accepted{0}, duplicates{0}, rejected{0}, dropped{0}, failed{0};
 };
 
+Result<SubmitOutcome> submit_records_blocking(net::asio::io_context& io, net::HttpClient& client,
+                                              SubmitTarget target, std::vector<Measurement> records,
+                                              SubmitOptions options) {
+    Result<SubmitOutcome> result = Error(Errc::internal, "submission did not finish");
+    net::asio::co_spawn(io, submit_records(client, std::move(target), std::move(records), options),
+                        [&result](std::exception_ptr e, Result<SubmitOutcome> r) {
+                            if (!e) result = std::move(r);
+                        });
+    io.run();
+    io.restart();
+    return result;
+}
+
 namespace {
 
 void forward_loop(Forwarder::State& s) {
@@ -126,13 +139,8 @@ void forward_loop(Forwarder::State& s) {
             const std::size_t n = batch.size();
             SubmitOptions submit = s.options.submit;
             if (stop) submit.max_attempts = 1;  // do not hold shutdown up for minutes
-            Result<SubmitOutcome> result = Error(Errc::internal, "forwarding did not finish");
-            net::asio::co_spawn(io, submit_records(client, s.target, std::move(batch), submit),
-                                [&result](std::exception_ptr e, Result<SubmitOutcome> r) {
-                                    if (!e) result = std::move(r);
-                                });
-            io.run();
-            io.restart();
+            Result<SubmitOutcome> result =
+                submit_records_blocking(io, client, s.target, std::move(batch), submit);
             if (result) {
                 s.accepted += result->accepted;
                 s.duplicates += result->duplicates;

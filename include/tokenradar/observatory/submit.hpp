@@ -47,6 +47,13 @@ net::asio::awaitable<Result<SubmitOutcome>> submit_records(net::HttpClient& clie
                                                           std::vector<Measurement> records,
                                                           SubmitOptions options = {});
 
+// submit_records() for a thread that owns `io` and does nothing else meanwhile (bench after
+// its run, the Forwarder's thread): runs `io` until the call is answered, then restarts it
+// for the next call. `client` must run on `io`.
+Result<SubmitOutcome> submit_records_blocking(net::asio::io_context& io, net::HttpClient& client,
+                                              SubmitTarget target, std::vector<Measurement> records,
+                                              SubmitOptions options = {});
+
 // Forwards a gateway's records in the background: push() never blocks (a full queue drops
 // and counts), a thread of its own sends batches every `interval` or when `batch` records
 // wait. stop() sends what is queued (one attempt per batch) and joins.
