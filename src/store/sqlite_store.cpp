@@ -1,11 +1,13 @@
 #include "sqlite_migrations.hpp"
 #include "sqlite_util.hpp"
+#include "wal_checkpointer.hpp"
 
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -67,6 +69,9 @@ constexpr std::array<std::string_view, 10> kDerivedColumns = {
 };
 
 constexpr std::int64_t kDeleteChunk = 10'000;
+// The WAL size, in multiples of the background threshold, at which the committing thread
+// checkpoints itself because the background thread fell behind.
+constexpr int kWriterCheckpointFactor = 16;
 
 constexpr std::string_view kLastIdSql = "SELECT coalesce(max(id), 0) FROM measurements";
 constexpr std::string_view kRollupColumns =
@@ -232,8 +237,26 @@ struct SqliteStore::Statements {
 SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
 SqliteStore::~SqliteStore() {
+    checkpointer_.reset();  // joins its thread and closes its connection before ours
     statements_.reset();  // statements first: close_v2 would otherwise defer the close
     sqlite3_close_v2(db_);
+}
+
+int SqliteStore::on_commit(void* store, sqlite3* db, const char* /*schema*/, int wal_frames) {
+    auto* self = static_cast<SqliteStore*>(store);
+    self->wal_pages_ = wal_frames;
+    if (wal_frames < self->checkpoint_pages_) return SQLITE_OK;
+    self->checkpointer_->request();
+    if (wal_frames >= kWriterCheckpointFactor * self->checkpoint_pages_ &&
+        sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) ==
+            SQLITE_OK) {
+        ++self->writer_checkpoints_;
+    }
+    return SQLITE_OK;  // the commit itself succeeded either way
+}
+
+WalCheckpointCounts SqliteStore::wal_checkpoints() const noexcept {
+    return {checkpointer_ ? checkpointer_->completed() : 0, writer_checkpoints_};
 }
 
 int SqliteStore::latest_schema_version() noexcept { return builtin_migrations().back().version; }
@@ -316,6 +339,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
         *slot = std::move(*prepared);
     }
     store->statements_ = std::move(statements);
+    if (options.background_checkpoint) {
+        store->checkpoint_pages_ = std::max(options.wal_checkpoint_pages, 1);
+        store->checkpointer_ = std::make_unique<WalCheckpointer>(path, options.busy_timeout);
+        // Replaces SQLite's automatic checkpoint, which is itself a WAL hook.
+        sqlite3_wal_hook(store->db_, &SqliteStore::on_commit, store.get());
+    }
     return store;
 }
 

@@ -7,6 +7,12 @@
 // use the same file: WAL lets readers run while one writer commits; a writer waits up to
 // busy_timeout for another writer's lock, then fails with Errc::overloaded.
 //
+// Checkpoints: a store that commits moves SQLite's WAL checkpoint (copying the WAL back into
+// the database file, ending in an fsync) to a thread of its own once the WAL passes 1,000
+// pages, so inserts never wait for the disk's writeback; should that thread fall behind, the
+// committing thread checkpoints itself past 16,000 pages (about 64 MB), so the WAL stays
+// bounded either way.
+//
 // Durability: synchronous=NORMAL. A committed insert survives the process being killed
 // (kill -9); an operating-system crash or power loss may undo the last commits, never
 // corrupt the file.
@@ -14,6 +20,7 @@
 #include <tokenradar/store/measurement_store.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +31,8 @@ struct sqlite3_stmt;
 
 namespace tokenradar::store {
 
+class WalCheckpointer;
+
 struct SqliteOptions {
     // Create the file (and schema) when missing. When false, a missing file is an error
     // and the file must already hold a TokenRadar schema.
@@ -33,6 +42,18 @@ struct SqliteOptions {
     bool migrate = true;
     // How long a write waits for another connection's write lock before failing.
     std::chrono::milliseconds busy_timeout{5000};
+    // Checkpoint the WAL on a background thread (see above). When false, SQLite's automatic
+    // checkpoint runs on the committing thread, as SQLite does by default.
+    bool background_checkpoint = true;
+    // The WAL size (pages) that asks the background thread for a checkpoint; the committing
+    // thread checkpoints itself at 16 times this. 1,000 is SQLite's own automatic threshold.
+    int wal_checkpoint_pages = 1'000;
+};
+
+// Checkpoints run since open(), by where they ran.
+struct WalCheckpointCounts {
+    std::uint64_t background = 0;
+    std::uint64_t on_writer = 0;  // the fallback: the background thread fell behind
 };
 
 class SqliteStore final : public MeasurementStore {
@@ -58,6 +79,11 @@ class SqliteStore final : public MeasurementStore {
     Result<std::int64_t> load_rollups(const RollupVisitor& visit) override;
     Result<void> clear_rollups() override;
 
+    // From the thread that uses the store.
+    [[nodiscard]] WalCheckpointCounts wal_checkpoints() const noexcept;
+    // The WAL's size in pages after this store's last commit (0 before any, or without
+    // background_checkpoint). Small again once a complete checkpoint let the WAL restart.
+    [[nodiscard]] int wal_pages() const noexcept { return wal_pages_; }
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] int schema_version() const noexcept { return schema_version_; }
     // The newest schema version this binary knows.
@@ -68,10 +94,16 @@ class SqliteStore final : public MeasurementStore {
     // BEGIN IMMEDIATE, body, COMMIT; ROLLBACK when either fails.
     Result<void> in_transaction(std::string_view what, const std::function<Result<void>()>& body);
     SqliteStore(std::string path, sqlite3* db);
+    // sqlite3_wal_hook: runs on the committing thread after each commit with the WAL's size.
+    static int on_commit(void* store, sqlite3* db, const char* schema, int wal_frames);
 
     std::string path_;
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> statements_;
+    std::unique_ptr<WalCheckpointer> checkpointer_;  // null: SQLite's own checkpoints
+    int checkpoint_pages_ = 0;
+    int wal_pages_ = 0;
+    std::uint64_t writer_checkpoints_ = 0;
     int schema_version_ = 0;
 };
 

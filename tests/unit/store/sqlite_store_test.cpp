@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 namespace tokenradar::store {
@@ -371,6 +373,84 @@ TEST(SqliteStore, InsertIsAllOrNothingAndABusyDatabaseIsAnOverloadError) {
     other.exec("DROP TRIGGER no_req_2");
     ASSERT_TRUE(store->insert(records));
     EXPECT_EQ(other.integer("SELECT count(*) FROM measurements"), 2);
+}
+
+// Inserts `batches` transactions of `size` records, numbered on from `next`.
+void insert_batches(SqliteStore& store, std::int64_t& next, int batches, int size) {
+    for (int b = 0; b < batches; ++b) {
+        std::vector<Measurement> records;
+        for (int i = 0; i < size; ++i) records.push_back(full_record(next++));
+        ASSERT_TRUE(store.insert(records));
+    }
+}
+
+// Commits one record at a time, waiting ever longer in between, until the WAL has restarted
+// (a checkpoint completed between two commits, so the next one began at the WAL's start) or
+// about 10 s passed; true if it restarted. A background checkpoint ends in an fsync, which
+// can take longer than a short pause on a busy disk.
+bool wal_restarts(SqliteStore& store, std::int64_t& next, int below_pages) {
+    for (auto pause = std::chrono::milliseconds(10); pause < std::chrono::seconds(6); pause *= 2) {
+        insert_batches(store, next, 1, 1);
+        if (store.wal_pages() < below_pages) return true;
+        std::this_thread::sleep_for(pause);
+    }
+    return false;
+}
+
+TEST(SqliteStore, ABackgroundThreadCheckpointsTheWalSoItRestarts) {
+    TempDb db;
+    SqliteOptions options;
+    options.wal_checkpoint_pages = 50;
+    std::int64_t next = 1;
+    {
+        auto store = open_ok(db.path(), options);
+        ASSERT_TRUE(store);
+        insert_batches(*store, next, 5, 200);
+        EXPECT_GT(store->wal_pages(), 50);  // more than the threshold was written
+        // Nothing checkpoints on the committing thread: without the background thread the
+        // WAL would only grow.
+        EXPECT_TRUE(wal_restarts(*store, next, 50)) << store->wal_pages();
+        EXPECT_GE(store->wal_checkpoints().background, 1U);
+        EXPECT_EQ(store->wal_checkpoints().on_writer, 0U);
+    }
+    auto reopened = open_ok(db.path(), options);
+    ASSERT_TRUE(reopened);
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM measurements"), next - 1);
+    EXPECT_EQ(raw.text("PRAGMA integrity_check"), "ok");
+}
+
+TEST(SqliteStore, AReaderPinningTheWalMakesTheWriterCheckpointPastSixteenTimesTheThreshold) {
+    TempDb db;
+    SqliteOptions options;
+    options.wal_checkpoint_pages = 10;
+    auto store = open_ok(db.path(), options);
+    ASSERT_TRUE(store);
+    std::int64_t next = 1;
+    insert_batches(*store, next, 1, 1);
+    RawDb reader(db.path());
+    reader.exec("BEGIN");
+    EXPECT_EQ(reader.integer("SELECT count(*) FROM measurements"), 1);  // holds its snapshot
+    insert_batches(*store, next, 30, 100);
+    EXPECT_GT(store->wal_pages(), 160);  // no checkpoint can pass the reader's snapshot
+    EXPECT_GE(store->wal_checkpoints().on_writer, 1U);
+    reader.exec("COMMIT");
+    EXPECT_TRUE(wal_restarts(*store, next, 10)) << store->wal_pages();
+    EXPECT_EQ(reader.integer("SELECT count(*) FROM measurements"), next - 1);
+}
+
+TEST(SqliteStore, WithoutBackgroundCheckpointsSqliteCheckpointsOnTheWriter) {
+    TempDb db;
+    SqliteOptions options;
+    options.background_checkpoint = false;
+    auto store = open_ok(db.path(), options);
+    ASSERT_TRUE(store);
+    std::int64_t next = 1;
+    insert_batches(*store, next, 5, 200);
+    EXPECT_EQ(store->wal_checkpoints().background, 0U);
+    EXPECT_EQ(store->wal_pages(), 0);  // SQLite's own hook, not ours
+    RawDb raw(db.path());
+    EXPECT_EQ(raw.integer("SELECT count(*) FROM measurements"), 1000);
 }
 
 }  // namespace
