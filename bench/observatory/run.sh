@@ -9,6 +9,7 @@
 #   CONNECTIONS=4 SPREAD=1 (hours of ts) KEEP=1 (keep the work directory)
 #   IDS=random   random request ids (other clients) instead of time-ordered ones (tokenradar's own)
 #   TOKENRADAR=path OBSBENCH=path            other binaries
+#   LOG_LEVEL=debug                          the server's log level (with KEEP=1, read its log)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -35,7 +36,7 @@ for mode in plain gzip; do
     port=$(free_port)
     store="$tmp/$mode.db"
     sed -e "s|@PORT@|$port|" -e "s|@STORE@|$store|" bench/observatory/tokenradar.toml > "$tmp/$mode.toml"
-    "$bin" --log-level warn serve --config "$tmp/$mode.toml" > "$tmp/$mode.log" 2>&1 &
+    "$bin" --log-level "${LOG_LEVEL:-warn}" serve --config "$tmp/$mode.toml" > "$tmp/$mode.log" 2>&1 &
     server=$!
     wait_ready "http://127.0.0.1:$port/readyz" 100 || { cat "$tmp/$mode.log" >&2; exit 1; }
     flags=()

@@ -237,6 +237,11 @@ struct SqliteStore::Statements {
 SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
 
 SqliteStore::~SqliteStore() {
+    if (checkpointer_) {
+        const WalCheckpointCounts counts = wal_checkpoints();
+        spdlog::debug("{}: WAL checkpoints: {} in the background, {} on the writer", path_,
+                      counts.background, counts.on_writer);
+    }
     checkpointer_.reset();  // joins its thread and closes its connection before ours
     statements_.reset();  // statements first: close_v2 would otherwise defer the close
     sqlite3_close_v2(db_);
