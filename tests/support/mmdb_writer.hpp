@@ -18,14 +18,12 @@
 //
 // Values are encoded as they are built (no pointers, no deduplication). Test code only.
 
+#include "temp_path.hpp"
+
 #include <arpa/inet.h>
-#include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -226,27 +224,9 @@ class Writer {
 };
 
 // A file holding `bytes` in the temporary directory, removed at the end of its scope.
-class TempFile {
+class TempFile : public TempPath {
   public:
-    explicit TempFile(const std::string& bytes) {
-        static std::atomic<int> counter{0};
-        path_ = (std::filesystem::temp_directory_path() /
-                 ("tokenradar_mmdb_" + std::to_string(::getpid()) + "_" +
-                  std::to_string(counter++) + ".mmdb"))
-                    .string();
-        std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
-    }
-    ~TempFile() {
-        std::error_code ec;
-        std::filesystem::remove(path_, ec);
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-
-    [[nodiscard]] const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
+    explicit TempFile(std::string_view bytes) : TempPath("mmdb", ".mmdb") { write(bytes); }
 };
 
 }  // namespace tokenradar::testing::mmdb

@@ -2,12 +2,12 @@
 // Runs the tokenradar binary (TOKENRADAR_BINARY, set by tokenradar_add_test) with a shell
 // command line and captures its exit code, stdout and stderr.
 
+#include "temp_path.hpp"
+
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,16 +22,13 @@ struct CliOutcome {
 
 // `prefix` goes before the binary: environment assignments or a pipe into it.
 inline CliOutcome run_cli(const std::string& args, const std::string& prefix = "") {
-    const auto dir = std::filesystem::temp_directory_path();
-    // ctest runs test cases as parallel processes: one pair of files per process.
-    const std::string tag = std::to_string(::getpid());
-    const auto out = dir / ("tokenradar_cli_out_" + tag + ".txt");
-    const auto err = dir / ("tokenradar_cli_err_" + tag + ".txt");
+    const TempPath out("cli_out", ".txt");
+    const TempPath err("cli_err", ".txt");
     const std::string command =
-        prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string();
+        prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.path() + " 2>" + err.path();
     const int status = std::system(command.c_str());
-    const auto slurp = [](const std::filesystem::path& p) {
-        std::ifstream in(p);
+    const auto slurp = [](const TempPath& p) {
+        std::ifstream in(p.path());
         std::stringstream s;
         s << in.rdbuf();
         return s.str();

@@ -1,14 +1,12 @@
 #pragma once
 // Measurement records for store tests: one with every field set to a distinct value, one with
-// every optional empty, and a temporary database file removed at the end of the test.
+// every optional empty; TempDb (temp_path.hpp) for the database file.
 
-#include <unistd.h>
+#include "temp_path.hpp"
 
 #include <tokenradar/core/measurement.hpp>
 
-#include <atomic>
 #include <cstdint>
-#include <filesystem>
 #include <string>
 
 namespace tokenradar::testing {
@@ -88,32 +86,5 @@ inline Measurement relative_to_send(Measurement m) {
     }
     return m;
 }
-
-// A fresh path in the temp directory; the file and its -wal/-shm are removed on destruction.
-class TempDb {
-  public:
-    TempDb() {
-        static std::atomic<int> counter{0};
-        path_ = (std::filesystem::temp_directory_path() /
-                 ("tokenradar_store_test_" + std::to_string(::getpid()) + "_" +
-                  std::to_string(counter++) + ".db"))
-                    .string();
-        remove();
-    }
-    ~TempDb() { remove(); }
-    TempDb(const TempDb&) = delete;
-    TempDb& operator=(const TempDb&) = delete;
-
-    [[nodiscard]] const std::string& path() const { return path_; }
-
-  private:
-    void remove() {
-        std::error_code ec;
-        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-            std::filesystem::remove(path_ + suffix, ec);
-        }
-    }
-    std::string path_;
-};
 
 }  // namespace tokenradar::testing

@@ -3,6 +3,7 @@
 
 #include "../../support/run_cli.hpp"
 #include "../../support/scripted_server.hpp"
+#include "../../support/temp_path.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -61,12 +62,12 @@ TEST(Cli, TlsFailureIsOneLineAndExitCode2) {
 }
 
 TEST(Cli, InvalidWorkloadFileNamesFileLineAndKey) {
-    const auto path = std::filesystem::temp_directory_path() / "tokenradar_cli_bad_workload.toml";
-    std::ofstream(path) << "max_tokens = \"lots\"\n[prompt]\nuser = \"x\"\n";
-    auto o = run("bench --target a=openai:http://127.0.0.1:9/v1#m --workload " + path.string() +
+    const testing::TempPath file("cli_bad_workload", ".toml");
+    file.write("max_tokens = \"lots\"\n[prompt]\nuser = \"x\"\n");
+    auto o = run("bench --target a=openai:http://127.0.0.1:9/v1#m --workload " + file.path() +
                  " --requests 1 --concurrency 1");
     EXPECT_EQ(o.exit_code, 2);
-    EXPECT_THAT(o.err, HasSubstr(path.string() + ":1: max_tokens: expected an integer"));
+    EXPECT_THAT(o.err, HasSubstr(file.path() + ":1: max_tokens: expected an integer"));
 }
 
 TEST(Cli, SimBadProfileIsOneLineAndExitCode2) {

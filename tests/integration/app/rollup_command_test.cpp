@@ -170,9 +170,8 @@ TEST(RollupCommandInput, BadInputIsOneLineAndExitCode2) {
     testing::TempDb not_created;
     testing::TempDb foreign;  // a SQLite database, not a TokenRadar one
     exec(foreign.path(), "CREATE TABLE t (x INTEGER);");
-    const auto garbage = std::filesystem::temp_directory_path() /
-                         ("tokenradar_rollup_garbage_" + std::to_string(::getpid()) + ".db");
-    std::ofstream(garbage) << std::string(4096, 'x');
+    const testing::TempPath garbage("rollup_garbage", ".db");
+    garbage.write(std::string(4096, 'x'));
     testing::TempDb db;
     { ASSERT_TRUE(store::SqliteStore::open(db.path())); }
     struct Case {
@@ -182,7 +181,7 @@ TEST(RollupCommandInput, BadInputIsOneLineAndExitCode2) {
         {"rollup --rebuild --db " + not_created.path(),
          not_created.path() + ": no such database file"},
         {"rollup --rebuild --db " + foreign.path(), foreign.path() + ": not a TokenRadar database"},
-        {"rollup --rebuild --db " + garbage.string(), "file is not a database"},
+        {"rollup --rebuild --db " + garbage.path(), "file is not a database"},
         {"rollup --db " + db.path(), "rollup: expected --rebuild"},
     };
     for (const auto& c : cases) {
@@ -199,7 +198,6 @@ TEST(RollupCommandInput, BadInputIsOneLineAndExitCode2) {
     auto empty = run_cli("rollup --rebuild --db " + db.path());
     EXPECT_EQ(empty.exit_code, 0) << empty.err;
     EXPECT_THAT(empty.out, HasSubstr("0 records rolled up"));
-    std::filesystem::remove(garbage);
 }
 
 }  // namespace

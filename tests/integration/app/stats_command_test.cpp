@@ -119,15 +119,15 @@ TEST(StatsCommandInput, BadInputIsOneLineAndExitCode2) {
     testing::TempDb db;
     { ASSERT_TRUE(store::SqliteStore::open(db.path())); }
     testing::TempDb not_created;
-    const auto garbage = std::filesystem::temp_directory_path() / "tokenradar_stats_garbage.db";
-    std::ofstream(garbage) << std::string(4096, 'x');
+    const testing::TempPath garbage("stats_garbage", ".db");
+    garbage.write(std::string(4096, 'x'));
     struct Case {
         std::string args;
         std::string says;
     } cases[] = {
         {"stats --db " + not_created.path(), not_created.path() + ": no such database file"},
-        {"stats --db " + garbage.string(),
-         garbage.string() + ": set WAL journal: file is not a database"},
+        {"stats --db " + garbage.path(),
+         garbage.path() + ": set WAL journal: file is not a database"},
         {"stats --db " + db.path() + " --by provider,region",
          "--by: unknown label 'region': expected provider, model"},
         {"stats --db " + db.path() + " --window 10parsecs",
@@ -144,7 +144,6 @@ TEST(StatsCommandInput, BadInputIsOneLineAndExitCode2) {
         EXPECT_TRUE(o.out.empty()) << o.out;
     }
     EXPECT_FALSE(std::filesystem::exists(not_created.path())) << "stats must not create a database";
-    std::filesystem::remove(garbage);
 }
 
 }  // namespace

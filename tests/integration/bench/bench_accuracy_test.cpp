@@ -5,6 +5,7 @@
 
 #include "../../support/sim_fixture.hpp"
 #include "../../support/sim_target.hpp"
+#include "../../support/temp_path.hpp"
 
 #include <tokenradar/bench/report.hpp>
 #include <tokenradar/core/resource_dir.hpp>
@@ -56,9 +57,8 @@ struct Accuracy {
 };
 
 Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
-    const auto trace = std::filesystem::temp_directory_path() /
-                       ("tokenradar_accuracy_" + std::to_string(concurrency) + ".jsonl");
-    std::filesystem::remove(trace);
+    const testing::TempPath trace_file("accuracy", ".jsonl");
+    const std::filesystem::path trace = trace_file.path();
     sim::SimServerOptions sim_options;
     sim_options.trace = sim::TraceSink::open(trace).value();
     SimFixture sim("fixed", sim_options, 2);

@@ -1,5 +1,7 @@
 #include <tokenradar/bench/workload.hpp>
 
+#include "../../support/temp_path.hpp"
+
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/token_estimate.hpp>
 
@@ -48,23 +50,23 @@ TEST(Workload, SizesMatchTheirDescriptions) {
 }
 
 TEST(Workload, BadFilesNameFileLineAndKey) {
-    const auto path = std::filesystem::temp_directory_path() / "tokenradar_bad_workload.toml";
+    const testing::TempPath file("bad_workload", ".toml");
+    const std::string& path = file.path();
     const auto error_of = [&](std::string_view text) {
-        std::ofstream(path) << text;
+        file.write(text);
         try {
-            load_workload(path.string(), kWorkloads);
+            load_workload(path, kWorkloads);
         } catch (const ConfigError& e) {
             return std::string(e.what());
         }
         return std::string("no error");
     };
     EXPECT_THAT(error_of("max_tokens = \"many\"\n[prompt]\nuser = \"x\"\n"),
-                HasSubstr("tokenradar_bad_workload.toml:1: max_tokens: expected an integer"));
+                HasSubstr(path + ":1: max_tokens: expected an integer"));
     EXPECT_THAT(error_of("[prompt]\nuser = \"about {topic}\"\n"), HasSubstr("prompt.topics"));
     EXPECT_THAT(error_of("max_tokens = 5\n"), HasSubstr("prompt"));
     EXPECT_THAT(error_of("[prompt]\nuser = \"x\"\nsystm = \"typo\"\n"), HasSubstr("unknown key 'prompt.systm'"));
-    EXPECT_THAT(error_of("[prompt\n"), HasSubstr("tokenradar_bad_workload.toml:1"));
-    std::filesystem::remove(path);
+    EXPECT_THAT(error_of("[prompt\n"), HasSubstr(path + ":1"));
     try {
         load_workload("no-such-workload", kWorkloads);
         FAIL();

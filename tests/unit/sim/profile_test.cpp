@@ -1,5 +1,7 @@
 #include <tokenradar/sim/profile.hpp>
 
+#include "../../support/temp_path.hpp"
+
 #include <tokenradar/core/config.hpp>
 
 #include <fmt/format.h>
@@ -116,7 +118,8 @@ TEST(Profile, BadPeakTable) {
 }
 
 TEST(Profile, ErrorFromAFileNamesThePath) {
-    const auto dir = std::filesystem::temp_directory_path() / "tokenradar_profile_test";
+    const testing::TempPath profiles("profile_test", "");
+    const std::filesystem::path dir = profiles.path();
     std::filesystem::create_directories(dir);
     {
         std::ofstream out(dir / "broken.toml");
@@ -128,7 +131,6 @@ TEST(Profile, ErrorFromAFileNamesThePath) {
     } catch (const ConfigError& e) {
         EXPECT_THAT(e.what(), HasSubstr("broken.toml:4: capacity.max_concurrent"));
     }
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
