@@ -34,7 +34,7 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
     t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
                            "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
                            "max_records", "max_body_bytes", "forward_to", "forward_key_env",
-                           "geoip_db"});
+                           "geoip_db", "trusted_proxies"});
     c.enabled = t.get_bool("enabled", c.enabled);
     c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
@@ -84,6 +84,12 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
         if (!geoip) t.fail("geoip_db", fmt::format("a MaxMind DB file ({})", geoip.error().message));
         c.geoip = std::make_shared<const GeoIp>(std::move(*geoip));
     }
+    auto proxies = net::TrustedProxies::parse(t.get_strings("trusted_proxies"));
+    if (!proxies) {
+        t.fail("trusted_proxies", fmt::format("IP addresses or CIDR networks of your reverse "
+                                              "proxies ({})", proxies.error().message));
+    }
+    c.trusted_proxies = std::move(*proxies);
     return c;
 }
 

@@ -175,10 +175,25 @@ awaitable<Answer> await_commit(std::shared_ptr<HttpApi::Impl> impl, Submitted su
     co_return outcome_answer(*impl, stored, duplicates, submitted.errors);
 }
 
+// The submitter's address: the peer's, or behind a trusted reverse proxy the client its
+// X-Forwarded-For names (net/forwarded.hpp).
+std::string client_address(const HttpApi::Impl& impl, const net::Request& request,
+                           const net::ResponseWriter& writer) {
+    const std::string peer = writer.remote_address();
+    if (impl.config.trusted_proxies.empty()) return peer;
+    std::string forwarded_for;
+    const auto [first, last] = request.equal_range("x-forwarded-for");
+    for (auto field = first; field != last; ++field) {
+        if (!forwarded_for.empty()) forwarded_for += ',';
+        forwarded_for.append(field->value().data(), field->value().size());
+    }
+    return impl.config.trusted_proxies.client_address(peer, forwarded_for);
+}
+
 // Who submits: an ingest key's name, or (public mode, no key) the client's address, which is
 // then rate-limited. An error answer when neither is allowed.
 std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Request& request,
-                                            const net::ResponseWriter& writer) {
+                                            const std::string& address) {
     const ObservatoryConfig& c = impl.config;
     if (c.ingest == IngestMode::off) {
         return error_answer(Errc::not_found, "measurements: ingestion is off on this server ([observatory] ingest)");
@@ -193,7 +208,6 @@ std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Requ
     if (c.ingest == IngestMode::keys) {
         return error_answer(Errc::unauthorized, "measurements: expected Authorization: Bearer <ingest key>");
     }
-    std::string address = writer.remote_address();
     const RateDecision d = impl.limiter.try_acquire(address, std::chrono::steady_clock::now());
     if (!d.allowed) {
         return error_answer(Errc::rate_limited,
@@ -205,7 +219,8 @@ std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Requ
 
 awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& request,
                          net::ResponseWriter& writer) {
-    auto who = submitter(*impl, request, writer);
+    const std::string address = client_address(*impl, request, writer);
+    auto who = submitter(*impl, request, address);
     if (auto* refused = std::get_if<Answer>(&who)) {
         impl->requests_refused.fetch_add(1, std::memory_order_relaxed);
         co_return std::move(*refused);
@@ -214,10 +229,9 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     job.context.now_us = wall_now_us();
     job.context.submitter = std::get<std::string>(std::move(who));
     job.context.limits.max_records = impl->config.max_records;
-    // The peer's own address: behind a reverse proxy, the proxy's (X-Forwarded-For is not
-    // trusted). Records that carry a client_region keep theirs.
+    // Records that carry a client_region keep theirs.
     if (const auto& geoip = impl->config.geoip) {
-        job.context.client_region = geoip->region_of(writer.remote_address());
+        job.context.client_region = geoip->region_of(address);
     }
     const std::string encoding = media_type(header(request, http::field::content_encoding));
     if (encoding == "gzip") {

@@ -16,6 +16,8 @@
 //   forward_key_env = ""        # ...with the ingest key in this environment variable
 //   geoip_db = ""               # a MaxMind DB (GeoLite2-Country.mmdb): records without a
 //                               # client_region get the submitter's country (geoip.hpp)
+//   trusted_proxies = []        # reverse proxies ("127.0.0.1", "10.0.0.0/8") whose
+//                               # X-Forwarded-For names the client (rate limit, GeoIP)
 //   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
 //   name = "team-a"
 //   sha256 = "..."
@@ -23,6 +25,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/net/forwarded.hpp>
 #include <tokenradar/observatory/geoip.hpp>
 
 #include <chrono>
@@ -53,6 +56,7 @@ struct ObservatoryConfig {
     Secret forward_key;
     std::string geoip_db;                // "" = no lookup
     std::shared_ptr<const GeoIp> geoip;  // geoip_db, opened (and so checked) at load
+    net::TrustedProxies trusted_proxies;  // empty: the peer is the client
 };
 
 // Reads the [observatory] table (missing: the defaults). Throws ConfigError naming

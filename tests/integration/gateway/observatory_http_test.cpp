@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -360,7 +361,8 @@ TEST(ObservatoryIngest, PublicModeLimitsEachAddressAfterItsBurst) {
     ServiceFixture s(service_config(
         db.path(), "[observatory]\ningest = \"public\"\npublic_rate = 0.01\npublic_burst = 2\n"));
     EXPECT_EQ(post(s, array_of(batch(0, 2)), {}).status, 200u);
-    EXPECT_EQ(post(s, array_of(batch(2, 4)), {}).status, 200u);
+    // No trusted_proxies: a client's X-Forwarded-For changes nothing.
+    EXPECT_EQ(post(s, array_of(batch(2, 4)), {{"x-forwarded-for", "198.51.100.9"}}).status, 200u);
     auto limited = post(s, array_of(batch(4, 6)), {});
     EXPECT_EQ(limited.status, 429u);
     EXPECT_THAT(error_message(limited), HasSubstr("requests/s from one address"));
@@ -371,6 +373,25 @@ TEST(ObservatoryIngest, PublicModeLimitsEachAddressAfterItsBurst) {
     const auto records = stored(db.path());
     ASSERT_EQ(records.size(), 4u);
     for (const auto& m : records) EXPECT_EQ(m.client_id, "ip:127.0.0.1");
+}
+
+TEST(ObservatoryIngest, BehindATrustedProxyEachForwardedClientIsLimitedAndNamedApart) {
+    TempDb db;
+    ServiceFixture s(service_config(db.path(),
+                                    "[observatory]\ningest = \"public\"\npublic_rate = 0.01\n"
+                                    "public_burst = 1\ntrusted_proxies = [\"127.0.0.0/8\"]\n"));
+    const auto via_proxy = [](const char* forwarded_for) {
+        return HeaderPairs{{"x-forwarded-for", forwarded_for}};
+    };
+    EXPECT_EQ(post(s, array_of(batch(0, 2)), via_proxy("6.6.6.6, 198.51.100.1")).status, 200u);
+    EXPECT_EQ(post(s, array_of(batch(2, 4)), via_proxy("198.51.100.1")).status, 429u);
+    EXPECT_EQ(post(s, array_of(batch(4, 6)), via_proxy("198.51.100.2")).status, 200u);
+    EXPECT_EQ(post(s, array_of(batch(6, 8)), {}).status, 200u);  // the proxy's own request
+    std::multiset<std::string> clients;
+    for (const auto& m : stored(db.path())) clients.insert(m.client_id);
+    EXPECT_EQ(clients, (std::multiset<std::string>{"ip:127.0.0.1", "ip:127.0.0.1", "ip:198.51.100.1",
+                                                   "ip:198.51.100.1", "ip:198.51.100.2",
+                                                   "ip:198.51.100.2"}));
 }
 
 // ---- queries ------------------------------------------------------------------------------

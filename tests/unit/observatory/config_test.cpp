@@ -72,5 +72,19 @@ TEST(ObservatoryConfig, AMissingOrInvalidGeoIpDatabaseIsAnErrorNamingTheKey) {
               std::string::npos);
 }
 
+TEST(ObservatoryConfig, TrustedProxiesAreParsedAndABadOneIsNamed) {
+    EXPECT_TRUE(load("[observatory]\n").trusted_proxies.empty());
+    const auto c = load("[observatory]\ntrusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"]\n");
+    EXPECT_EQ(c.trusted_proxies.client_address("10.2.3.4", "198.51.100.1"), "198.51.100.1");
+    EXPECT_EQ(c.trusted_proxies.client_address("11.2.3.4", "198.51.100.1"), "11.2.3.4");
+    const std::string bad =
+        config_error("[observatory]\n\ntrusted_proxies = [\"10.0.0.0/8\", \"proxy.local\"]\n");
+    EXPECT_EQ(bad.rfind("test.toml:3: observatory.trusted_proxies: expected IP addresses or CIDR "
+                        "networks of your reverse proxies ('proxy.local': expected an IP address",
+                        0),
+              0u)
+        << bad;
+}
+
 }  // namespace
 }  // namespace tokenradar::observatory
