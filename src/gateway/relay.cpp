@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace tokenradar::gateway {
 namespace {
@@ -124,10 +125,12 @@ struct RelayFigures {
     }
 };
 
-// Relays an upstream stream to the client. Returns the record's status.
+// Relays an upstream stream to the client. Returns the record's status. With `head` set the
+// client's response head has not been sent yet: it leaves with the first piece's events in
+// one write (the upstream's first bytes came with its head, so that read does not wait).
 awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
                                     net::ResponseWriter& writer, const Attempt& a, Measurement& m,
-                                    bool client_wants_usage) {
+                                    bool client_wants_usage, const net::HeaderList* head) {
     auto executor = co_await net::asio::this_coro::executor;
     auto stream = std::make_shared<ClientStream>(executor, writer);
     start_heartbeat(stream, gw.config.heartbeat_interval);
@@ -166,7 +169,18 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         });
         if (!fed) failure = fed.error();
         if (acc.times().first_token) first_token_watchdog.disarm();
-        if (!out.empty()) {
+        if (head != nullptr) {
+            const net::HeaderList& headers = *std::exchange(head, nullptr);
+            if (auto ec = co_await start_client(*stream, headers, out)) {
+                client_gone = true;
+                break;
+            }
+            if (!out.empty()) {
+                const std::int64_t relay_ns = steady_now_ns() - now;
+                figures.relay_ns.push_back(relay_ns);
+                gw.metrics.observe_relay_ns(relay_ns);
+            }
+        } else if (!out.empty()) {
             if (auto ec = co_await write_client(*stream, out)) {
                 client_gone = true;
                 break;
@@ -204,7 +218,11 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         translator.finish(out);
     }
     if (!client_gone) {
-        if (!out.empty()) co_await write_client(*stream, out);
+        if (head != nullptr) {
+            co_await start_client(*stream, *head, out);
+        } else if (!out.empty()) {
+            co_await write_client(*stream, out);
+        }
         co_await stop_heartbeat(*stream);
         co_await writer.finish();
     } else {
@@ -323,14 +341,21 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
 
     headers.emplace_back("x-tokenradar-overhead-us", std::to_string(micros(overhead_ns)));
     headers.emplace_back("cache-control", "no-cache");
-    if (auto ec = co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
-        m.status = "cancelled";
-        m.t.done = steady_now_ns();
-        gw.metrics.observe_request(m.status);
-        gw.record(std::move(m));
-        co_return true;
+    // The head goes out now, so the client has it while the upstream thinks; unless the first
+    // events came with the upstream's head: then both leave in one write (one wake-up of the
+    // client less on the way to its first token).
+    const bool head_with_first_piece = response.body_buffered();
+    if (!head_with_first_piece) {
+        if (auto ec = co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
+            m.status = "cancelled";
+            m.t.done = steady_now_ns();
+            gw.metrics.observe_request(m.status);
+            gw.record(std::move(m));
+            co_return true;
+        }
     }
-    m.status = co_await relay_stream(gw, response, writer, a, m, chat.include_usage);
+    const net::HeaderList* pending_head = head_with_first_piece ? &headers : nullptr;
+    m.status = co_await relay_stream(gw, response, writer, a, m, chat.include_usage, pending_head);
     gw.metrics.observe_request(m.status);
     gw.record(std::move(m));
     co_return true;
