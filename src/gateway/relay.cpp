@@ -412,8 +412,7 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 }  // namespace
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id) {
-    net::HeaderList headers = base_headers(request_id);
+                           std::string request_id, const net::HeaderList& headers) {
     auto chat = dialect::parse_request(Api::openai, request.body());
     if (!chat) {
         co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
