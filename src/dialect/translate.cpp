@@ -211,6 +211,95 @@ std::string synthetic_tool_id(std::string_view response_id, int index) {
     return fmt::format("call_{}_{}", response_id, index);
 }
 
+// Appends JSON text for `value` (or a string) to `out` through one reused serializer.
+class JsonAppender {
+  public:
+    explicit JsonAppender(std::string& out) : out_(out) {}
+    void value(const json::value& v) {
+        sr_.reset(&v);
+        drain();
+    }
+    void string(std::string_view s) {
+        sr_.reset(json::string_view(s.data(), s.size()));
+        drain();
+    }
+    void key(std::string_view k) {
+        if (!first_) out_ += ',';
+        first_ = false;
+        string(k);
+        out_ += ':';
+    }
+    void open() {
+        out_ += '{';
+        first_ = true;
+    }
+    void close() {
+        out_ += '}';
+        first_ = false;
+    }
+
+  private:
+    void drain() {
+        char buf[4096];
+        while (!sr_.done()) {
+            const auto part = sr_.read(buf, sizeof buf);
+            out_.append(part.data(), part.size());
+        }
+    }
+    std::string& out_;
+    json::serializer sr_;
+    bool first_ = true;
+};
+
+// The client's body as json::serialize would write it after `model` is replaced and (for a
+// stream) stream_options.include_usage set, in the same key order, without copying the JSON:
+// the deep copy of every message was most of the allocations of a small gateway request.
+// Other stream_options (include_obfuscation...) stay as the client sent them.
+std::string passthrough_body(const json::object& original, std::string_view model, bool stream) {
+    std::string out;
+    out.reserve(original.size() * 32 + 256);
+    JsonAppender json_out(out);
+    json_out.open();
+    bool saw_stream_options = false;
+    for (const auto& field : original) {
+        const std::string_view name(field.key().data(), field.key().size());
+        json_out.key(name);
+        if (name == "model") {
+            json_out.string(model);
+        } else if (stream && name == "stream_options") {
+            saw_stream_options = true;
+            JsonAppender inner(out);
+            inner.open();
+            bool saw_usage = false;
+            if (field.value().is_object()) {
+                for (const auto& option : field.value().get_object()) {
+                    const std::string_view option_name(option.key().data(), option.key().size());
+                    inner.key(option_name);
+                    if (option_name == "include_usage") {
+                        saw_usage = true;
+                        out += "true";
+                    } else {
+                        inner.value(option.value());
+                    }
+                }
+            }
+            if (!saw_usage) {
+                inner.key("include_usage");
+                out += "true";
+            }
+            inner.close();
+        } else {
+            json_out.value(field.value());
+        }
+    }
+    if (stream && !saw_stream_options) {
+        json_out.key("stream_options");
+        out += "{\"include_usage\":true}";
+    }
+    json_out.close();
+    return out;
+}
+
 Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view base_path,
                                   std::string_view upstream_model, const Secret& key) {
     if (client.original.empty()) {  // built in code, not parsed: emit it
@@ -219,16 +308,8 @@ Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view ba
         copy.include_usage = true;
         return make_http_call(Api::openai, base_path, copy, key);
     }
-    json::object body = client.original;
-    body["model"] = upstream_model;
-    if (client.stream) {
-        // Other stream_options (include_obfuscation...) stay as the client sent them.
-        json::value& so = body["stream_options"];
-        if (!so.is_object()) so = json::object();
-        so.get_object()["include_usage"] = true;
-    }
     return make_http_call(Api::openai, base_path, upstream_model, client.stream,
-                          json::serialize(body), key);
+                          passthrough_body(client.original, upstream_model, client.stream), key);
 }
 
 }  // namespace

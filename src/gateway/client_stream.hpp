@@ -31,6 +31,12 @@ struct ClientStream {
     bool stopped = false;
 };
 
+// Sends the response head (200, text/event-stream, `headers`) with `first` in the same write.
+// Only before anything else was written (the heartbeat writes nothing before it).
+net::asio::awaitable<boost::system::error_code> start_client(ClientStream& stream,
+                                                             const net::HeaderList& headers,
+                                                             std::string_view first);
+
 // Suspends until `bytes` are written (after any heartbeat on the wire).
 net::asio::awaitable<boost::system::error_code> write_client(ClientStream& stream, std::string_view bytes);
 

@@ -75,7 +75,10 @@ std::string models_body(const GatewayConfig& config) {
 }  // namespace
 
 net::HeaderList base_headers(const std::string& request_id) {
-    return {{"x-tokenradar-request-id", request_id}};
+    net::HeaderList headers;
+    headers.reserve(6);  // the relay adds up to 5: one allocation instead of four
+    headers.emplace_back("x-tokenradar-request-id", request_id);
+    return headers;
 }
 
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
@@ -204,7 +207,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     metrics_.request_started();
     try {
         if (path == "/v1/chat/completions") {
-            co_await relay_chat(gw, request, writer, request_id);
+            co_await relay_chat(gw, request, writer, request_id, headers);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id);
         }

@@ -38,9 +38,10 @@ net::HeaderList base_headers(const std::string& request_id);
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers);
 
-// POST /v1/chat/completions, after auth and limits.
+// POST /v1/chat/completions, after auth and limits. `headers`: base_headers(request_id),
+// already built by the caller.
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id);
+                           std::string request_id, const net::HeaderList& headers);
 
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,

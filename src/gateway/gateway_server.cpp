@@ -16,6 +16,9 @@ net::asio::awaitable<void> dispatch(Gateway* gateway, net::Request& request, net
 
 GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     : config_(std::move(config)),
+      // One thread runs it (start()): with the hint, handlers posted from that thread go to
+      // its private queue instead of waking the reactor (an epoll_ctl per post otherwise).
+      ioc_(1),
       gateway_(std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks))) {
     net::ServerLimits limits;
     // Ingestion takes larger bodies than chat requests; each route checks its own limit.
@@ -28,7 +31,7 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     Gateway* gw = gateway_.get();
     server_ = std::make_unique<net::HttpServer>(
         ioc_, [gw](net::Request& request, net::ResponseWriter& writer) { return dispatch(gw, request, writer); },
-        limits);
+        limits, net::IoThreads::one);
 }
 
 GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }

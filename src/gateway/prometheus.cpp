@@ -38,11 +38,9 @@ void escape_into(std::string_view value, std::string& out) {
     }
 }
 
-}  // namespace
-
-std::string prometheus_labels(
-    std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
-    std::string out;
+void labels_into(std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+                 std::string& out) {
+    out.clear();
     for (const auto& [key, value] : labels) {
         if (!out.empty()) out += ',';
         out += key;
@@ -50,6 +48,24 @@ std::string prometheus_labels(
         escape_into(value, out);
         out += '"';
     }
+}
+
+// The series key of one observation, built in a buffer the thread reuses: a series is found
+// by a string_view, and a string is allocated only for a new series (an attempt built 5 label
+// strings before).
+std::string_view scratch_labels(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+    thread_local std::string buffer;
+    labels_into(labels, buffer);
+    return buffer;
+}
+
+}  // namespace
+
+std::string prometheus_labels(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+    std::string out;
+    labels_into(labels, out);
     return out;
 }
 
@@ -89,21 +105,21 @@ struct Metrics::Family {
     std::map<std::string, std::unique_ptr<std::atomic<std::uint64_t>>, std::less<>> counters;
 
     template <class Map, class Make>
-    auto& series(Map& map, const std::string& labels, Make make) {
+    auto& series(Map& map, std::string_view labels, Make make) {
         {
             std::shared_lock lock(mu);
             if (auto it = map.find(labels); it != map.end()) return *it->second;
         }
         std::unique_lock lock(mu);
-        auto& slot = map[labels];
-        if (!slot) slot = make();
-        return *slot;
+        auto it = map.find(labels);
+        if (it == map.end()) it = map.emplace(std::string(labels), make()).first;
+        return *it->second;
     }
-    void observe(const std::string& labels, double seconds) {
+    void observe(std::string_view labels, double seconds) {
         series(histograms, labels, [&] { return std::make_unique<HistogramSeries>(bounds); })
             .observe(seconds);
     }
-    void add(const std::string& labels, std::uint64_t n) {
+    void add(std::string_view labels, std::uint64_t n) {
         series(counters, labels, [] { return std::make_unique<std::atomic<std::uint64_t>>(0); })
             .fetch_add(n, std::memory_order_relaxed);
     }
@@ -150,35 +166,34 @@ Metrics::~Metrics() = default;
 
 void Metrics::observe_attempt(const Measurement& m) {
     const Derived d = derive(m);
-    const std::string labels = prometheus_labels(
-        {{"provider", m.labels.provider}, {"model", m.labels.model}, {"status", m.status}});
+    const std::string_view labels =
+        scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}, {"status", m.status}});
     if (d.ttft_ms) families_[kTtft]->observe(labels, *d.ttft_ms / 1e3);
     if (d.tpot_ms) families_[kTpot]->observe(labels, *d.tpot_ms / 1e3);
     if (d.e2e_ms) families_[kDuration]->observe(labels, *d.e2e_ms / 1e3);
     if (m.overhead_ns) {
-        families_[kOverhead]->observe(
-            prometheus_labels({{"provider", m.labels.provider}, {"model", m.labels.model}}),
-            static_cast<double>(*m.overhead_ns) / 1e9);
+        families_[kOverhead]->observe(scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}}),
+                                      static_cast<double>(*m.overhead_ns) / 1e9);
     }
     auto tokens = [&](std::string_view type, const std::optional<std::int64_t>& n) {
         if (n && *n > 0) {
             families_[kTokens]->add(
-                prometheus_labels({{"provider", m.labels.provider}, {"model", m.labels.model}, {"type", type}}),
+                scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}, {"type", type}}),
                 static_cast<std::uint64_t>(*n));
         }
     };
     tokens("input", m.prompt_tokens);
     tokens("cached_input", m.cached_prompt_tokens);
     tokens("output", m.output_tokens);
-    families_[kAttempts]->add(prometheus_labels({{"provider", m.labels.provider},
-                                                 {"model", m.labels.model},
-                                                 {"status", m.status},
-                                                 {"route", m.labels.route}}),
+    families_[kAttempts]->add(scratch_labels({{"provider", m.labels.provider},
+                                              {"model", m.labels.model},
+                                              {"status", m.status},
+                                              {"route", m.labels.route}}),
                               1);
 }
 
 void Metrics::observe_request(std::string_view status) {
-    families_[kRequests]->add(prometheus_labels({{"status", status}}), 1);
+    families_[kRequests]->add(scratch_labels({{"status", status}}), 1);
 }
 
 std::string Metrics::render(std::string_view extra) const {

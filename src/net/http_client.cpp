@@ -3,6 +3,9 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/net/http_client.hpp>
 
+#include "lazy_deadline.hpp"
+#include "sync_io.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -68,33 +71,10 @@ bool idempotent(http::verb v) {
 
 namespace detail {
 
-struct ClientConnection;
-
-// The deadline of a connection's current phase (request + head, first body piece, each later
-// piece), kept lazily: moving it later only stores the time, and the one pending wait re-arms
-// itself when it fires early; it is cancelled when the connection goes back to the pool. So
-// a small request arms one timer, where Beast's per-stream expiry armed and cancelled one
-// around every socket operation (3 timerfd_settime per small request on an idle gateway).
-// On the deadline it closes the socket; the pending operation then fails and timed_out()
-// says why.
-struct LazyDeadline {
-    LazyDeadline(asio::any_io_executor ex, ClientConnection& c) : timer(std::move(ex)), conn(&c) {}
-    asio::steady_timer timer;
-    ClientConnection* conn;
-    Clock::time_point deadline = Clock::time_point::max();  // max: none
-    Clock::time_point armed = Clock::time_point::max();     // the pending wait's expiry
-    std::uint64_t generation = 0;                           // which wait is the current one
-    bool fired = false;
-    bool check_posted = false;  // post_idle_check is queued
-};
-
-void arm(const std::shared_ptr<LazyDeadline>& d, Clock::time_point at);
-void post_idle_check(const std::shared_ptr<LazyDeadline>& d);
-void disarm(LazyDeadline& d);
-
 struct ClientConnection {
     explicit ClientConnection(asio::any_io_executor ex)
-        : plain(std::in_place, ex), deadline(std::make_shared<LazyDeadline>(ex, *this)) {
+        : plain(std::in_place, ex),
+          deadline(std::make_shared<LazyDeadline>(ex, [this] { close(); })) {
         // Beast reads max(512, capacity - size) bytes at a time: without capacity a relayed
         // stream took ~47 reads and writes per 22 KB (docs/NOTES.md). Pages are touched only
         // when data arrives, so idle pooled connections cost little.
@@ -103,26 +83,20 @@ struct ClientConnection {
     ClientConnection(const ClientConnection&) = delete;
     ClientConnection& operator=(const ClientConnection&) = delete;
 
-    // Until `at`. Clock::time_point::max() ends the phase: unless the next one starts first
-    // (open() followed by read_some(), read_some() by the next one in read_all), the pending
-    // wait is cancelled from a posted check, so an io_context with nothing else to do can
-    // return from run() while a response is held between reads.
+    // The deadline of the connection's current phase (request + head, first body piece, each
+    // later piece): one lazily re-armed timer wait per connection, where Beast's per-stream
+    // expiry armed and cancelled one around every socket operation (3 timerfd_settime per
+    // small request on an idle gateway). Clock::time_point::max() ends the phase: unless the
+    // next one starts first (open() followed by read_some(), read_some() by the next one in
+    // read_all), the pending wait is cancelled from a posted check, so an io_context with
+    // nothing else to do can return from run() while a response is held between reads.
     void set_deadline(Clock::time_point at) {
-        deadline->deadline = at;
-        deadline->fired = false;
-        if (at == Clock::time_point::max()) {
-            if (deadline->armed != at) post_idle_check(deadline);
-            return;
-        }
-        if (at < deadline->armed) arm(deadline, at);
+        deadline->set(at);
+        if (at == LazyDeadline::kNone) deadline->release_soon();
     }
-    bool timed_out() const { return deadline->fired; }
+    bool timed_out() const { return deadline->fired(); }
     // Idle in the pool: no wait may stay pending.
-    void clear_deadline() {
-        deadline->deadline = Clock::time_point::max();
-        deadline->fired = false;
-        disarm(*deadline);
-    }
+    void clear_deadline() { deadline->clear(); }
 
     std::string key;                         // pool key: scheme://host:port
     std::optional<beast::tcp_stream> plain;  // set until TLS wraps it
@@ -155,42 +129,6 @@ struct ClientConnection {
         return errno == EAGAIN || errno == EWOULDBLOCK;
     }
 };
-
-void disarm(LazyDeadline& d) {
-    if (d.armed == Clock::time_point::max()) return;
-    d.armed = Clock::time_point::max();
-    ++d.generation;  // the cancelled wait's handler finds itself stale
-    d.timer.cancel();
-}
-
-void post_idle_check(const std::shared_ptr<LazyDeadline>& d) {
-    if (d->check_posted) return;
-    d->check_posted = true;
-    asio::post(d->timer.get_executor(), [weak = std::weak_ptr<LazyDeadline>(d)] {
-        const auto self = weak.lock();
-        if (!self) return;
-        self->check_posted = false;
-        if (self->deadline == Clock::time_point::max()) disarm(*self);
-    });
-}
-
-void arm(const std::shared_ptr<LazyDeadline>& d, Clock::time_point at) {
-    d->armed = at;
-    d->timer.expires_at(at);  // a pending wait completes as aborted; its generation is stale
-    const std::uint64_t generation = ++d->generation;
-    d->timer.async_wait([weak = std::weak_ptr<LazyDeadline>(d), generation](const ErrorCode&) {
-        const auto self = weak.lock();  // gone with its connection
-        if (!self || self->generation != generation) return;
-        self->armed = Clock::time_point::max();
-        if (self->deadline == Clock::time_point::max()) return;  // no phase running
-        if (Clock::now() < self->deadline) {
-            arm(self, self->deadline);  // the deadline moved on since this wait began
-            return;
-        }
-        self->fired = true;
-        self->conn->close();
-    });
-}
 
 struct ClientPool {
     ClientPool(asio::any_io_executor e, ClientOptions o)
@@ -330,6 +268,17 @@ asio::awaitable<ErrorCode> write_request(Stream& stream,
     co_return ec;
 }
 
+// Plain connections: what the socket takes at once is written inline, without a posted
+// completion; the rest asynchronously from where the serializer stopped.
+asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream,
+                                         http::request<http::string_body>& request) {
+    http::request_serializer<http::string_body> sr{request};
+    ErrorCode ec;
+    if (detail::write_now(stream.socket(), sr, ec)) co_return ec;
+    auto [e, n] = co_await http::async_write(stream, sr, use_nothrow);
+    co_return e;
+}
+
 template <class Stream>
 asio::awaitable<ErrorCode> read_head(Stream& stream, beast::flat_buffer& buffer,
                                      http::response_parser<http::buffer_body>& parser) {
@@ -385,6 +334,7 @@ asio::awaitable<Result<std::unique_ptr<ClientConnection>>> connect(
                         fmt::format("{}: connect: {}", authority, cec.message()));
     }
     tcp_stream.socket().set_option(tcp::no_delay(true), ec);
+    tcp_stream.socket().non_blocking(true, ec);  // plain writes are tried inline (sync_io.hpp)
     timings->connect_ns = steady_now_ns() - t0;
 
     if (url.tls()) {
@@ -444,6 +394,9 @@ unsigned StreamingResponse::status() const { return state_->parser.get().result_
 const http::fields& StreamingResponse::headers() const { return state_->parser.get().base(); }
 const RequestTimings& StreamingResponse::timings() const { return state_->timings; }
 bool StreamingResponse::done() const { return state_->done; }
+bool StreamingResponse::body_buffered() const {
+    return !state_->done && state_->conn && state_->conn->buffer.size() > 0;
+}
 
 void StreamingResponse::cancel() {
     state_->cancelled = true;
@@ -493,12 +446,22 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
         auto& body = s.parser.get().body();
         body.data = conn.piece.data();
         body.size = conn.piece.size();
-        // if/else, not ?: -- GCC 12 mis-compiles co_await inside a conditional expression.
+        // Bytes already buffered (the head's read usually brings the start of the body) are
+        // parsed inline; Beast's read would post its completion even when it read nothing.
         ErrorCode ec;
-        if (conn.tls) {
-            ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
-        } else {
-            ec = co_await read_body_some(*conn.plain, conn.buffer, s.parser);
+        std::size_t used = 0;
+        if (conn.buffer.size() > 0) {
+            used = s.parser.put(conn.buffer.data(), ec);
+            conn.buffer.consume(used);
+            if (ec == http::error::need_more || ec == http::error::need_buffer) ec = {};
+        }
+        if (!ec && used == 0 && !s.parser.is_done()) {
+            // if/else, not ?: -- GCC 12 mis-compiles co_await inside a conditional expression.
+            if (conn.tls) {
+                ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
+            } else {
+                ec = co_await read_body_some(*conn.plain, conn.buffer, s.parser);
+            }
         }
         if (ec == http::error::need_buffer) ec = {};
         if (ec) {

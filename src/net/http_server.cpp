@@ -4,6 +4,9 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/net/http_server.hpp>
 
+#include "lazy_deadline.hpp"
+#include "sync_io.hpp"
+
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,8 +16,9 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_range.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
@@ -22,6 +26,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
@@ -68,12 +74,20 @@ struct LogCompletion {
 namespace detail {
 
 struct ServerState {
-    ServerState(asio::io_context& io, Handler h, ServerLimits l)
-        : ioc(io), handler(std::move(h)), limits(l), acceptor(asio::make_strand(io)) {}
+    ServerState(asio::io_context& io, Handler h, ServerLimits l, IoThreads t)
+        : ioc(io), handler(std::move(h)), limits(l), threads(t), acceptor(executor()) {}
+
+    // A new strand per connection, or (one I/O thread) the io_context itself: a strand costs
+    // a mutex, a queue and an executor hop on every completion of every operation.
+    asio::any_io_executor executor() {
+        if (threads == IoThreads::one) return ioc.get_executor();
+        return asio::make_strand(ioc);
+    }
 
     asio::io_context& ioc;
     Handler handler;
     ServerLimits limits;
+    IoThreads threads;
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
@@ -86,17 +100,23 @@ struct ServerState {
 
 class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   public:
-    ServerConnection(std::shared_ptr<ServerState> s, tcp::socket socket)
-        : state(std::move(s)), stream(std::move(socket)) {}
+    ServerConnection(std::shared_ptr<ServerState> s, tcp::socket sock)
+        : state(std::move(s)),
+          socket(std::move(sock)),
+          deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { close_socket(); })) {}
 
     std::shared_ptr<ServerState> state;
-    beast::tcp_stream stream;  // executor: this connection's strand
+    tcp::socket socket;  // executor: this connection's strand (or the one I/O thread's)
+    // Header, idle and write timeouts: closing the socket fails the pending operation, as
+    // Beast's stream expiry did, without a timer arm and cancel around every operation.
+    std::shared_ptr<LazyDeadline> deadline;
     beast::flat_buffer buffer;
     std::uint64_t id = 0;
     bool gone = false;                         // peer closed/errored, or we closed the socket
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
-    std::uint64_t watch_generation = 0;        // which handler run the peer watcher belongs to
+    bool peek_pending = false;                 // the peer watcher's receive is queued
+    char peek_byte = 0;                        // its MSG_PEEK target
     asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
 
     // Both run on the strand.
@@ -110,15 +130,26 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         const bool was_gone = gone;
         gone = true;
         if (in_handler && !was_gone) handler_cancel.emit(asio::cancellation_type::terminal);
-        boost::system::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-        stream.socket().close(ignored);
+        close_socket();
     }
-    void set_write_deadline() { stream.expires_after(state->limits.idle_timeout); }
+    // A timeout: the pending operation fails (the handler sees a write error, the read loop
+    // ends), as with Beast's expiry; no cancellation is emitted.
+    void close_socket() {
+        boost::system::error_code ignored;
+        socket.shutdown(tcp::socket::shutdown_both, ignored);
+        socket.close(ignored);
+        deadline->clear();  // nothing may stay pending: io_context::run() must be able to return
+    }
+    void expires_after(std::chrono::milliseconds timeout) {
+        deadline->set(LazyDeadline::Clock::now() + timeout);
+    }
+    void expires_never() { deadline->set(LazyDeadline::kNone); }
+    void set_write_deadline() { expires_after(state->limits.idle_timeout); }
 };
 
 }  // namespace detail
 
+using detail::LazyDeadline;
 using detail::ServerConnection;
 using detail::ServerState;
 
@@ -137,7 +168,7 @@ bool ResponseWriter::client_gone() const { return conn_->gone; }
 
 std::string ResponseWriter::remote_address() const {
     boost::system::error_code ec;
-    const auto endpoint = conn_->stream.socket().remote_endpoint(ec);
+    const auto endpoint = conn_->socket.remote_endpoint(ec);
     return ec ? std::string() : endpoint.address().to_string();
 }
 
@@ -159,6 +190,64 @@ boost::system::error_code gone_error() {
     return asio::error::make_error_code(asio::error::not_connected);
 }
 
+// Writes a whole message: inline what the socket takes now (no posted completion), the rest
+// asynchronously under the write timeout.
+template <class Serializer>
+asio::awaitable<boost::system::error_code> write_message(ServerConnection& conn, Serializer& sr) {
+    boost::system::error_code ec;
+    if (detail::write_now(conn.socket, sr, ec)) co_return ec;
+    conn.set_write_deadline();
+    auto [e, n] = co_await http::async_write(conn.socket, sr, use_nothrow);
+    conn.expires_never();
+    co_return e;
+}
+
+// The same for a buffer sequence.
+template <class Buffers>
+asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
+                                                         const Buffers& buffers) {
+    boost::system::error_code ec;
+    beast::buffers_suffix<Buffers> rest(buffers);
+    if (detail::write_now(conn.socket, rest, ec)) co_return ec;
+    conn.set_write_deadline();
+    auto [e, n] = co_await asio::async_write(conn.socket, rest, use_nothrow);
+    conn.expires_never();
+    co_return e;
+}
+
+// A response head as bytes, so it can leave in one write with the first chunk.
+std::string head_bytes(http::response<http::empty_body>& res) {
+    http::response_serializer<http::empty_body> sr{res};
+    sr.split(true);
+    std::string out;
+    boost::system::error_code ec;
+    while (!ec && !sr.is_header_done()) {
+        sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
+            for (const auto b : beast::buffers_range_ref(buffers)) {
+                out.append(static_cast<const char*>(b.data()), b.size());
+            }
+            sr.consume(beast::buffer_bytes(buffers));
+        });
+    }
+    return out;
+}
+
+// Chunked framing without Beast's chunk_body, whose size line is a shared_ptr allocation
+// per chunk: "<hex size>\r\n" <bytes> "\r\n".
+struct ChunkFrame {
+    explicit ChunkFrame(std::size_t size) {
+        char* end = std::to_chars(line.data(), line.data() + line.size() - 2, size, 16).ptr;
+        end[0] = '\r';
+        end[1] = '\n';
+        length = static_cast<std::size_t>(end + 2 - line.data());
+    }
+    std::array<char, 20> line{};
+    std::size_t length = 0;
+};
+
+constexpr std::string_view kCrlf = "\r\n";
+constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
 }  // namespace
 
 asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status status,
@@ -168,23 +257,22 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
     if (started_ || conn_->gone) co_return gone_error();
     started_ = true;
     if (conn_->stopping) keep_alive_ = false;
-    conn_->set_write_deadline();
     boost::system::error_code ec;
     if (head_request_) {
         http::response<http::empty_body> res{status, version_};
         apply_headers(res, content_type, headers);
         res.content_length(body.size());
         res.keep_alive(keep_alive_);
-        auto [e, n] = co_await http::async_write(conn_->stream, res, use_nothrow);
-        ec = e;
+        http::response_serializer<http::empty_body> sr{res};
+        ec = co_await write_message(*conn_, sr);
     } else {
         http::response<http::string_body> res{status, version_};
         apply_headers(res, content_type, headers);
         res.body() = std::move(body);
         res.keep_alive(keep_alive_);
         res.prepare_payload();
-        auto [e, n] = co_await http::async_write(conn_->stream, res, use_nothrow);
-        ec = e;
+        http::response_serializer<http::string_body> sr{res};
+        ec = co_await write_message(*conn_, sr);
     }
     if (ec) {
         conn_->gone = true;
@@ -195,7 +283,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
-    http::status status, std::string_view content_type, const HeaderList& headers) {
+    http::status status, std::string_view content_type, const HeaderList& headers,
+    std::string_view first_chunk) {
     if (started_ || conn_->gone) co_return gone_error();
     started_ = true;
     streaming_ = true;
@@ -204,9 +293,23 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
     apply_headers(res, content_type, headers);
     res.keep_alive(keep_alive_);
     if (version_ >= 11) res.chunked(true);
-    http::response_serializer<http::empty_body> sr{res};
-    conn_->set_write_deadline();
-    auto [ec, n] = co_await http::async_write_header(conn_->stream, sr, use_nothrow);
+    const std::string head = head_bytes(res);
+    if (head_request_) first_chunk = {};
+    boost::system::error_code ec;
+    if (first_chunk.empty()) {
+        const auto buffer = asio::buffer(head);  // named: no temporaries in co_await arguments
+        ec = co_await write_buffers(*conn_, buffer);
+    } else if (version_ >= 11) {
+        const ChunkFrame frame(first_chunk.size());
+        const std::array<asio::const_buffer, 4> buffers{
+            asio::buffer(head), asio::buffer(frame.line.data(), frame.length),
+            asio::buffer(first_chunk.data(), first_chunk.size()), asio::buffer(kCrlf.data(), kCrlf.size())};
+        ec = co_await write_buffers(*conn_, buffers);
+    } else {
+        const std::array<asio::const_buffer, 2> buffers{
+            asio::buffer(head), asio::buffer(first_chunk.data(), first_chunk.size())};
+        ec = co_await write_buffers(*conn_, buffers);
+    }
     if (ec) conn_->gone = true;
     if (head_request_) complete_ = !ec;  // the head is the whole answer to HEAD
     co_return ec;
@@ -216,17 +319,17 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     if (bytes.empty()) co_return boost::system::error_code{};
-    conn_->set_write_deadline();
     boost::system::error_code ec;
     if (version_ >= 11) {
-        // chunk_body is a buffer sequence over the caller's bytes: size line, data, CRLF.
-        auto [e, n] = co_await asio::async_write(
-            conn_->stream, http::make_chunk(asio::buffer(bytes.data(), bytes.size())), use_nothrow);
-        ec = e;
+        // A buffer sequence over the caller's bytes: size line, data, CRLF (no copy).
+        const ChunkFrame frame(bytes.size());
+        const std::array<asio::const_buffer, 3> buffers{
+            asio::buffer(frame.line.data(), frame.length), asio::buffer(bytes.data(), bytes.size()),
+            asio::buffer(kCrlf.data(), kCrlf.size())};
+        ec = co_await write_buffers(*conn_, buffers);
     } else {
-        auto [e, n] = co_await asio::async_write(
-            conn_->stream, asio::buffer(bytes.data(), bytes.size()), use_nothrow);
-        ec = e;
+        const auto buffer = asio::buffer(bytes.data(), bytes.size());
+        ec = co_await write_buffers(*conn_, buffer);
     }
     if (ec) conn_->gone = true;
     co_return ec;
@@ -237,10 +340,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     boost::system::error_code ec;
     if (version_ >= 11) {
-        conn_->set_write_deadline();
-        auto [e, n] =
-            co_await asio::async_write(conn_->stream, http::make_chunk_last(), use_nothrow);
-        ec = e;
+        const auto buffer = asio::buffer(kLastChunk.data(), kLastChunk.size());
+        ec = co_await write_buffers(*conn_, buffer);
     }
     if (ec) {
         conn_->gone = true;
@@ -255,41 +356,39 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
 
 namespace {
 
-asio::awaitable<void> call_handler(ServerState* state, Request* req, ResponseWriter* writer) {
-    co_await state->handler(*req, *writer);
-}
-
-// Runs beside the handler and notices the peer closing or erroring while the handler
-// waits (e.g. for an upstream's first token): that closes the socket, which cancels the
-// handler. It waits for readability instead of reading, so it never consumes or races for
-// the bytes of a pipelined next request.
-asio::awaitable<void> watch_peer(std::shared_ptr<ServerConnection> conn, std::uint64_t generation) {
-    auto still_mine = [&] { return conn->in_handler && conn->watch_generation == generation; };
-    while (still_mine() && !conn->gone) {
-        auto [ec] = co_await conn->stream.socket().async_wait(tcp::socket::wait_read, use_nothrow);
-        if (!still_mine()) co_return;  // the handler finished; the wait was cancelled
-        if (ec) {
-            if (ec != asio::error::operation_aborted) conn->close();
-            co_return;
-        }
-        char byte = 0;
-        const ssize_t n =
-            ::recv(conn->stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) co_return;  // a pipelined request: the peer is there
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-        conn->close();  // orderly close (n == 0) or a socket error
-        co_return;
-    }
+// Notices the peer closing or erroring while a handler runs (e.g. waits for an upstream's
+// first token): that closes the socket, which cancels the handler. A MSG_PEEK receive of one
+// byte, so it never consumes or races for the bytes of a pipelined next request. Not a
+// coroutine: a receive with a plain callback costs no frame and no spawn, and after the
+// request was read the socket is drained, so Asio queues it without a syscall (a wait_read
+// cost an epoll_ctl per request).
+//
+// The receive is not cancelled when the handler ends: it completes with the next request's
+// bytes (or the peer's close), in the same reactor pass as the loop's read, where a cancel
+// cost a posted completion per request. One is pending at a time; whichever handler runs when
+// it completes is the one it watches.
+void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
+    if (conn->peek_pending) return;
+    conn->peek_pending = true;
+    conn->socket.async_receive(
+        asio::buffer(&conn->peek_byte, 1), tcp::socket::message_peek,
+        [conn](const boost::system::error_code& ec, std::size_t n) {
+            conn->peek_pending = false;
+            if (!conn->in_handler || conn->gone) return;  // between requests, or closed
+            if (ec == asio::error::operation_aborted) return;
+            if (!ec && n > 0) return;  // a pipelined request: the peer is there
+            conn->close();             // orderly close (eof) or a socket error
+        });
 }
 
 asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
     boost::system::error_code ignored;
-    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    conn->stream.expires_after(kLingerTime);
+    conn->socket.shutdown(tcp::socket::shutdown_send, ignored);
+    conn->expires_after(kLingerTime);
     std::size_t total = 0;
     char sink[1024];
     while (total < kLingerBytes) {
-        auto [ec, n] = co_await conn->stream.async_read_some(asio::buffer(sink), use_nothrow);
+        auto [ec, n] = co_await conn->socket.async_read_some(asio::buffer(sink), use_nothrow);
         if (ec) break;
         total += n;
     }
@@ -304,10 +403,13 @@ asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc er
     res.body() = openai_error_body(errc, message);
     res.prepare_payload();
     conn->set_write_deadline();
-    co_await http::async_write(conn->stream, res, use_nothrow);
+    co_await http::async_write(conn->socket, res, use_nothrow);
+    conn->expires_never();
 }
 
 asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
+    // The loop handles its errors as values; the handler gets Asio's default back below.
+    co_await asio::this_coro::throw_if_cancelled(false);
     ServerState& state = *conn->state;
     const ServerLimits& limits = state.limits;
     bool first = true;
@@ -316,25 +418,30 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // Wait for the first bytes of the next request: the idle timeout applies between
         // keep-alive requests, the header timeout to a fresh connection.
         if (conn->buffer.size() == 0) {
-            conn->stream.expires_after(first ? limits.header_timeout : limits.idle_timeout);
-            auto [ec, n] = co_await conn->stream.async_read_some(conn->buffer.prepare(kReadChunk),
-                                                                 use_nothrow);
+            conn->expires_after(first ? limits.header_timeout : limits.idle_timeout);
+            auto [ec, n] =
+                co_await conn->socket.async_read_some(conn->buffer.prepare(kReadChunk), use_nothrow);
             if (ec) break;  // eof, idle timeout, closed by stop()
             conn->buffer.commit(n);
         }
         first = false;
         // Head and body must arrive within header_timeout of the first byte: a client
         // trickling bytes cannot hold the connection.
-        conn->stream.expires_after(limits.header_timeout);
+        conn->expires_after(limits.header_timeout);
         RequestParser parser;
         configure_request_parser(parser, limits);
-        auto [hec, hn] =
-            co_await http::async_read_header(conn->stream, conn->buffer, parser, use_nothrow);
-        boost::system::error_code ec = hec;
+        // What is buffered is parsed inline; Beast's read would post its completion even
+        // when it needed no bytes.
+        boost::system::error_code ec;
+        if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
+            auto [hec, hn] =
+                co_await http::async_read_header(conn->socket, conn->buffer, parser, use_nothrow);
+            ec = hec;
+        }
         if (!ec && !parser.is_done()) {
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
                 http::response<http::empty_body> cont{http::status::continue_, 11};
-                auto [cec, cn] = co_await http::async_write(conn->stream, cont, use_nothrow);
+                auto [cec, cn] = co_await http::async_write(conn->socket, cont, use_nothrow);
                 if (cec) break;
             }
             // Room for the whole body when it is smaller than kBodyReadRoom (a chat request
@@ -344,9 +451,11 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 conn->buffer.reserve(static_cast<std::size_t>(
                     std::min<std::uint64_t>(conn->buffer.size() + announced, kBodyReadRoom)));
             }
-            auto [bec, bn] =
-                co_await http::async_read(conn->stream, conn->buffer, parser, use_nothrow);
-            ec = bec;
+            if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::message, ec)) {
+                auto [bec, bn] =
+                    co_await http::async_read(conn->socket, conn->buffer, parser, use_nothrow);
+                ec = bec;
+            }
         }
         if (ec) {
             if (auto errc = classify_request_error(ec)) {
@@ -357,30 +466,29 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             }
             break;
         }
-        conn->stream.expires_never();
+        conn->expires_never();
         const std::int64_t read_ns = steady_now_ns();
         Request req = parser.release();
         ResponseWriter writer(*conn, req.keep_alive() && !conn->stopping, req.version(), read_ns,
                               req.method() == http::verb::head);
 
         conn->in_handler = true;
-        const std::uint64_t generation = ++conn->watch_generation;
-        asio::co_spawn(conn->stream.get_executor(), watch_peer(conn, generation),
-                       LogCompletion{"peer watch"});
+        watch_peer(conn);
+        // The handler runs in this coroutine (a co_spawn per request cost a frame, a post and
+        // a completion): this connection's coroutine was spawned with handler_cancel's slot,
+        // so close() cancels whatever the handler awaits. A fresh cancellation state and
+        // Asio's default throw_if_cancelled(true) per request, as a spawned handler had.
+        co_await asio::this_coro::reset_cancellation_state();
+        co_await asio::this_coro::throw_if_cancelled(true);
         std::exception_ptr failure;
         try {
-            co_await asio::co_spawn(
-                conn->stream.get_executor(), call_handler(&state, &req, &writer),
-                asio::bind_cancellation_slot(conn->handler_cancel.slot(), asio::use_awaitable));
+            co_await state.handler(req, writer);
         } catch (...) {
             failure = std::current_exception();
         }
+        co_await asio::this_coro::throw_if_cancelled(false);
         conn->in_handler = false;
         if (conn->buffer.capacity() > kReadChunk * 4) conn->buffer.shrink_to_fit();  // body room
-        if (!conn->gone) {
-            boost::system::error_code ignored;
-            conn->stream.socket().cancel(ignored);  // ends the watcher's wait
-        }
         if (failure) {
             try {
                 std::rethrow_exception(failure);
@@ -427,8 +535,8 @@ asio::awaitable<void> run_connection_tracked(std::shared_ptr<ServerConnection> c
 
 asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
     while (!state->stopping.load()) {
-        auto strand = asio::make_strand(state->ioc);
-        auto [ec, socket] = co_await state->acceptor.async_accept(strand, use_nothrow);
+        auto executor = state->executor();
+        auto [ec, socket] = co_await state->acceptor.async_accept(executor, use_nothrow);
         if (ec) {
             if (state->stopping.load() || ec == asio::error::operation_aborted ||
                 ec == asio::error::bad_descriptor) {
@@ -443,6 +551,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
         }
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);  // stream chunks leave at once
+        socket.non_blocking(true, ignored);  // writes are tried inline first (sync_io.hpp)
         auto conn = std::make_shared<ServerConnection>(state, std::move(socket));
         {
             std::lock_guard lock(state->mu);
@@ -451,8 +560,10 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
             state->active.fetch_add(1);
         }
         if (state->stopping.load()) conn->stopping = true;
-        asio::co_spawn(strand, run_connection_tracked(std::move(conn)),
-                       LogCompletion{"connection"});
+        // The slot is taken before conn is moved into the coroutine (argument order).
+        const asio::cancellation_slot slot = conn->handler_cancel.slot();
+        asio::co_spawn(executor, run_connection_tracked(std::move(conn)),
+                       asio::bind_cancellation_slot(slot, LogCompletion{"connection"}));
     }
 }
 
@@ -481,7 +592,7 @@ asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
         co_await timer.async_wait(use_nothrow);
     }
     for (auto& conn : snapshot(*state)) {
-        auto ex = conn->stream.get_executor();
+        auto ex = conn->socket.get_executor();
         asio::post(ex, [c = std::move(conn)] { c->close(); });
     }
 }
@@ -491,8 +602,9 @@ asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
 // ---------------------------------------------------------------------------------------
 // HttpServer
 
-HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits)
-    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits)) {}
+HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits,
+                       IoThreads threads)
+    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, threads)) {}
 
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;
@@ -543,7 +655,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
         s->acceptor.close(ignored);
     });
     for (auto& conn : snapshot(*state_)) {
-        auto ex = conn->stream.get_executor();
+        auto ex = conn->socket.get_executor();
         asio::post(ex, [c = std::move(conn)] { c->begin_stop(); });
     }
     asio::co_spawn(state_->ioc, cancel_after_grace(state_, grace), LogCompletion{"shutdown"});

@@ -1,8 +1,5 @@
 #include <tokenradar/net/response_watchdog.hpp>
 
-#include <tokenradar/core/logging.hpp>
-
-#include <boost/asio/co_spawn.hpp>
 
 namespace tokenradar::net {
 
@@ -14,26 +11,19 @@ struct ResponseWatchdog::State {
     bool fired = false;
 };
 
-namespace {
-
-asio::awaitable<void> watch(std::shared_ptr<ResponseWatchdog::State> state) {
-    auto [ec] = co_await state->timer.async_wait(use_nothrow);
-    if (!ec && state->response != nullptr) {
-        state->fired = true;
-        state->response->cancel();
-        state->response = nullptr;
-    }
-}
-
-}  // namespace
-
 ResponseWatchdog::ResponseWatchdog(asio::any_io_executor ex, StreamingResponse& response,
                                    std::chrono::steady_clock::time_point deadline)
-    : state_(std::make_shared<State>(ex)) {
+    : state_(std::make_shared<State>(std::move(ex))) {
     state_->response = &response;
     state_->timer.expires_at(deadline);
-    asio::co_spawn(std::move(ex), watch(state_), [](const std::exception_ptr& e) {
-        if (e) spdlog::error("response watchdog failed");
+    // A plain callback, not a spawned coroutine: one per relayed stream, and a coroutine cost
+    // a frame, a posted start and a posted completion.
+    state_->timer.async_wait([state = state_](const boost::system::error_code& ec) {
+        if (!ec && state->response != nullptr) {
+            state->fired = true;
+            state->response->cancel();
+            state->response = nullptr;
+        }
     });
 }
 

@@ -72,12 +72,16 @@ class StreamingResponse {
     const beast::http::fields& headers() const;
     const RequestTimings& timings() const;
     bool done() const;  // the body was read to the end
+    // Body bytes are already buffered (they came with the head): the next read_some()
+    // returns without waiting for the network.
+    bool body_buffered() const;
 
     // Suspends until the next piece of body arrives (chunked, content-length or
     // until-close framing removed) and returns a view of it, valid until the next call; an
     // empty view at the end of the body. first_byte_timeout applies to the first piece,
     // idle_timeout between pieces, total_timeout overall (Errc::timeout_first_byte,
-    // timeout_idle, timeout_total). A piece is at most 4 KiB.
+    // timeout_idle, timeout_total). A piece is at most 4 KiB. Bytes already buffered are
+    // parsed without suspending.
     asio::awaitable<Result<std::string_view>> read_some();
     // The rest of the body; Errc::payload_too_large past max_bytes.
     asio::awaitable<Result<std::string>> read_all(std::size_t max_bytes);

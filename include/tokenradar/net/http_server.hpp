@@ -1,7 +1,7 @@
 #pragma once
 // HTTP/1.1 server: keep-alive, chunked streaming, request limits, header/idle timeouts,
 // graceful shutdown. One coroutine per connection on its own strand, so the io_context may
-// run on several threads.
+// run on several threads (IoThreads::one: no strands, for an io_context run by one thread).
 //
 // What suspends: every ResponseWriter function except abort()/client_gone(); the Handler.
 // Cancellation: when the peer closes or errors while a handler runs, or when stop()'s grace
@@ -47,16 +47,18 @@ class ResponseWriter {
     ResponseWriter& operator=(const ResponseWriter&) = delete;
 
     // Whole response with Content-Length. Suspends until written (write timeout = the
-    // server's idle_timeout). No Server/Date headers are added: they cost per response and
+    // server's idle_timeout); what the socket takes at once is written without suspending. No Server/Date headers are added: they cost per response and
     // no client of ours needs them.
     asio::awaitable<boost::system::error_code> send(beast::http::status status,
                                                     std::string_view content_type, std::string body,
                                                     const HeaderList& headers = {});
     // Streaming: status + headers with chunked transfer encoding (HTTP/1.0 peers get an
-    // unframed body ended by close), then chunks, then finish().
+    // unframed body ended by close), then chunks, then finish(). A non-empty first_chunk
+    // leaves in the same write as the head (one packet, one wake-up of the client).
     asio::awaitable<boost::system::error_code> start_stream(beast::http::status status,
                                                             std::string_view content_type,
-                                                            const HeaderList& headers = {});
+                                                            const HeaderList& headers = {},
+                                                            std::string_view first_chunk = {});
     // Writes one chunk straight to the socket (TCP_NODELAY, no buffering, no copy).
     // An empty view (or any chunk of a HEAD response) writes nothing.
     asio::awaitable<boost::system::error_code> write_chunk(std::string_view bytes);
@@ -83,6 +85,10 @@ class ResponseWriter {
     bool complete_ = false;
 };
 
+// How many threads run the io_context. With one, connections need no strand: a strand costs
+// a mutex, a queue and an executor hop on every completion.
+enum class IoThreads { one, many };
+
 // The handler answers through the writer. If it throws before writing, the client gets a
 // 500; if it throws or returns mid-stream, the connection is closed. Returning without
 // writing anything yields a 500 too.
@@ -90,7 +96,8 @@ using Handler = std::function<asio::awaitable<void>(Request&, ResponseWriter&)>;
 
 class HttpServer {
   public:
-    HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits = {});
+    HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits = {},
+               IoThreads threads = IoThreads::many);
     // Closes the acceptor. Destroy only after stop() and after the io_context stopped
     // running, or connections are left to finish on their own.
     ~HttpServer();

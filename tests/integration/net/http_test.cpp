@@ -22,7 +22,9 @@ namespace {
 namespace http = beast::http;
 using asio::ip::tcp;
 
-class HttpTest : public ::testing::Test {
+// Every test runs against a server on one I/O thread (IoThreads::one: no strands, as the
+// gateway runs) and on two (a strand per connection, as the sim runs).
+class HttpTest : public ::testing::TestWithParam<int> {
   protected:
     void SetUp() override {
         observed().requests = 0;
@@ -32,8 +34,8 @@ class HttpTest : public ::testing::Test {
     asio::io_context ioc;
 };
 
-TEST_F(HttpTest, KeepAliveReusesTheConnection) {
-    TestServer server;
+TEST_P(HttpTest, KeepAliveReusesTheConnection) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto first = run(ioc, get(&client, server.url("/a"), {}));
     ASSERT_TRUE(first) << first.error().message;
@@ -52,8 +54,8 @@ TEST_F(HttpTest, KeepAliveReusesTheConnection) {
     EXPECT_LE(second->timings.t_send, second->timings.t_headers);
 }
 
-TEST_F(HttpTest, PostBodyIsEchoed) {
-    TestServer server;
+TEST_P(HttpTest, PostBodyIsEchoed) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto response =
         run(ioc, client.request(http::verb::post, server.url("/echo"),
@@ -63,8 +65,8 @@ TEST_F(HttpTest, PostBodyIsEchoed) {
     EXPECT_EQ(response->headers["x-echo-method"], "POST");
 }
 
-TEST_F(HttpTest, ChunkedStreamArrivesWholeAndConnectionIsPooled) {
-    TestServer server;
+TEST_P(HttpTest, ChunkedStreamArrivesWholeAndConnectionIsPooled) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto result = run(ioc, stream_get(&client, server.url("/stream"), {{"x-chunks", "50"}}));
     ASSERT_FALSE(result.error) << result.error->message;
@@ -74,10 +76,10 @@ TEST_F(HttpTest, ChunkedStreamArrivesWholeAndConnectionIsPooled) {
     EXPECT_EQ(client.idle_connections(), 1u);  // fully read + keep-alive -> pooled
 }
 
-TEST_F(HttpTest, HeaderBlockOverLimitGets431) {
+TEST_P(HttpTest, HeaderBlockOverLimitGets431) {
     ServerLimits limits;
     limits.max_header_bytes = 1024;
-    TestServer server(limits);
+    TestServer server(limits, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto response = run(ioc, get(&client, server.url(), {{"x-big", std::string(4000, 'a')}}));
     ASSERT_TRUE(response) << response.error().message;
@@ -85,10 +87,10 @@ TEST_F(HttpTest, HeaderBlockOverLimitGets431) {
     EXPECT_NE(response->body.find("\"error\""), std::string::npos);
 }
 
-TEST_F(HttpTest, BodyOverLimitGets413WithJsonError) {
+TEST_P(HttpTest, BodyOverLimitGets413WithJsonError) {
     ServerLimits limits;
     limits.max_body_bytes = 1024;
-    TestServer server(limits);
+    TestServer server(limits, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto response =
         run(ioc, client.request(http::verb::post, server.url(), {}, std::string(64 * 1024, 'x')));
@@ -97,16 +99,16 @@ TEST_F(HttpTest, BodyOverLimitGets413WithJsonError) {
     EXPECT_NE(response->body.find("invalid_request_error"), std::string::npos);
 }
 
-TEST_F(HttpTest, HandlerThrowingBeforeWritingGives500) {
-    TestServer server;
+TEST_P(HttpTest, HandlerThrowingBeforeWritingGives500) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto response = run(ioc, get(&client, server.url(), {{"x-throw", "before"}}));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(response->status, 500u);
 }
 
-TEST_F(HttpTest, HandlerThrowingMidStreamClosesTheConnection) {
-    TestServer server;
+TEST_P(HttpTest, HandlerThrowingMidStreamClosesTheConnection) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto result =
         run(ioc, stream_get(&client, server.url(), {{"x-chunks", "3"}, {"x-throw", "after"}}));
@@ -115,8 +117,8 @@ TEST_F(HttpTest, HandlerThrowingMidStreamClosesTheConnection) {
     EXPECT_EQ(result.error->code, make_error_code(Errc::connection_error));
 }
 
-TEST_F(HttpTest, AbortMidStreamIsAConnectionErrorForTheClient) {
-    TestServer server;
+TEST_P(HttpTest, AbortMidStreamIsAConnectionErrorForTheClient) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto result =
         run(ioc, stream_get(&client, server.url(), {{"x-chunks", "3"}, {"x-abort", "1"}}));
@@ -142,8 +144,8 @@ asio::awaitable<Result<std::size_t>> read_one_then_cancel(HttpClient* client, Ur
     co_return n;
 }
 
-TEST_F(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
-    TestServer server;
+TEST_P(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto start = std::chrono::steady_clock::now();
     auto n = run(ioc, read_one_then_cancel(&client, server.url()));
@@ -171,8 +173,8 @@ asio::awaitable<Result<std::string>> cancelled_between_reads(HttpClient* client,
     co_return co_await (*opened)->read_all(1 << 20);
 }
 
-TEST_F(HttpTest, TerminalCancellationBetweenReadsEndsReadAll) {
-    TestServer server;
+TEST_P(HttpTest, TerminalCancellationBetweenReadsEndsReadAll) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     asio::cancellation_signal signal;
     std::optional<Result<std::string>> result;
@@ -191,7 +193,7 @@ TEST_F(HttpTest, TerminalCancellationBetweenReadsEndsReadAll) {
     EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
 }
 
-TEST_F(HttpTest, ConnectionRefusedIsConnectFailed) {
+TEST_P(HttpTest, ConnectionRefusedIsConnectFailed) {
     std::uint16_t port = 0;
     {
         tcp::acceptor probe(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -205,10 +207,10 @@ TEST_F(HttpTest, ConnectionRefusedIsConnectFailed) {
               std::string::npos);
 }
 
-TEST_F(HttpTest, StalePooledConnectionIsReplacedByAFreshOne) {
+TEST_P(HttpTest, StalePooledConnectionIsReplacedByAFreshOne) {
     ServerLimits limits;
     limits.idle_timeout = std::chrono::milliseconds(50);
-    TestServer server(limits);
+    TestServer server(limits, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto first = run(ioc, get(&client, server.url(), {}));
     ASSERT_TRUE(first) << first.error().message;
@@ -227,10 +229,10 @@ asio::awaitable<Result<HttpClient::Response>> post(HttpClient* client, Url url) 
 
 // A connection idle for a second or more is peeked before reuse (kTrustedIdle): one the
 // server closed is replaced, even for a POST, which is never retried on a stale connection.
-TEST_F(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
+TEST_P(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
     ServerLimits limits;
     limits.idle_timeout = std::chrono::milliseconds(50);
-    TestServer server(limits);
+    TestServer server(limits, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     auto first = run(ioc, post(&client, server.url()));
     ASSERT_TRUE(first) << first.error().message;
@@ -244,7 +246,7 @@ TEST_F(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
     EXPECT_FALSE(second->timings.reused_connection);
 }
 
-TEST_F(HttpTest, MalformedResponseIsProtocolError) {
+TEST_P(HttpTest, MalformedResponseIsProtocolError) {
     asio::io_context server_ioc;
     tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     const auto port = acceptor.local_endpoint().port();
@@ -275,8 +277,8 @@ std::string read_until_close(tcp::socket& socket) {
     return out;
 }
 
-TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
-    TestServer server;
+TEST_P(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
+    TestServer server({}, steered_handler, GetParam());
     tcp::socket socket(ioc);
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
     asio::write(socket, asio::buffer(std::string_view(
@@ -290,8 +292,8 @@ TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
     EXPECT_LT(first, second);
 }
 
-TEST_F(HttpTest, Http10ClientGetsAnUnframedStreamEndedByClose) {
-    TestServer server;
+TEST_P(HttpTest, Http10ClientGetsAnUnframedStreamEndedByClose) {
+    TestServer server({}, steered_handler, GetParam());
     tcp::socket socket(ioc);
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
     asio::write(socket, asio::buffer(std::string_view("GET / HTTP/1.0\r\nx-chunks: 3\r\n\r\n")));
@@ -300,8 +302,8 @@ TEST_F(HttpTest, Http10ClientGetsAnUnframedStreamEndedByClose) {
     EXPECT_NE(all.find("\r\n\r\nchunk-0\nchunk-1\nchunk-2\n"), std::string::npos) << all;
 }
 
-TEST_F(HttpTest, ExpectContinueGetsA100BeforeTheBody) {
-    TestServer server;
+TEST_P(HttpTest, ExpectContinueGetsA100BeforeTheBody) {
+    TestServer server({}, steered_handler, GetParam());
     tcp::socket socket(ioc);
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
     asio::write(socket, asio::buffer(std::string_view(
@@ -317,7 +319,7 @@ TEST_F(HttpTest, ExpectContinueGetsA100BeforeTheBody) {
 
 // A body framed by connection close (no Content-Length, not chunked) is read to the end
 // and the connection is not pooled.
-TEST_F(HttpTest, UntilCloseBodyIsReadToTheEnd) {
+TEST_P(HttpTest, UntilCloseBodyIsReadToTheEnd) {
     asio::io_context server_ioc;
     tcp::acceptor acceptor(server_ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     const auto port = acceptor.local_endpoint().port();
@@ -342,8 +344,8 @@ TEST_F(HttpTest, UntilCloseBodyIsReadToTheEnd) {
     EXPECT_EQ(client.idle_connections(), 0u);
 }
 
-TEST_F(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
-    TestServer server;
+TEST_P(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
+    TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     for (const char* chunks : {"", "3"}) {
         HeaderList headers;
@@ -359,8 +361,8 @@ TEST_F(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
     EXPECT_TRUE(after->timings.reused_connection);
 }
 
-TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
-    auto server = std::make_unique<TestServer>();
+TEST_P(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
+    auto server = std::make_unique<TestServer>(ServerLimits{}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     StreamResult result;
     std::thread reader([&] {
@@ -381,8 +383,8 @@ TEST_F(HttpTest, GracefulShutdownLetsAnInFlightStreamFinish) {
     EXPECT_FALSE(after);
 }
 
-TEST_F(HttpTest, ShutdownGraceEndsALongStream) {
-    auto server = std::make_unique<TestServer>();
+TEST_P(HttpTest, ShutdownGraceEndsALongStream) {
+    auto server = std::make_unique<TestServer>(ServerLimits{}, steered_handler, GetParam());
     StreamResult result;
     std::thread reader([&] {
         asio::io_context own;
@@ -398,6 +400,32 @@ TEST_F(HttpTest, ShutdownGraceEndsALongStream) {
     ASSERT_TRUE(result.error);
     EXPECT_EQ(result.error->code, make_error_code(Errc::connection_error));
 }
+
+TEST_P(HttpTest, FirstChunkLeavesWithTheHead) {
+    TestServer server({}, steered_handler, GetParam());
+    HttpClient client(ioc.get_executor());
+    auto response = run(ioc, get(&client, server.url("/"), {{"x-chunks", "3"}, {"x-first-with-head", "1"}}));
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->status, 200u);
+    EXPECT_EQ(response->body, "chunk-0\nchunk-1\nchunk-2\n");
+    EXPECT_EQ(client.idle_connections(), 1u);  // the chunked framing ended cleanly
+}
+
+TEST_P(HttpTest, FirstChunkLeavesWithTheHeadForHttp10Too) {
+    TestServer server({}, steered_handler, GetParam());
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    asio::write(socket, asio::buffer(std::string_view(
+                            "GET / HTTP/1.0\r\nx-chunks: 2\r\nx-first-with-head: 1\r\n\r\n")));
+    const std::string all = read_until_close(socket);
+    EXPECT_EQ(all.find("chunked"), std::string::npos) << all;
+    EXPECT_NE(all.find("\r\n\r\nchunk-0\nchunk-1\n"), std::string::npos) << all;
+}
+
+INSTANTIATE_TEST_SUITE_P(IoThreads, HttpTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                             return info.param == 1 ? std::string("One") : std::string("Two");
+                         });
 
 }  // namespace
 }  // namespace tokenradar::net::test

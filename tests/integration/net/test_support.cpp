@@ -56,12 +56,16 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
         seen.handlers_done.fetch_add(1);
         co_return;
     }
-    co_await writer.start_stream(status, "text/event-stream");
+    // x-first-with-head: chunk 0 leaves in the head's write.
+    const bool first_with_head = header(request, "x-first-with-head") == "1" && chunks > 0;
+    const std::string first_chunk = first_with_head ? std::string("chunk-0\n") : std::string();
+    const HeaderList no_headers;  // named: no braced temporaries in co_await arguments
+    co_await writer.start_stream(status, "text/event-stream", no_headers, first_chunk);
     if (header(request, "x-throw") == "after") throw std::runtime_error("steered throw");
     co_await sleep_ms(header_int(request, "x-delay-first", 0));
     const int chunk_delay = header_int(request, "x-chunk-delay", 0);
     const int stall = header_int(request, "x-stall", 0);
-    for (int i = 0; i < chunks; ++i) {
+    for (int i = first_with_head ? 1 : 0; i < chunks; ++i) {
         if (i > 0) co_await sleep_ms(chunk_delay);
         auto ec = co_await writer.write_chunk("chunk-" + std::to_string(i) + "\n");
         if (ec) break;
@@ -89,7 +93,9 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
 }
 
 TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
-    : guard_(ioc_.get_executor()), server_(ioc_, std::move(handler), limits) {
+    : ioc_(threads),
+      guard_(ioc_.get_executor()),
+      server_(ioc_, std::move(handler), limits, threads == 1 ? IoThreads::one : IoThreads::many) {
     auto bound = server_.listen("127.0.0.1", 0);
     if (!bound) throw std::runtime_error(bound.error().message);
     server_.start();

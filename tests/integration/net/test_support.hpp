@@ -30,6 +30,7 @@ Observed& observed();
 //   x-status            response status (default 200)
 //   x-delay-headers     wait before the response head
 //   x-chunks            stream N chunks "chunk-<i>\n" (chunked); absent: a whole "ok" body
+//   x-first-with-head   "1": chunk 0 leaves in the same write as the head
 //   x-delay-first       wait after the head before the first chunk
 //   x-chunk-delay       wait before each following chunk
 //   x-stall             after the first chunk, wait up to this long (watching client_gone)
@@ -40,6 +41,7 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer);
 
 class TestServer {
   public:
+    // threads == 1: the server is told so (IoThreads::one, no strands), as in the gateway.
     explicit TestServer(ServerLimits limits = {}, Handler handler = steered_handler,
                         int threads = 2);
     ~TestServer();

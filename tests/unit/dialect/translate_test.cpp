@@ -187,6 +187,36 @@ TEST(TranslateRequest, GeminiThoughtSignaturesMakeTheRoundTrip) {
         << t.bytes;
 }
 
+// The passthrough body is written field by field, not from a modified copy: byte for byte what
+// json::serialize of the modified object gives (same key order, same number and string text).
+TEST(TranslateRequest, PassthroughBodyIsTheSerializedModifiedObject) {
+    struct Case {
+        const char* body;
+        const char* model;
+    };
+    for (const auto& c : {
+             Case{R"({"model":"m","stream":true,"temperature":0.5,"messages":[{"role":"user","content":"a\u00e9\"b"}],
+                     "stream_options":{"include_obfuscation":false},"n":1e3})",
+                  "up/\"quoted\""},
+             Case{R"({"stream":true,"stream_options":null,"model":"m","messages":[]})", "x"},
+             Case{R"({"stream_options":{"include_usage":false,"z":[1,{"y":2}]},"stream":true,"model":"m","messages":[]})",
+                  "x"},
+             Case{R"({"model":"m","messages":[],"stream":false,"stream_options":{"include_usage":false}})", "x"},
+         }) {
+        ChatRequest req = client_request(c.body);
+        auto call = make_upstream_call(req, Api::openai, "/v1", c.model, Secret("sk"));
+        ASSERT_TRUE(call) << call.error().message;
+        json::object expected = parse_json(c.body).as_object();
+        expected["model"] = c.model;
+        if (req.stream) {
+            json::value& so = expected["stream_options"];
+            if (!so.is_object()) so = json::object();
+            so.get_object()["include_usage"] = true;
+        }
+        EXPECT_EQ(call->body, json::serialize(expected)) << c.body;
+    }
+}
+
 TEST(TranslateRequest, PassthroughKeepsEveryFieldAndReplacesOnlyModel) {
     const std::string body = R"({"model":"gpt-4o","messages":[{"role":"user","content":[
         {"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],

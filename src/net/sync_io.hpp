@@ -1,0 +1,78 @@
+#pragma once
+// Private to net: the synchronous first step of a read or write that often needs no waiting.
+// An Asio operation that completes at once (bytes already buffered, a send the kernel takes
+// whole) still posts its completion: one more trip through the scheduler, which also polls
+// epoll (epoll_wait) between handlers, plus a coroutine suspend and resume. On this VM a
+// small gateway request made 5 such trips; these helpers do the work inline and leave only
+// what must wait to the asynchronous operation, which continues where they stopped.
+//
+// Sockets must be in non-blocking mode (socket.non_blocking(true)): a write then stops with
+// would_block instead of blocking the thread.
+
+#include <tokenradar/net/asio.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <cstddef>
+
+namespace tokenradar::net::detail {
+
+enum class ParseUntil { header, message };
+
+// Feeds the bytes `buffer` holds to `parser` until it has its header (or whole message),
+// needs more bytes, or fails. Returns true when no read is needed now: done, or failed with
+// `ec` set (what Beast's read would have reported for the same bytes); false with `ec` clear
+// when more bytes must be read (the bytes used so far are consumed from `buffer`).
+template <bool isRequest>
+bool parse_buffered(beast::http::basic_parser<isRequest>& parser, beast::flat_buffer& buffer,
+                    ParseUntil until, boost::system::error_code& ec) {
+    ec = {};
+    for (;;) {
+        if (until == ParseUntil::header ? parser.is_header_done() : parser.is_done()) return true;
+        if (buffer.size() == 0) return false;
+        const std::size_t used = parser.put(buffer.data(), ec);
+        buffer.consume(used);
+        if (ec == beast::http::error::need_more) {
+            ec = {};
+            return false;
+        }
+        if (ec) return true;
+        if (used == 0) return false;
+    }
+}
+
+inline bool would_block(const boost::system::error_code& ec) {
+    return ec == asio::error::would_block || ec == asio::error::try_again;
+}
+
+// Writes what the non-blocking socket takes now. Returns true when the message is written or
+// the write failed (`ec`); false when the rest must go through http::async_write(stream, sr),
+// which continues from the serializer's state.
+template <class SyncStream, class Serializer>
+bool write_now(SyncStream& stream, Serializer& sr, boost::system::error_code& ec) {
+    beast::http::write(stream, sr, ec);
+    if (!would_block(ec)) return true;
+    ec = {};
+    return false;
+}
+
+// The same for a buffer sequence: true when all of it was written or the write failed;
+// false when `rest` (consumed by what was written) must go through asio::async_write.
+template <class SyncStream, class Buffers>
+bool write_now(SyncStream& stream, beast::buffers_suffix<Buffers>& rest,
+               boost::system::error_code& ec) {
+    const std::size_t n = asio::write(stream, rest, ec);
+    rest.consume(n);
+    if (!would_block(ec)) return true;
+    ec = {};
+    return false;
+}
+
+}  // namespace tokenradar::net::detail
