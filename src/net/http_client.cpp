@@ -3,6 +3,8 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/net/http_client.hpp>
 
+#include "request_head.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,14 +15,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <fmt/format.h>
 #include <openssl/err.h>
@@ -324,9 +325,10 @@ Error io_error(const ErrorCode& ec, const Deadline& deadline, std::string_view a
 }
 
 template <class Stream>
-asio::awaitable<ErrorCode> write_request(Stream& stream,
-                                         http::request<http::string_body>& request) {
-    auto [ec, n] = co_await http::async_write(stream, request, use_nothrow);
+asio::awaitable<ErrorCode> write_request(Stream& stream, const std::string& head,
+                                         const std::string& body) {
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
+    auto [ec, n] = co_await asio::async_write(stream, buffers, use_nothrow);
     co_return ec;
 }
 
@@ -557,19 +559,17 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     const std::string authority = url.authority();
     const std::string key = fmt::format("{}://{}", url.scheme, authority);
 
-    http::request<http::string_body> request{method, url.target, 11};
     const bool default_port = url.port == (url.tls() ? 443 : 80);
-    request.set(http::field::host, default_port ? (url.host.find(':') != std::string::npos
-                                                       ? fmt::format("[{}]", url.host)
-                                                       : url.host)
-                                                : authority);
-    for (const auto& [name, value] : headers) request.insert(name, value);
-    if (request.find(http::field::user_agent) == request.end()) {
-        request.set(http::field::user_agent, "tokenradar");
+    std::string host_field;
+    if (!default_port) {
+        host_field = authority;
+    } else if (url.host.find(':') != std::string::npos) {
+        host_field = fmt::format("[{}]", url.host);
+    } else {
+        host_field = url.host;
     }
-    request.body() = std::move(body);
-    request.keep_alive(true);
-    request.prepare_payload();
+    auto head = request_head(method, url.target, host_field, headers, body.size());
+    if (!head) co_return head.error();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
         const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
@@ -595,9 +595,9 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         state->timings.t_send = steady_now_ns();
         ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
         if (conn.tls) {
-            ec = co_await write_request(*conn.tls, request);
+            ec = co_await write_request(*conn.tls, *head, body);
         } else {
-            ec = co_await write_request(*conn.plain, request);
+            ec = co_await write_request(*conn.plain, *head, body);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
