@@ -120,6 +120,7 @@ public:
         const unsigned threads = std::max(1u, options.threads);
         for (unsigned i = 0; i < threads; ++i) lanes_.push_back(std::make_unique<Lane>(options.client));
         ttft_by_target_.resize(options.targets.size());
+        prepare_calls();
     }
 
     // After a stop, coroutines are still pending on the lanes; destroying a lane's io_context
@@ -210,9 +211,11 @@ private:
         *out = co_await run_probe(lanes_[0]->client, options_.targets[target], std::move(request));
     }
 
-    ProbeRequest make_request(std::size_t target, const Workload& workload, std::uint64_t index,
+    ProbeRequest make_request(std::size_t target, std::size_t workload_index, std::uint64_t index,
                               std::int64_t t_sched) {
+        const Workload& workload = workload_at(workload_index);
         ProbeRequest request;
+        request.call = &calls_[target][workload_index];
         // Each phase draws prompts from its own index range so no prompt repeats in a run.
         const std::uint64_t phase_base = phase_ == Phase::measured ? 0 : phase_ == Phase::warmup ? 1ULL << 40 : 1ULL << 41;
         request.prompt = make_prompt(workload, options_.seed, phase_base + index * 7919 + target);
@@ -220,8 +223,6 @@ private:
         request.t_sched = t_sched;
         request.request_id = new_request_id();
         request.first_token_timeout = options_.first_token_timeout;
-        request.extra_headers = options_.extra_headers;
-        if (options_.task_header) request.extra_headers.emplace_back("x-tokenradar-task", workload.task);
         return request;
     }
 
@@ -231,10 +232,30 @@ private:
         return order_.next();
     }
 
-    const Workload& next_workload() {
-        if (options_.mix.empty()) return options_.workload;
+    // An index into the mix (0 without one).
+    std::size_t next_workload() {
+        if (options_.mix.empty()) return 0;
         std::lock_guard lock(mutex_);
-        return options_.mix[workload_order_.next()];
+        return workload_order_.next();
+    }
+
+    const Workload& workload_at(std::size_t index) const {
+        return options_.mix.empty() ? options_.workload : options_.mix[index];
+    }
+
+    // Each target's call for each workload, written once (PreparedCall): what a request adds
+    // is its own prompt.
+    void prepare_calls() {
+        const std::size_t workloads = std::max<std::size_t>(1, options_.mix.size());
+        for (const Target& target : options_.targets) {
+            auto& per_workload = calls_.emplace_back();
+            for (std::size_t w = 0; w < workloads; ++w) {
+                const Workload& workload = workload_at(w);
+                auto headers = options_.extra_headers;
+                if (options_.task_header) headers.emplace_back("x-tokenradar-task", workload.task);
+                per_workload.push_back(PreparedCall::make(target, make_prompt(workload, options_.seed, 0), std::move(headers)));
+            }
+        }
     }
 
     void spawn_closed_workers(std::size_t count) {
@@ -378,6 +399,7 @@ private:
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
     Phase phase_ = Phase::preflight;
 
+    std::vector<std::vector<Result<PreparedCall>>> calls_;  // [target][workload]; fixed during the run
     std::mutex mutex_;
     TargetOrder order_;
     TargetOrder workload_order_;
