@@ -1,5 +1,7 @@
 #include <tokenradar/bench/runner.hpp>
 
+#include "lane_records.hpp"
+
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
@@ -58,30 +60,9 @@ private:
     std::atomic<std::size_t>& counter_;
 };
 
-// The records one lane measured, each with its place in the run's completion order, touched
-// only by the lane's thread (no lock per request). Kept in fixed chunks: a growing vector moved
-// every 808-byte record again on each regrowth and faulted in twice the memory (the move into
-// the shared vector under the lanes' mutex was ~16% of bench's CPU in small-request runs).
-class LaneRecords {
-public:
-    void add(std::uint64_t completion, Measurement&& m) {
-        if (chunks_.empty() || chunks_.back().size() == kChunk) {
-            chunks_.emplace_back().reserve(kChunk);
-        }
-        chunks_.back().push_back(std::move(m));
-        completions_.push_back(completion);
-    }
-    std::size_t size() const noexcept { return completions_.size(); }
-    std::uint64_t completion(std::size_t i) const noexcept { return completions_[i]; }
-    Measurement& at(std::size_t i) noexcept { return chunks_[i / kChunk][i % kChunk]; }
-
-private:
-    static constexpr std::size_t kChunk = 2048;
-    std::vector<std::vector<Measurement>> chunks_;
-    std::vector<std::uint64_t> completions_;
-};
-
-// One I/O thread: its own io_context and connection pool.
+// One I/O thread: its own io_context and connection pool, and the records measured on it
+// (without a lock per request: the move into one shared vector under the lanes' mutex was ~16%
+// of bench's CPU in small-request runs).
 struct Lane {
     explicit Lane(const net::ClientOptions& options) : client(ioc.get_executor(), options) {}
     asio::io_context ioc{1};
@@ -89,25 +70,11 @@ struct Lane {
     LaneRecords records;
 };
 
-// The lanes' records as one list in completion order (each lane's are already in order).
+// The lanes' records as one list in completion order.
 std::vector<Measurement> merge_records(std::vector<std::unique_ptr<Lane>>& lanes) {
-    std::size_t total = 0;
-    for (const auto& lane : lanes) total += lane->records.size();
-    std::vector<Measurement> merged;
-    merged.reserve(total);
-    std::vector<std::size_t> at(lanes.size(), 0);
-    while (merged.size() < total) {
-        std::size_t from = lanes.size();
-        for (std::size_t l = 0; l < lanes.size(); ++l) {
-            if (at[l] == lanes[l]->records.size()) continue;
-            if (from == lanes.size() ||
-                lanes[l]->records.completion(at[l]) < lanes[from]->records.completion(at[from])) {
-                from = l;
-            }
-        }
-        merged.push_back(std::move(lanes[from]->records.at(at[from]++)));
-    }
-    return merged;
+    std::vector<LaneRecords*> records;
+    for (auto& lane : lanes) records.push_back(&lane->records);
+    return LaneRecords::merge(records);
 }
 
 enum class Phase { preflight, warmup, measured };
