@@ -46,7 +46,8 @@ std::vector<Measurement> LaneRecords::merge(const std::vector<LaneRecords*>& lan
         std::size_t from = lanes.size();
         for (std::size_t l = 0; l < lanes.size(); ++l) {
             if (at[l] == lanes[l]->size()) continue;
-            if (from == lanes.size() || lanes[l]->completions_[at[l]] < lanes[from]->completions_[at[from]]) {
+            if (from == lanes.size() ||
+                lanes[l]->completions_[at[l]] < lanes[from]->completions_[at[from]]) {
                 from = l;
             }
         }

@@ -35,11 +35,13 @@ struct PrefaultedAllocator {
 
     T* allocate(std::size_t n) {
         const std::size_t bytes = (n * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage;
-        void* p = ::operator new(bytes, std::align_val_t{kHugePage});
+        void* p = ::operator new (bytes, std::align_val_t{kHugePage});
         prefault(p, bytes);
         return static_cast<T*>(p);
     }
-    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{kHugePage}); }
+    void deallocate(T* p, std::size_t) noexcept {
+        ::operator delete (p, std::align_val_t{kHugePage});
+    }
 
     template <class U>
     bool operator==(const PrefaultedAllocator<U>&) const noexcept {
@@ -48,7 +50,7 @@ struct PrefaultedAllocator {
 };
 
 class LaneRecords {
-public:
+  public:
     // `completion` orders records across lanes: it must grow within each lane.
     void add(std::uint64_t completion, Measurement&& m);
     std::size_t size() const noexcept { return completions_.size(); }
@@ -57,7 +59,7 @@ public:
     // records moved-from (their count unchanged).
     static std::vector<Measurement> merge(const std::vector<LaneRecords*>& lanes);
 
-private:
+  private:
     // 4 MiB of records per chunk: records never move while the run adds more.
     static constexpr std::size_t kChunk = (std::size_t{4} << 20) / sizeof(Measurement);
     using Chunk = std::vector<Measurement, PrefaultedAllocator<Measurement>>;

@@ -15,8 +15,10 @@ namespace http = boost::beast::http;
 bool is_token(std::string_view name) noexcept {
     if (name.empty()) return false;
     for (const unsigned char c : name) {
-        const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) == std::string_view::npos) {
+        const bool alnum =
+            (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) ==
+                          std::string_view::npos) {
             return false;
         }
     }
@@ -60,10 +62,12 @@ Result<std::string> request_head(http::verb method, std::string_view target, std
     bool user_agent = false;
     for (const auto& [name, value] : headers) {
         if (!is_token(name)) {
-            return Error(Errc::bad_request, fmt::format("header name '{}': expected an HTTP token", name));
+            return Error(Errc::bad_request,
+                         fmt::format("header name '{}': expected an HTTP token", name));
         }
         if (!is_safe_value(value)) {
-            return Error(Errc::bad_request, fmt::format("header {}: expected a value without CR, LF or NUL", name));
+            return Error(Errc::bad_request,
+                         fmt::format("header {}: expected a value without CR, LF or NUL", name));
         }
         if (named(name, "content-length") || named(name, "transfer-encoding")) continue;
         user_agent = user_agent || named(name, "user-agent");
@@ -74,7 +78,9 @@ Result<std::string> request_head(http::verb method, std::string_view target, std
         method == http::verb::options) {
         std::array<char, 24> digits{};
         const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), body_size).ptr;
-        append_field(head, "Content-Length", std::string_view(digits.data(), static_cast<std::size_t>(end - digits.data())));
+        append_field(
+            head, "Content-Length",
+            std::string_view(digits.data(), static_cast<std::size_t>(end - digits.data())));
     }
     head.append("\r\n");
     return head;

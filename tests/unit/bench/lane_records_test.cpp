@@ -44,7 +44,8 @@ TEST(Prefault, KeepsContentsAndTheAllocatorAlignsToHugePages) {
     std::vector<unsigned char> bytes(3 << 20);
     for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 31);
     prefault(bytes.data() + 5, bytes.size() - 10);
-    for (std::size_t i = 0; i < bytes.size(); ++i) ASSERT_EQ(bytes[i], static_cast<unsigned char>(i * 31)) << i;
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        ASSERT_EQ(bytes[i], static_cast<unsigned char>(i * 31)) << i;
 
     std::vector<std::uint64_t, PrefaultedAllocator<std::uint64_t>> numbers;
     numbers.reserve(1000);

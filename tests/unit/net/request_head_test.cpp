@@ -15,7 +15,8 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 TEST(RequestHead, PostWithBodyInOrderWithDefaultsAndLength) {
     const Headers headers{{"content-type", "application/json"}, {"authorization", "Bearer k"}};
-    auto head = request_head(http::verb::post, "/v1/chat/completions", "127.0.0.1:8080", headers, 42);
+    auto head =
+        request_head(http::verb::post, "/v1/chat/completions", "127.0.0.1:8080", headers, 42);
     ASSERT_TRUE(head) << head.error().message;
     EXPECT_EQ(*head,
               "POST /v1/chat/completions HTTP/1.1\r\n"
@@ -37,7 +38,8 @@ TEST(RequestHead, ParsesAsTheSameRequestWithItsBody) {
     const std::string wire = *head + body;
     std::size_t used = 0;
     while (!parser.is_done() && used < wire.size()) {  // put() takes the head, then the body
-        const std::size_t n = parser.put(boost::asio::buffer(wire.data() + used, wire.size() - used), ec);
+        const std::size_t n =
+            parser.put(boost::asio::buffer(wire.data() + used, wire.size() - used), ec);
         ASSERT_FALSE(ec) << ec.message();
         ASSERT_GT(n, 0u);
         used += n;
@@ -67,7 +69,8 @@ TEST(RequestHead, GetWithoutBodyHasNoLengthAndPostWithoutBodyHasZero) {
 }
 
 TEST(RequestHead, DropsTheCallersFramingHeaders) {
-    const Headers headers{{"Content-Length", "999"}, {"transfer-encoding", "chunked"}, {"accept", "*/*"}};
+    const Headers headers{
+        {"Content-Length", "999"}, {"transfer-encoding", "chunked"}, {"accept", "*/*"}};
     auto head = request_head(http::verb::post, "/", "h", headers, 3);
     ASSERT_TRUE(head);
     EXPECT_EQ(head->find("999"), std::string::npos);
