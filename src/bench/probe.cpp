@@ -8,6 +8,8 @@
 #include <tokenradar/net/response_watchdog.hpp>
 
 #include <boost/asio/this_coro.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string_view.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,6 +36,9 @@ dialect::ChatRequest chat_request(const Target& target, const PromptSpec& prompt
     r.include_usage = true;  // stream_options.include_usage where the API has it
     return r;
 }
+
+// Stands in for the user prompt while the body is written once; found again by its JSON form.
+constexpr std::string_view kUserMarker = "\x01tokenradar-user-prompt\x01";
 
 std::string status_of(const Error& e) { return std::string(status_name(e.code)); }
 
@@ -86,10 +91,50 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
 
 }  // namespace
 
+Result<PreparedCall> PreparedCall::make(const Target& target, const PromptSpec& fixed,
+                                        std::vector<std::pair<std::string, std::string>> extra_headers) {
+    PromptSpec marked = fixed;
+    marked.user = kUserMarker;
+    dialect::ChatRequest request = chat_request(target, marked);
+    auto call = dialect::make_http_call(target.api, target.base.target, request, target.key);
+    if (!call) return call.error();
+    PreparedCall prepared;
+    prepared.api_ = target.api;
+    prepared.target_ = std::move(call->target);
+    prepared.headers_ = std::move(call->headers);
+    for (auto& header : extra_headers) prepared.headers_.push_back(std::move(header));
+    const std::string quoted = boost::json::serialize(boost::json::string_view(kUserMarker));
+    const std::size_t at = call->body.find(quoted);
+    if (at == std::string::npos || call->body.find(quoted, at + 1) != std::string::npos) {
+        prepared.whole_ = std::move(request);
+        return prepared;
+    }
+    prepared.before_user_ = call->body.substr(0, at);
+    prepared.after_user_ = call->body.substr(at + quoted.size());
+    return prepared;
+}
+
+Result<std::string> PreparedCall::body(std::string_view user) const {
+    if (whole_) {
+        dialect::ChatRequest request = *whole_;
+        for (auto& message : request.messages) {
+            if (message.role == dialect::Role::user) message.content = {dialect::ContentPart::make_text(std::string(user))};
+        }
+        return dialect::emit_request(api_, request);
+    }
+    const std::string quoted = boost::json::serialize(boost::json::string_view(user.data(), user.size()));
+    std::string body;
+    body.reserve(before_user_.size() + quoted.size() + after_user_.size());
+    body.append(before_user_);
+    body.append(quoted);
+    body.append(after_user_);
+    return body;
+}
+
 asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& target, ProbeRequest request) {
     ProbeResult result;
     Measurement& m = result.record;
-    m.request_id = request.request_id;
+    m.request_id = std::move(request.request_id);
     m.labels.provider = target.name;
     m.labels.model = target.model;
     m.labels.endpoint = target.base.host;
@@ -103,19 +148,22 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
     m.t.send = t_start;
     m.ts_us = wall_now_us();
 
-    auto call = dialect::make_http_call(target.api, target.base.target, chat_request(target, request.prompt),
-                                        target.key);
-    if (!call) {
+    std::optional<Result<PreparedCall>> own_call;
+    if (request.call == nullptr) {
+        own_call.emplace(PreparedCall::make(target, request.prompt, std::move(request.extra_headers)));
+    }
+    const Result<PreparedCall>& call = request.call != nullptr ? *request.call : *own_call;
+    auto request_body = call ? call->body(request.prompt.user) : Result<std::string>(call.error());
+    if (!request_body) {
         m.status = "protocol_error";
         m.t.done = steady_now_ns();
-        result.error = call.error().message;
+        result.error = request_body.error().message;
         co_return result;
     }
     net::Url url = target.base;
-    url.target = std::move(call->target);
-    for (auto& header : request.extra_headers) call->headers.push_back(std::move(header));
+    url.target = call->target();
 
-    auto opened = co_await client.open(http::verb::post, url, call->headers, std::move(call->body));
+    auto opened = co_await client.open(http::verb::post, url, call->headers(), std::move(*request_body));
     if (!opened) {
         m.status = status_of(opened.error());
         m.t.done = steady_now_ns();

@@ -368,7 +368,8 @@ Result<std::string> emit_anthropic_request(const ChatRequest& req) {
 }
 
 Result<ChatResponse> parse_anthropic_response(std::string_view body) {
-    auto root = parse_object(body, Errc::protocol_error);
+    ResponseArena arena;  // outlives `root`; the response copies what it keeps
+    auto root = parse_object(body, Errc::protocol_error, arena.storage());
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::protocol_error);

@@ -471,7 +471,8 @@ void read_candidate(Reader& r, const json::object& o, const Path& top, Candidate
 }  // namespace
 
 Result<ChatResponse> parse_gemini_response(std::string_view body) {
-    auto root = parse_object(body, Errc::protocol_error);
+    ResponseArena arena;  // outlives `root`; the response copies what it keeps
+    auto root = parse_object(body, Errc::protocol_error, arena.storage());
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::protocol_error);

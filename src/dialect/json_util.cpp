@@ -117,9 +117,9 @@ const json::object* Reader::as_object(const json::value& v, const Path& p) {
     return &v.get_object();
 }
 
-Result<json::object> parse_object(std::string_view body, Errc errc) {
+Result<json::object> parse_object(std::string_view body, Errc errc, json::storage_ptr storage) {
     boost::system::error_code ec;
-    json::value v = json::parse(body, ec);
+    json::value v = json::parse(body, ec, std::move(storage));
     if (ec) return Error(errc, "body: invalid JSON (" + ec.message() + ")");
     if (!v.is_object()) return Error(errc, "body: expected a JSON object");
     return std::move(v.get_object());

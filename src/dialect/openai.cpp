@@ -346,7 +346,8 @@ Result<std::string> emit_openai_request(const ChatRequest& req) {
 }
 
 Result<ChatResponse> parse_openai_response(std::string_view body) {
-    auto root = parse_object(body, Errc::protocol_error);
+    ResponseArena arena;  // outlives `root`; the response copies what it keeps
+    auto root = parse_object(body, Errc::protocol_error, arena.storage());
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::protocol_error);

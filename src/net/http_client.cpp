@@ -4,6 +4,7 @@
 #include <tokenradar/net/http_client.hpp>
 
 #include "lazy_deadline.hpp"
+#include "request_head.hpp"
 #include "sync_io.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -16,14 +17,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <fmt/format.h>
 #include <openssl/err.h>
@@ -261,21 +261,24 @@ Error io_error(const ErrorCode& ec, const Deadline& deadline, std::string_view a
                  fmt::format("{}: {}: {}", authority, what, ssl_detail(ec)));
 }
 
+using RequestBuffers = std::array<asio::const_buffer, 2>;  // head, body: one gather write
+
 template <class Stream>
-asio::awaitable<ErrorCode> write_request(Stream& stream,
-                                         http::request<http::string_body>& request) {
-    auto [ec, n] = co_await http::async_write(stream, request, use_nothrow);
+asio::awaitable<ErrorCode> write_request(Stream& stream, const std::string& head,
+                                         const std::string& body) {
+    const RequestBuffers buffers{asio::buffer(head), asio::buffer(body)};
+    auto [ec, n] = co_await asio::async_write(stream, buffers, use_nothrow);
     co_return ec;
 }
 
 // Plain connections: what the socket takes at once is written inline, without a posted
-// completion; the rest asynchronously from where the serializer stopped.
-asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream,
-                                         http::request<http::string_body>& request) {
-    http::request_serializer<http::string_body> sr{request};
+// completion; the rest asynchronously from where that stopped.
+asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::string& head,
+                                         const std::string& body) {
+    beast::buffers_suffix<RequestBuffers> rest(RequestBuffers{asio::buffer(head), asio::buffer(body)});
     ErrorCode ec;
-    if (detail::write_now(stream.socket(), sr, ec)) co_return ec;
-    auto [e, n] = co_await http::async_write(stream, sr, use_nothrow);
+    if (detail::write_now(stream.socket(), rest, ec)) co_return ec;
+    auto [e, n] = co_await asio::async_write(stream, rest, use_nothrow);
     co_return e;
 }
 
@@ -520,19 +523,17 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     const std::string authority = url.authority();
     const std::string key = fmt::format("{}://{}", url.scheme, authority);
 
-    http::request<http::string_body> request{method, url.target, 11};
     const bool default_port = url.port == (url.tls() ? 443 : 80);
-    request.set(http::field::host, default_port ? (url.host.find(':') != std::string::npos
-                                                       ? fmt::format("[{}]", url.host)
-                                                       : url.host)
-                                                : authority);
-    for (const auto& [name, value] : headers) request.insert(name, value);
-    if (request.find(http::field::user_agent) == request.end()) {
-        request.set(http::field::user_agent, "tokenradar");
+    std::string host_field;
+    if (!default_port) {
+        host_field = authority;
+    } else if (url.host.find(':') != std::string::npos) {
+        host_field = fmt::format("[{}]", url.host);
+    } else {
+        host_field = url.host;
     }
-    request.body() = std::move(body);
-    request.keep_alive(true);
-    request.prepare_payload();
+    auto head = request_head(method, url.target, host_field, headers, body.size());
+    if (!head) co_return head.error();
 
     for (int attempt = 0; attempt < 2; ++attempt) {
         const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
@@ -558,9 +559,9 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         state->timings.t_send = steady_now_ns();
         ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
         if (conn.tls) {
-            ec = co_await write_request(*conn.tls, request);
+            ec = co_await write_request(*conn.tls, *head, body);
         } else {
-            ec = co_await write_request(*conn.plain, request);
+            ec = co_await write_request(*conn.plain, *head, body);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {

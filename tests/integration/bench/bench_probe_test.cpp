@@ -3,6 +3,8 @@
 
 #include <tokenradar/bench/probe.hpp>
 
+#include <tokenradar/dialect/http_call.hpp>
+
 #include "../../support/run_sync.hpp"
 #include "../../support/scripted_server.hpp"
 
@@ -147,6 +149,51 @@ TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
                                             {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}));
     auto m = probe(server).record;  // first-token timeout 2 s
     EXPECT_EQ(m.status, "timeout_first_token");
+}
+
+// The spliced body is byte for byte what the dialect writes for the whole prompt, for every
+// API and for prompts JSON must escape; headers carry the extras; the path is the dialect's.
+// A system prompt holding the placeholder itself makes the body unsplittable: then it is
+// written whole per request, with the same result.
+TEST(BenchPreparedCall, SplicedBodyEqualsTheDialectsBodyForEveryApi) {
+    const std::vector<std::string> users = {"ping 0123456789abcdef", "quote \" back\\slash \n tab\t \x01 ü 漢字", ""};
+    const std::vector<std::string> systems = {"be brief \"always\"", "\x01tokenradar-user-prompt\x01"};
+    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini})
+    for (const auto& system : systems) {
+        Target target;
+        target.name = "t";
+        target.api = api;
+        target.base = net::parse_url("http://127.0.0.1:9/v1").value();
+        target.model = "m-1";
+        target.key = Secret("sk-test");
+        PromptSpec prompt;
+        prompt.system = system;
+        prompt.max_tokens = 7;
+        prompt.temperature = 0.5;
+        prompt.stream = api != dialect::Api::gemini;
+        auto prepared = PreparedCall::make(target, prompt, {{"x-sim-tpot-ms", "5"}});
+        ASSERT_TRUE(prepared) << prepared.error().message;
+        for (const auto& user : users) {
+            prompt.user = user;
+            dialect::ChatRequest request;
+            request.model = target.model;
+            request.messages.push_back({dialect::Role::system, {dialect::ContentPart::make_text(prompt.system)}, {}, {}, {}});
+            request.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(user)}, {}, {}, {}});
+            request.max_tokens = prompt.max_tokens;
+            request.temperature = prompt.temperature;
+            request.stream = prompt.stream;
+            request.include_usage = true;
+            auto expected = dialect::make_http_call(api, "/v1", request, target.key);
+            ASSERT_TRUE(expected) << expected.error().message;
+            auto body = prepared->body(user);
+            ASSERT_TRUE(body) << body.error().message;
+            EXPECT_EQ(*body, expected->body) << dialect::to_string(api) << " user=" << user;
+            EXPECT_EQ(prepared->target(), expected->target);
+            auto headers = expected->headers;
+            headers.emplace_back("x-sim-tpot-ms", "5");
+            EXPECT_EQ(prepared->headers(), headers);
+        }
+    }
 }
 
 TEST(BenchProbe, UnreachableHostIsAConnectionError) {

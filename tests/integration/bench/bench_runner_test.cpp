@@ -12,6 +12,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace tokenradar::bench {
@@ -101,6 +102,46 @@ TEST(BenchRunner, AMixWithoutEndRunsUntilStopAndHandsOverEachRecord) {
     EXPECT_EQ(gateway_tasks.count("untagged"), 0u);
     EXPECT_GE(gateway_tasks["chat"], tasks["chat"]);
     EXPECT_GE(gateway_tasks["code"], tasks["code"]);
+}
+
+// Two lanes keep their records apart during the run; the result still lists every request once,
+// in completion order (the end times only step back by scheduling noise, never by half a run
+// as two lanes' lists laid end to end would).
+TEST(BenchRunner, TwoLanesRecordsMergeInCompletionOrder) {
+    testing::SimFixture sim("instant");
+    RunOptions options;
+    Target target;
+    target.name = "sim";
+    target.base = net::parse_url(sim.base_url() + "/v1").value();
+    target.model = "gpt-4o";
+    target.key = Secret("sk-test");
+    options.targets = {target};
+    options.workload = brief("chat", false);
+    options.requests = 200;
+    options.concurrency = 4;
+    options.threads = 2;
+    options.preflight = false;
+    options.extra_headers = {{"x-sim-ttft-ms", "10"}};
+
+    std::atomic<bool> stop{false};
+    const RunResult result = run_bench(options, stop, {});
+
+    ASSERT_EQ(result.records.size(), 200u);
+    EXPECT_FALSE(result.interrupted);
+    EXPECT_GE(result.peak_in_flight, 2u);
+    EXPECT_LE(result.peak_in_flight, 4u);
+    std::set<std::string> ids;
+    for (const auto& m : result.records) {
+        EXPECT_TRUE(m.ok()) << m.status;
+        ASSERT_TRUE(m.t.done);
+        ids.insert(m.request_id);
+    }
+    EXPECT_EQ(ids.size(), 200u);
+    const std::int64_t span = *result.records.back().t.done - *result.records.front().t.done;
+    EXPECT_GT(span, 300'000'000);  // 200 requests of >= 10 ms, 4 at a time
+    for (std::size_t i = 1; i < result.records.size(); ++i) {
+        EXPECT_GT(*result.records[i].t.done, *result.records[i - 1].t.done - span / 5) << "record " << i;
+    }
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+#include "request_head.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+
+namespace tokenradar::net {
+namespace {
+
+namespace http = boost::beast::http;
+
+// RFC 9110 token characters.
+bool is_token(std::string_view name) noexcept {
+    if (name.empty()) return false;
+    for (const unsigned char c : name) {
+        const bool alnum =
+            (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) ==
+                          std::string_view::npos) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool is_safe_value(std::string_view value) noexcept {
+    return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+bool named(std::string_view name, std::string_view wanted) noexcept {
+    return boost::beast::iequals(name, wanted);
+}
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+    out.append(name);
+    out.append(": ");
+    out.append(value);
+    out.append("\r\n");
+}
+
+}  // namespace
+
+Result<std::string> request_head(http::verb method, std::string_view target, std::string_view host,
+                                 const std::vector<std::pair<std::string, std::string>>& headers,
+                                 std::size_t body_size) {
+    const std::string_view method_name = http::to_string(method);
+    std::size_t size = method_name.size() + target.size() + host.size() + 80;
+    for (const auto& [name, value] : headers) size += name.size() + value.size() + 4;
+    std::string head;
+    head.reserve(size);
+    head.append(method_name);
+    head.push_back(' ');
+    head.append(target);
+    head.append(" HTTP/1.1\r\n");
+    if (!is_safe_value(target) || target.find(' ') != std::string_view::npos) {
+        return Error(Errc::bad_request, "request target: expected no spaces, CR, LF or NUL");
+    }
+    if (!is_safe_value(host)) return Error(Errc::bad_request, "Host: expected no CR, LF or NUL");
+    append_field(head, "Host", host);
+    bool user_agent = false;
+    for (const auto& [name, value] : headers) {
+        if (!is_token(name)) {
+            return Error(Errc::bad_request,
+                         fmt::format("header name '{}': expected an HTTP token", name));
+        }
+        if (!is_safe_value(value)) {
+            return Error(Errc::bad_request,
+                         fmt::format("header {}: expected a value without CR, LF or NUL", name));
+        }
+        if (named(name, "content-length") || named(name, "transfer-encoding")) continue;
+        user_agent = user_agent || named(name, "user-agent");
+        append_field(head, name, value);
+    }
+    if (!user_agent) append_field(head, "User-Agent", "tokenradar");
+    if (body_size > 0 || method == http::verb::post || method == http::verb::put ||
+        method == http::verb::options) {
+        std::array<char, 24> digits{};
+        const auto end = std::to_chars(digits.data(), digits.data() + digits.size(), body_size).ptr;
+        append_field(
+            head, "Content-Length",
+            std::string_view(digits.data(), static_cast<std::size_t>(end - digits.data())));
+    }
+    head.append("\r\n");
+    return head;
+}
+
+}  // namespace tokenradar::net
