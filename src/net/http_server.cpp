@@ -1,4 +1,5 @@
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
@@ -22,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
@@ -68,12 +70,21 @@ struct LogCompletion {
 namespace detail {
 
 struct ServerState {
-    ServerState(asio::io_context& io, Handler h, ServerLimits l)
-        : ioc(io), handler(std::move(h)), limits(l), acceptor(asio::make_strand(io)) {}
+    ServerState(asio::io_context& io, Handler h, ServerLimits l, bool one)
+        : ioc(io), handler(std::move(h)), limits(l), one_thread(one), acceptor(asio::make_strand(io)) {}
+
+    // A connection's executor: its own strand, or the io_context's executor itself when the
+    // io_context runs on one thread (nothing can run concurrently, and a strand costs a
+    // second pass through the scheduler for every completion, e.g. each paced sim chunk).
+    asio::any_io_executor connection_executor() {
+        if (one_thread) return ioc.get_executor();
+        return asio::make_strand(ioc);
+    }
 
     asio::io_context& ioc;
     Handler handler;
     ServerLimits limits;
+    bool one_thread;
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
@@ -90,7 +101,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         : state(std::move(s)), stream(std::move(socket)) {}
 
     std::shared_ptr<ServerState> state;
-    beast::tcp_stream stream;  // executor: this connection's strand
+    beast::tcp_stream stream;  // executor: this connection's strand (or the io_context's)
     beast::flat_buffer buffer;
     std::uint64_t id = 0;
     bool gone = false;                         // peer closed/errored, or we closed the socket
@@ -159,6 +170,74 @@ boost::system::error_code gone_error() {
     return asio::error::make_error_code(asio::error::not_connected);
 }
 
+// One response chunk as at most three buffers (chunk size line, data, CRLF), written with a
+// non-blocking sendmsg first and, for what the socket did not take, an async write.
+class ChunkFrame {
+  public:
+    ChunkFrame(std::string_view data, bool chunked) {
+        if (chunked) {
+            const auto head = fmt::format_to_n(size_line_, sizeof(size_line_) - 2, "{:x}", data.size());
+            size_line_[head.size] = '\r';
+            size_line_[head.size + 1] = '\n';
+            add(size_line_, head.size + 2);
+            add(data.data(), data.size());
+            add("\r\n", 2);
+        } else {
+            add(data.data(), data.size());
+        }
+    }
+    ChunkFrame(const ChunkFrame&) = delete;  // iov_ points into size_line_
+    ChunkFrame& operator=(const ChunkFrame&) = delete;
+    std::size_t size() const { return total_; }
+
+    // Bytes the kernel took now (maybe fewer than size(), maybe 0); ec = the socket's error.
+    std::size_t send_now(int fd, boost::system::error_code& ec) {
+        msghdr msg{};
+        msg.msg_iov = iov_.data();
+        msg.msg_iovlen = count_;
+        for (;;) {
+            const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (n >= 0) return static_cast<std::size_t>(n);
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                ec.assign(errno, boost::system::system_category());
+            }
+            return 0;
+        }
+    }
+    // Drops the first n bytes (what send_now() wrote).
+    void consume(std::size_t n) {
+        total_ -= n;
+        while (n > 0) {
+            const std::size_t take = std::min(n, iov_[first_].iov_len);
+            iov_[first_].iov_base = static_cast<char*>(iov_[first_].iov_base) + take;
+            iov_[first_].iov_len -= take;
+            n -= take;
+            if (iov_[first_].iov_len == 0) ++first_;
+        }
+    }
+    // What is left, as an Asio buffer sequence (valid while this frame and the data live).
+    std::array<asio::const_buffer, 3> buffers() const {
+        std::array<asio::const_buffer, 3> out;
+        for (std::size_t i = first_; i < count_; ++i) out[i - first_] = asio::buffer(iov_[i].iov_base, iov_[i].iov_len);
+        return out;
+    }
+
+  private:
+    void add(const void* data, std::size_t size) {
+        iov_[count_].iov_base = const_cast<void*>(data);  // sendmsg's iovec is not const
+        iov_[count_].iov_len = size;
+        ++count_;
+        total_ += size;
+    }
+
+    char size_line_[20];
+    std::array<iovec, 3> iov_{};
+    std::size_t count_ = 0;
+    std::size_t first_ = 0;
+    std::size_t total_ = 0;
+};
+
 }  // namespace
 
 asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status status,
@@ -216,20 +295,24 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     if (bytes.empty()) co_return boost::system::error_code{};
-    conn_->set_write_deadline();
+    // The framed chunk: size line, data, CRLF (HTTP/1.0: the data alone).
+    ChunkFrame frame(bytes, version_ >= 11);
+    // Fast path: the socket usually has room, so one non-blocking sendmsg writes the whole
+    // chunk without suspending. The async write below costs a coroutine round trip through
+    // the strand and Beast's expiry timer (armed and cancelled) on top of the same sendmsg:
+    // about half of the sim's CPU per paced chunk (docs/NOTES.md, issue 2).
     boost::system::error_code ec;
-    if (version_ >= 11) {
-        // chunk_body is a buffer sequence over the caller's bytes: size line, data, CRLF.
-        auto [e, n] = co_await asio::async_write(
-            conn_->stream, http::make_chunk(asio::buffer(bytes.data(), bytes.size())), use_nothrow);
-        ec = e;
-    } else {
-        auto [e, n] = co_await asio::async_write(
-            conn_->stream, asio::buffer(bytes.data(), bytes.size()), use_nothrow);
-        ec = e;
+    const std::size_t sent = frame.send_now(conn_->stream.socket().native_handle(), ec);
+    if (ec) {
+        conn_->gone = true;
+        co_return ec;
     }
-    if (ec) conn_->gone = true;
-    co_return ec;
+    if (sent == frame.size()) co_return ec;
+    frame.consume(sent);
+    conn_->set_write_deadline();
+    auto [write_ec, n] = co_await asio::async_write(conn_->stream, frame.buffers(), use_nothrow);
+    if (write_ec) conn_->gone = true;
+    co_return write_ec;
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
@@ -427,8 +510,8 @@ asio::awaitable<void> run_connection_tracked(std::shared_ptr<ServerConnection> c
 
 asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
     while (!state->stopping.load()) {
-        auto strand = asio::make_strand(state->ioc);
-        auto [ec, socket] = co_await state->acceptor.async_accept(strand, use_nothrow);
+        auto executor = state->connection_executor();
+        auto [ec, socket] = co_await state->acceptor.async_accept(executor, use_nothrow);
         if (ec) {
             if (state->stopping.load() || ec == asio::error::operation_aborted ||
                 ec == asio::error::bad_descriptor) {
@@ -451,7 +534,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
             state->active.fetch_add(1);
         }
         if (state->stopping.load()) conn->stopping = true;
-        asio::co_spawn(strand, run_connection_tracked(std::move(conn)),
+        asio::co_spawn(executor, run_connection_tracked(std::move(conn)),
                        LogCompletion{"connection"});
     }
 }
@@ -491,8 +574,8 @@ asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
 // ---------------------------------------------------------------------------------------
 // HttpServer
 
-HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits)
-    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits)) {}
+HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits, bool one_thread)
+    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, one_thread)) {}
 
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;

@@ -31,6 +31,7 @@ int run_sim_command(const SimCommandOptions& options) {
 
     const unsigned threads = options.threads > 0 ? options.threads
                                                  : std::max(1u, std::thread::hardware_concurrency());
+    server_options.one_thread = threads == 1;
     boost::asio::io_context ioc(static_cast<int>(threads));
     std::vector<std::unique_ptr<SimServer>> servers;
     for (std::size_t i = 0; i < profiles.size(); ++i) {

@@ -50,6 +50,9 @@ struct SimServerOptions {
     std::optional<std::int64_t> pinned_wall_time_us;
     std::shared_ptr<TraceSink> trace;
     net::ServerLimits limits;
+    // The io_context runs on one thread only: connections skip their strands
+    // (net::HttpServer's one_thread).
+    bool one_thread = false;
 };
 
 // Live figures, also served at GET /sim/stats.
