@@ -3,7 +3,8 @@
 # (wrk) on this machine. Prints one line per scenario; see README.md for the last numbers.
 #   bench/sim/run.sh [seconds]          (default 10 s per scenario)
 #   TOKENRADAR=path  measures another binary; SCENARIOS="fixed-1000 ..." runs only those;
-#   SIM_THREADS=n    overrides the sim's I/O threads (2 in every scenario).
+#   SIM_THREADS=n    overrides the sim's I/O threads (2 in every scenario);
+#   PIN=1            runs wrk on CPU 0 and the sim on CPU 1 (as bench/gateway does).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -12,6 +13,10 @@ bin=${TOKENRADAR:-build/release/tokenradar}
 [ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
 ulimit -n 65536 2>/dev/null || true
+client=() server=()
+if [ "${PIN:-0}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    client=(taskset -c 0) server=(taskset -c 1)
+fi
 
 # run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
 run_scenario() {
@@ -19,11 +24,11 @@ run_scenario() {
     if [ -n "${SCENARIOS:-}" ] && [[ " $SCENARIOS " != *" $name "* ]]; then return 0; fi
     if [ -n "${6:-}" ]; then export TOKENS_PER_CHUNK=$6; else unset TOKENS_PER_CHUNK; fi
     port=$(free_port)
-    "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
+    "${server[@]}" "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
     pid=$!
     wait_ready "http://127.0.0.1:$port/healthz" || true
     cpu0=$(cpu_ticks "$pid")
-    MAX_TOKENS=$tokens wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
+    MAX_TOKENS=$tokens "${client[@]}" wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
         "http://127.0.0.1:$port/v1/chat/completions" > "/tmp/tokenradar-wrk-$name.txt"
     cpu1=$(cpu_ticks "$pid")
     stats=$(curl -sf "http://127.0.0.1:$port/sim/stats")

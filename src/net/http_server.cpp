@@ -70,21 +70,23 @@ struct LogCompletion {
 namespace detail {
 
 struct ServerState {
-    ServerState(asio::io_context& io, Handler h, ServerLimits l, bool one)
-        : ioc(io), handler(std::move(h)), limits(l), one_thread(one), acceptor(asio::make_strand(io)) {}
+    ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
+        : ioc(io), handler(std::move(h)), limits(l), workers(std::move(w)), acceptor(asio::make_strand(io)) {}
 
-    // A connection's executor: its own strand, or the io_context's executor itself when the
-    // io_context runs on one thread (nothing can run concurrently, and a strand costs a
-    // second pass through the scheduler for every completion, e.g. each paced sim chunk).
+    // A new connection's executor: its own strand on ioc, or the next worker io_context's
+    // executor itself. A worker runs on one thread, so nothing of a connection can run
+    // concurrently there, and a strand would cost a second pass through a shared scheduler
+    // (and a cross-thread wake-up) for every completion, e.g. each paced sim chunk.
     asio::any_io_executor connection_executor() {
-        if (one_thread) return ioc.get_executor();
-        return asio::make_strand(ioc);
+        if (workers.empty()) return asio::make_strand(ioc);
+        return workers[next_worker++ % workers.size()]->get_executor();
     }
 
     asio::io_context& ioc;
     Handler handler;
     ServerLimits limits;
-    bool one_thread;
+    std::vector<asio::io_context*> workers;
+    std::size_t next_worker = 0;  // only the accept loop (on the acceptor's strand) uses it
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
@@ -101,7 +103,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         : state(std::move(s)), stream(std::move(socket)) {}
 
     std::shared_ptr<ServerState> state;
-    beast::tcp_stream stream;  // executor: this connection's strand (or the io_context's)
+    beast::tcp_stream stream;  // executor: this connection's strand, or its worker io_context
     beast::flat_buffer buffer;
     std::uint64_t id = 0;
     bool gone = false;                         // peer closed/errored, or we closed the socket
@@ -574,8 +576,9 @@ asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
 // ---------------------------------------------------------------------------------------
 // HttpServer
 
-HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits, bool one_thread)
-    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, one_thread)) {}
+HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits,
+                       std::vector<asio::io_context*> workers)
+    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, std::move(workers))) {}
 
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;
