@@ -4,7 +4,9 @@
 #   bench/sim/run.sh [seconds]          (default 10 s per scenario)
 #   TOKENRADAR=path  measures another binary; SCENARIOS="fixed-1000 ..." runs only those;
 #   SIM_THREADS=n    overrides the sim's I/O threads (2 in every scenario);
-#   PIN=1            runs wrk on CPU 0 and the sim on CPU 1 (as bench/gateway does).
+#   PIN=1            runs wrk on CPU 0 and the sim on CPU 1 (as bench/gateway does);
+#   SIM_PREFIX=cmd   runs the sim under a command, e.g. "chrt -f 10" (root): a real-time sim
+#                    shows the lateness left when other processes cannot delay it (diagnostic).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -17,6 +19,8 @@ client=() server=()
 if [ "${PIN:-0}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     client=(taskset -c 0) server=(taskset -c 1)
 fi
+read -r -a prefix <<< "${SIM_PREFIX:-}"
+server+=("${prefix[@]}")
 
 # run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
 run_scenario() {

@@ -33,9 +33,10 @@ int run_sim_command(const SimCommandOptions& options) {
 
     const unsigned threads = options.threads > 0 ? options.threads
                                                  : std::max(1u, std::thread::hardware_concurrency());
-    // One io_context per thread, each serving its share of the connections without strands:
-    // one shared io_context cost ~40% more CPU per paced chunk (the strand's second pass
-    // through the scheduler, cross-thread wake-ups), docs/NOTES.md issue 2. The first context
+    // One io_context per thread, each serving its share of the connections without strands.
+    // With one shared io_context every completion (each paced chunk's timer) went through a
+    // strand: a second pass through the shared scheduler, its lock and futex wake-ups across
+    // threads (~5% of the sim's CPU in a profile, docs/NOTES.md issue 2). The first context
     // also runs the acceptors and the signal handler.
     std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
     for (unsigned i = 0; i < threads; ++i) {
