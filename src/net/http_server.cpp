@@ -301,8 +301,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     ChunkFrame frame(bytes, version_ >= 11);
     // Fast path: the socket usually has room, so one non-blocking sendmsg writes the whole
     // chunk without suspending. The async write below costs a coroutine round trip through
-    // the strand and Beast's expiry timer (armed and cancelled) on top of the same sendmsg:
-    // about half of the sim's CPU per paced chunk (docs/NOTES.md, issue 2).
+    // the executor and Beast's expiry timer (armed and cancelled) on top of the same sendmsg;
+    // skipping it cut the sim's CPU per paced chunk by about a fifth (docs/NOTES.md, issue 2).
     boost::system::error_code ec;
     const std::size_t sent = frame.send_now(conn_->stream.socket().native_handle(), ec);
     if (ec) {
