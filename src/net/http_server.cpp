@@ -302,7 +302,7 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     // Fast path: the socket usually has room, so one non-blocking sendmsg writes the whole
     // chunk without suspending. The async write below costs a coroutine round trip through
     // the executor and Beast's expiry timer (armed and cancelled) on top of the same sendmsg;
-    // skipping it cut the sim's CPU per paced chunk by about a fifth (docs/NOTES.md, issue 2).
+    // skipping it cut the sim's CPU per paced chunk by about 15% (docs/NOTES.md, issue 2).
     boost::system::error_code ec;
     const std::size_t sent = frame.send_now(conn_->stream.socket().native_handle(), ec);
     if (ec) {
