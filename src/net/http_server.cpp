@@ -71,7 +71,11 @@ namespace detail {
 
 struct ServerState {
     ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
-        : ioc(io), handler(std::move(h)), limits(l), workers(std::move(w)), acceptor(asio::make_strand(io)) {}
+        : ioc(io),
+          handler(std::move(h)),
+          limits(l),
+          workers(std::move(w)),
+          acceptor(asio::make_strand(io)) {}
 
     // A new connection's executor: its own strand on ioc, or the next worker io_context's
     // executor itself. A worker runs on one thread, so nothing of a connection can run
@@ -86,7 +90,8 @@ struct ServerState {
     Handler handler;
     ServerLimits limits;
     std::vector<asio::io_context*> workers;
-    std::size_t next_worker = 0;  // only the accept loop (on the acceptor's strand) uses it
+    // Only the accept loop (on the acceptor's strand) uses it.
+    std::size_t next_worker = 0;
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
@@ -178,7 +183,8 @@ class ChunkFrame {
   public:
     ChunkFrame(std::string_view data, bool chunked) {
         if (chunked) {
-            const auto head = fmt::format_to_n(size_line_, sizeof(size_line_) - 2, "{:x}", data.size());
+            const auto head =
+                fmt::format_to_n(size_line_, sizeof(size_line_) - 2, "{:x}", data.size());
             size_line_[head.size] = '\r';
             size_line_[head.size + 1] = '\n';
             add(size_line_, head.size + 2);
@@ -221,7 +227,9 @@ class ChunkFrame {
     // What is left, as an Asio buffer sequence (valid while this frame and the data live).
     std::array<asio::const_buffer, 3> buffers() const {
         std::array<asio::const_buffer, 3> out;
-        for (std::size_t i = first_; i < count_; ++i) out[i - first_] = asio::buffer(iov_[i].iov_base, iov_[i].iov_len);
+        for (std::size_t i = first_; i < count_; ++i) {
+            out[i - first_] = asio::buffer(iov_[i].iov_base, iov_[i].iov_len);
+        }
         return out;
     }
 

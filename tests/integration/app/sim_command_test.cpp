@@ -2,11 +2,10 @@
 // io_context each, connections dealt round-robin), streams with curl, SIGTERM.
 
 #include "../../support/child_process.hpp"
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -24,7 +23,8 @@ using testing::url_in;
 
 std::string stream_command(const std::string& url, int max_tokens) {
     return "curl -sN " + url + "/v1/chat/completions -H 'authorization: Bearer sk-test' " +
-           "-H 'content-type: application/json' -d '{\"model\":\"gpt-4o\",\"stream\":true,\"max_tokens\":" +
+           "-H 'content-type: application/json' -d "
+           "'{\"model\":\"gpt-4o\",\"stream\":true,\"max_tokens\":" +
            std::to_string(max_tokens) + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'";
 }
 
@@ -35,16 +35,19 @@ int count(const std::string& text, const std::string& what) {
 }
 
 TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
-    const auto dir = std::filesystem::temp_directory_path() / ("tokenradar_sim_cmd_" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tokenradar_sim_cmd_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 3", dir / "sim.err");
+    Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 3",
+              dir / "sim.err");
     const std::string url = url_in(sim.read_line());
     ASSERT_FALSE(url.empty()) << slurp(dir / "sim.err");
 
     // Six streams at once, one connection each: two on every thread's io_context.
     std::string all = "(";
-    for (int i = 0; i < 6; ++i) all += stream_command(url, 3) + " > " + (dir / std::to_string(i)).string() + " & ";
+    for (int i = 0; i < 6; ++i)
+        all += stream_command(url, 3) + " > " + (dir / std::to_string(i)).string() + " & ";
     all += "wait)";
     capture(all);
     for (int i = 0; i < 6; ++i) {
@@ -53,7 +56,8 @@ TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
         EXPECT_THAT(out, HasSubstr("data: [DONE]")) << out;
     }
     const std::string stats = capture("curl -s " + url + "/sim/stats");
-    EXPECT_THAT(stats, HasSubstr("\"requests\":7,\"chunks\":18,")) << stats;  // 6 streams and this GET
+    EXPECT_THAT(stats, HasSubstr("\"requests\":7,\"chunks\":18,"))
+        << stats;  // 6 streams and this GET
 
     // A 50-token stream (~1.2 s) in flight when SIGTERM comes is finished, then the sim exits 0.
     Child stream(stream_command(url, 50), dir / "curl.err");
@@ -61,7 +65,8 @@ TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
     EXPECT_THAT(first, HasSubstr("chat.completion.chunk"));
     EXPECT_EQ(sim.terminate(std::chrono::seconds(15)), 0);
     std::string rest;
-    for (std::string line = stream.read_line(); !line.empty(); line = stream.read_line()) rest += line;
+    for (std::string line = stream.read_line(); !line.empty(); line = stream.read_line())
+        rest += line;
     EXPECT_EQ(count(first + rest, "\"content\":\""), 51);
     EXPECT_THAT(rest, HasSubstr("data: [DONE]"));
     EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("sim fixed: 8 requests, 68 chunks"));
