@@ -10,3 +10,6 @@ wait_ready() {
     for _ in $(seq "$tries"); do curl -sf -o /dev/null "$1" && return 0; sleep 0.1; done
     return 1
 }
+
+# cpu_ticks PID: user + system CPU of a process so far, in clock ticks (/proc/PID/stat 14+15).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }

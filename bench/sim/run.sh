@@ -2,36 +2,59 @@
 # Sim throughput and pacing (issue 2, section 6), measured from a separate client process
 # (wrk) on this machine. Prints one line per scenario; see README.md for the last numbers.
 #   bench/sim/run.sh [seconds]          (default 10 s per scenario)
+#   TOKENRADAR=path  measures another binary; SCENARIOS="fixed-1000 ..." runs only those;
+#   SIM_THREADS=n    overrides the sim's I/O threads (2 in every scenario);
+#   PIN=1            runs wrk on CPU 0 and the sim on CPU 1 (as bench/gateway does);
+#   SIM_PREFIX=cmd   runs the sim under a command, e.g. "chrt -f 10" (root): a real-time sim
+#                    shows the lateness left when other processes cannot delay it (diagnostic).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
 seconds=${1:-10}
-bin=build/release/tokenradar
+bin=${TOKENRADAR:-build/release/tokenradar}
 [ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
 ulimit -n 65536 2>/dev/null || true
+client=() server=()
+if [ "${PIN:-0}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+    client=(taskset -c 0) server=(taskset -c 1)
+fi
+read -r -a prefix <<< "${SIM_PREFIX:-}"
+server+=("${prefix[@]}")
 
 # run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
 run_scenario() {
-    local name=$1 profile=$2 threads=$3 connections=$4 tokens=$5 port pid stats
+    local name=$1 profile=$2 threads=${SIM_THREADS:-$3} connections=$4 tokens=$5 port pid stats cpu0 cpu1 wrk_pid wrk_cpu
+    if [ -n "${SCENARIOS:-}" ] && [[ " $SCENARIOS " != *" $name "* ]]; then return 0; fi
     if [ -n "${6:-}" ]; then export TOKENS_PER_CHUNK=$6; else unset TOKENS_PER_CHUNK; fi
     port=$(free_port)
-    "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
+    "${server[@]}" "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
     pid=$!
     wait_ready "http://127.0.0.1:$port/healthz" || true
-    MAX_TOKENS=$tokens wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
-        "http://127.0.0.1:$port/v1/chat/completions" > "/tmp/tokenradar-wrk-$name.txt"
+    cpu0=$(cpu_ticks "$pid")
+    MAX_TOKENS=$tokens "${client[@]}" wrk -t1 -c"$connections" -d"${seconds}s" --timeout 30s -s bench/sim/stream.lua \
+        "http://127.0.0.1:$port/v1/chat/completions" > "/tmp/tokenradar-wrk-$name.txt" &
+    wrk_pid=$!
+    sleep "$seconds"
+    wrk_cpu=$(cpu_ticks "$wrk_pid" 2>/dev/null || echo 0)  # just before wrk exits
+    wait "$wrk_pid"
+    cpu1=$(cpu_ticks "$pid")
     stats=$(curl -sf "http://127.0.0.1:$port/sim/stats")
     kill -INT "$pid"; wait "$pid" || true
-    python3 - "$name" "$seconds" "$stats" "/tmp/tokenradar-wrk-$name.txt" <<'PY'
-import json, re, sys
+    python3 - "$name" "$seconds" "$stats" "/tmp/tokenradar-wrk-$name.txt" "$((cpu1 - cpu0))" "$wrk_cpu" <<'PY'
+import json, os, re, sys
 name, seconds, stats, wrk_file = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+cpu_s = int(sys.argv[5]) / os.sysconf("SC_CLK_TCK")  # the sim's user+system CPU during wrk
+wrk_cpu_s = int(sys.argv[6]) / os.sysconf("SC_CLK_TCK")
 wrk = open(wrk_file).read()
 reqs = re.search(r"Requests/sec:\s+([\d.]+)", wrk)
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
 print(f"{name}: {stats['chunks']/seconds:,.0f} chunks/s, {float(reqs.group(1)) if reqs else 0:,.0f} streams/s, "
       f"lateness p50 {stats['lateness']['p50_us']/1000:.3f} ms p99 {stats['lateness']['p99_us']/1000:.3f} ms "
-      f"max {stats['lateness']['max_us']/1000:.3f} ms, non-2xx {errors.group(1) if errors else 0}")
+      f"max {stats['lateness']['max_us']/1000:.3f} ms, non-2xx {errors.group(1) if errors else 0}, "
+      f"sim CPU {cpu_s / seconds * 100:.0f}% of a core"
+      + (f" = {cpu_s * 1e6 / stats['chunks']:.1f} us per chunk" if stats['chunks'] else "")
+      + f", wrk CPU {wrk_cpu_s / seconds * 100:.0f}%")
 PY
 }
 

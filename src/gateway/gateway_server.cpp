@@ -31,7 +31,7 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     Gateway* gw = gateway_.get();
     server_ = std::make_unique<net::HttpServer>(
         ioc_, [gw](net::Request& request, net::ResponseWriter& writer) { return dispatch(gw, request, writer); },
-        limits, net::IoThreads::one);
+        limits, std::vector<boost::asio::io_context*>{&ioc_});  // one I/O thread: no strands
 }
 
 GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }

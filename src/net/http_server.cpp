@@ -74,20 +74,28 @@ struct LogCompletion {
 namespace detail {
 
 struct ServerState {
-    ServerState(asio::io_context& io, Handler h, ServerLimits l, IoThreads t)
-        : ioc(io), handler(std::move(h)), limits(l), threads(t), acceptor(executor()) {}
+    ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
+        : ioc(io),
+          handler(std::move(h)),
+          limits(l),
+          workers(std::move(w)),
+          acceptor(asio::make_strand(io)) {}
 
-    // A new strand per connection, or (one I/O thread) the io_context itself: a strand costs
-    // a mutex, a queue and an executor hop on every completion of every operation.
-    asio::any_io_executor executor() {
-        if (threads == IoThreads::one) return ioc.get_executor();
-        return asio::make_strand(ioc);
+    // A new connection's executor: its own strand on ioc, or the next worker io_context's
+    // executor itself. A worker runs on one thread, so nothing of a connection can run
+    // concurrently there, and a strand would cost a mutex, a queue and an executor hop on
+    // every completion of every operation (e.g. each paced sim chunk).
+    asio::any_io_executor connection_executor() {
+        if (workers.empty()) return asio::make_strand(ioc);
+        return workers[next_worker++ % workers.size()]->get_executor();
     }
 
     asio::io_context& ioc;
     Handler handler;
     ServerLimits limits;
-    IoThreads threads;
+    std::vector<asio::io_context*> workers;
+    // Only the accept loop (on the acceptor's strand) uses it.
+    std::size_t next_worker = 0;
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
@@ -106,7 +114,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
           deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { close_socket(); })) {}
 
     std::shared_ptr<ServerState> state;
-    tcp::socket socket;  // executor: this connection's strand (or the one I/O thread's)
+    tcp::socket socket;  // executor: this connection's strand, or its worker io_context
     // Header, idle and write timeouts: closing the socket fails the pending operation, as
     // Beast's stream expiry did, without a timer arm and cancel around every operation.
     std::shared_ptr<LazyDeadline> deadline;
@@ -535,7 +543,7 @@ asio::awaitable<void> run_connection_tracked(std::shared_ptr<ServerConnection> c
 
 asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
     while (!state->stopping.load()) {
-        auto executor = state->executor();
+        auto executor = state->connection_executor();
         auto [ec, socket] = co_await state->acceptor.async_accept(executor, use_nothrow);
         if (ec) {
             if (state->stopping.load() || ec == asio::error::operation_aborted ||
@@ -603,8 +611,8 @@ asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
 // HttpServer
 
 HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits,
-                       IoThreads threads)
-    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, threads)) {}
+                       std::vector<asio::io_context*> workers)
+    : state_(std::make_shared<ServerState>(ioc, std::move(handler), limits, std::move(workers))) {}
 
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;

@@ -6,8 +6,10 @@
 #include <tokenradar/sim/profile.hpp>
 #include <tokenradar/sim/sim_server.hpp>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <fmt/format.h>
 
+#include <memory>
 #include <thread>
 
 namespace tokenradar::sim {
@@ -31,7 +33,17 @@ int run_sim_command(const SimCommandOptions& options) {
 
     const unsigned threads = options.threads > 0 ? options.threads
                                                  : std::max(1u, std::thread::hardware_concurrency());
-    boost::asio::io_context ioc(static_cast<int>(threads));
+    // One io_context per thread, each serving its share of the connections without strands.
+    // With one shared io_context every completion (each paced chunk's timer) went through a
+    // strand: a second pass through the shared scheduler, its lock and futex wake-ups across
+    // threads (~5% of the sim's CPU in a profile, docs/NOTES.md issue 2). The first context
+    // also runs the acceptors and the signal handler.
+    std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
+    for (unsigned i = 0; i < threads; ++i) {
+        contexts.push_back(std::make_unique<boost::asio::io_context>(1));
+        server_options.workers.push_back(contexts.back().get());
+    }
+    boost::asio::io_context& ioc = *contexts.front();
     std::vector<std::unique_ptr<SimServer>> servers;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
         auto server = std::make_unique<SimServer>(ioc, profiles[i], server_options);
@@ -50,9 +62,16 @@ int run_sim_command(const SimCommandOptions& options) {
         for (auto& server : servers) server->stop(std::chrono::seconds(5));
     });
 
+    // The other contexts may be idle for a while: guards keep them running until the first
+    // one returns, which happens once the servers have stopped and their connections ended.
+    std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guards;
     std::vector<std::thread> workers;
-    for (unsigned i = 1; i < threads; ++i) workers.emplace_back([&ioc] { ioc.run(); });
+    for (unsigned i = 1; i < threads; ++i) {
+        guards.push_back(boost::asio::make_work_guard(*contexts[i]));
+        workers.emplace_back([context = contexts[i].get()] { context->run(); });
+    }
     ioc.run();
+    for (auto& guard : guards) guard.reset();
     for (auto& worker : workers) worker.join();
 
     for (const auto& server : servers) {

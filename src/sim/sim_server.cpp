@@ -375,7 +375,7 @@ SimServer::SimServer(asio::io_context& ioc, Profile profile, SimServerOptions op
         [state](net::Request& request, net::ResponseWriter& writer) {
             return handle_request(state, request, writer);
         },
-        state_->options.limits);
+        state_->options.limits, state_->options.workers);
 }
 
 SimServer::~SimServer() = default;

@@ -1,7 +1,7 @@
 #pragma once
 // HTTP/1.1 server: keep-alive, chunked streaming, request limits, header/idle timeouts,
 // graceful shutdown. One coroutine per connection on its own strand, so the io_context may
-// run on several threads (IoThreads::one: no strands, for an io_context run by one thread).
+// run on several threads; or, given worker io_contexts of one thread each, on one of those.
 //
 // What suspends: every ResponseWriter function except abort()/client_gone(); the Handler.
 // Cancellation: when the peer closes or errors while a handler runs, or when stop()'s grace
@@ -38,7 +38,7 @@ struct ServerState;
 }  // namespace detail
 
 // One per request, owned by the server; valid until the handler returns. All functions
-// must be called from the handler coroutine (they run on the connection's strand).
+// must be called from the handler coroutine (they run on the connection's strand or worker).
 class ResponseWriter {
   public:
     ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
@@ -85,10 +85,6 @@ class ResponseWriter {
     bool complete_ = false;
 };
 
-// How many threads run the io_context. With one, connections need no strand: a strand costs
-// a mutex, a queue and an executor hop on every completion.
-enum class IoThreads { one, many };
-
 // The handler answers through the writer. If it throws before writing, the client gets a
 // 500; if it throws or returns mid-stream, the connection is closed. Returning without
 // writing anything yields a 500 too.
@@ -96,8 +92,14 @@ using Handler = std::function<asio::awaitable<void>(Request&, ResponseWriter&)>;
 
 class HttpServer {
   public:
+    // The acceptor runs on `ioc`. Connections run on `ioc` too, each on its own strand, unless
+    // `workers` are given: io_contexts that the caller runs on exactly one thread each
+    // (`ioc` may be one of them: an io_context run by one thread passes itself, as the gateway
+    // does). Connections are then dealt round-robin over the workers and
+    // run on a worker's executor without a strand, which is cheaper per completion. Workers
+    // must outlive the server's connections.
     HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limits = {},
-               IoThreads threads = IoThreads::many);
+               std::vector<asio::io_context*> workers = {});
     // Closes the acceptor. Destroy only after stop() and after the io_context stopped
     // running, or connections are left to finish on their own.
     ~HttpServer();

@@ -4,8 +4,9 @@
 // latency of a profile. One SimServer serves one profile on one port, all three dialects.
 //
 // Threading: a SimServer runs on the io_context it is given, which may run on several
-// threads; each connection is a coroutine on its own strand (net::HttpServer). The latency
-// model, the capacity gate and the statistics are thread-safe.
+// threads; each connection is a coroutine on its own strand (net::HttpServer), or on one of
+// the worker io_contexts of SimServerOptions. The latency model, the capacity gate and the
+// statistics are thread-safe.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/http_server.hpp>
@@ -50,6 +51,9 @@ struct SimServerOptions {
     std::optional<std::int64_t> pinned_wall_time_us;
     std::shared_ptr<TraceSink> trace;
     net::ServerLimits limits;
+    // io_contexts run on one thread each that serve the connections without strands
+    // (net::HttpServer's workers); empty: connections on the server's io_context, on strands.
+    std::vector<boost::asio::io_context*> workers;
 };
 
 // Live figures, also served at GET /sim/stats.

@@ -14,6 +14,8 @@
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
 #include <thread>
 
 namespace tokenradar::net::test {
@@ -22,8 +24,8 @@ namespace {
 namespace http = beast::http;
 using asio::ip::tcp;
 
-// Every test runs against a server on one I/O thread (IoThreads::one: no strands, as the
-// gateway runs) and on two (a strand per connection, as the sim runs).
+// Every test runs against a server on one I/O thread (the io_context as the server's one
+// worker: no strands, as the gateway runs) and on two (a strand per connection).
 class HttpTest : public ::testing::TestWithParam<int> {
   protected:
     void SetUp() override {
@@ -422,9 +424,84 @@ TEST_P(HttpTest, FirstChunkLeavesWithTheHeadForHttp10Too) {
     EXPECT_NE(all.find("\r\n\r\nchunk-0\nchunk-1\n"), std::string::npos) << all;
 }
 
-INSTANTIATE_TEST_SUITE_P(IoThreads, HttpTest, ::testing::Values(1, 2),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                             return info.param == 1 ? std::string("One") : std::string("Two");
+// A chunk far larger than the loopback socket's send buffer: write_chunk's non-blocking
+// sendmsg takes part of it and the async write must continue exactly where it stopped.
+std::string big_pattern() {
+    std::string bytes(8 << 20, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
+    return bytes;
+}
+
+asio::awaitable<void> big_chunk_handler(Request&, ResponseWriter& writer) {
+    co_await writer.start_stream(http::status::ok, "application/octet-stream");
+    const std::string bytes = big_pattern();
+    co_await writer.write_chunk("head-");  // small: written whole by the fast path
+    co_await writer.write_chunk(bytes);
+    co_await writer.finish();
+}
+
+TEST_P(HttpTest, ChunkLargerThanTheSocketBufferArrivesWhole) {
+    TestServer server({}, big_chunk_handler, GetParam());
+    HttpClient client(ioc.get_executor());
+    auto result = run(ioc, stream_get(&client, server.url("/big"), {}));
+    ASSERT_FALSE(result.error) << result.error->message;
+    const std::string body = result.body();
+    ASSERT_EQ(body.size(), 5 + (8u << 20));
+    EXPECT_EQ(body.substr(0, 5), "head-");
+    EXPECT_TRUE(body.substr(5) == big_pattern());  // not EXPECT_EQ: 8 MiB in a failure message
+    EXPECT_EQ(client.idle_connections(), 1u);  // the chunked framing ended cleanly
+}
+
+std::mutex handler_threads_mutex;
+std::set<std::thread::id> handler_threads;
+
+asio::awaitable<void> thread_recording_handler(Request& request, ResponseWriter& writer) {
+    {
+        std::lock_guard lock(handler_threads_mutex);
+        handler_threads.insert(std::this_thread::get_id());
+    }
+    co_await steered_handler(request, writer);
+}
+
+// Its own servers: not one of the parameterised HttpTest cases.
+TEST(HttpWorkers, ConnectionsGoRoundRobinToTheWorkersOwnThreads) {
+    asio::io_context ioc;
+    handler_threads.clear();
+    asio::io_context first(1);
+    asio::io_context second(1);
+    auto guard_first = asio::make_work_guard(first);
+    auto guard_second = asio::make_work_guard(second);
+    HttpServer server(first, thread_recording_handler, {}, {&first, &second});
+    ASSERT_TRUE(server.listen("127.0.0.1", 0));
+    server.start();
+    std::thread first_thread([&] { first.run(); });
+    std::thread second_thread([&] { second.run(); });
+
+    std::string expected;
+    for (int i = 0; i < 20; ++i) expected += "chunk-" + std::to_string(i) + "\n";
+    for (int connection = 0; connection < 4; ++connection) {
+        HttpClient client(ioc.get_executor());  // a new client: a new connection each time
+        auto result = run(ioc, stream_get(&client, Url{"http", "127.0.0.1", server.port(), "/s"},
+                                          {{"x-chunks", "20"}, {"x-chunk-delay", "1"}}));
+        ASSERT_FALSE(result.error) << result.error->message;
+        EXPECT_EQ(result.body(), expected);
+    }
+    {
+        std::lock_guard lock(handler_threads_mutex);
+        EXPECT_EQ(handler_threads.size(), 2u);  // both workers, neither the test's thread
+        EXPECT_EQ(handler_threads.count(std::this_thread::get_id()), 0u);
+    }
+    server.stop(std::chrono::milliseconds(0));
+    guard_first.reset();
+    guard_second.reset();
+    first_thread.join();
+    second_thread.join();
+    EXPECT_EQ(server.active_connections(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, HttpTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& case_info) {
+                             return case_info.param == 1 ? std::string("One") : std::string("Two");
                          });
 
 }  // namespace

@@ -95,7 +95,8 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
 TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
     : ioc_(threads),
       guard_(ioc_.get_executor()),
-      server_(ioc_, std::move(handler), limits, threads == 1 ? IoThreads::one : IoThreads::many) {
+      server_(ioc_, std::move(handler), limits,
+              threads == 1 ? std::vector<asio::io_context*>{&ioc_} : std::vector<asio::io_context*>{}) {
     auto bound = server_.listen("127.0.0.1", 0);
     if (!bound) throw std::runtime_error(bound.error().message);
     server_.start();

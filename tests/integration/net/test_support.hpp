@@ -41,7 +41,7 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer);
 
 class TestServer {
   public:
-    // threads == 1: the server is told so (IoThreads::one, no strands), as in the gateway.
+    // threads == 1: the io_context is the server's one worker (no strands), as in the gateway.
     explicit TestServer(ServerLimits limits = {}, Handler handler = steered_handler,
                         int threads = 2);
     ~TestServer();

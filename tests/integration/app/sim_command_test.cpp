@@ -1,0 +1,77 @@
+// `tokenradar sim` as a user runs it: the real binary with several I/O threads (one
+// io_context each, connections dealt round-robin), streams with curl, SIGTERM.
+
+#include "../../support/child_process.hpp"
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace tokenradar {
+namespace {
+
+using ::testing::HasSubstr;
+
+using testing::capture;
+using testing::Child;
+using testing::slurp;
+using testing::url_in;
+
+std::string stream_command(const std::string& url, int max_tokens) {
+    return "curl -sN " + url + "/v1/chat/completions -H 'authorization: Bearer sk-test' " +
+           "-H 'content-type: application/json' -d "
+           "'{\"model\":\"gpt-4o\",\"stream\":true,\"max_tokens\":" +
+           std::to_string(max_tokens) + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'";
+}
+
+int count(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("tokenradar_sim_cmd_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 3",
+              dir / "sim.err");
+    const std::string url = url_in(sim.read_line());
+    ASSERT_FALSE(url.empty()) << slurp(dir / "sim.err");
+
+    // Six streams at once, one connection each: two on every thread's io_context.
+    std::string all = "(";
+    for (int i = 0; i < 6; ++i)
+        all += stream_command(url, 3) + " > " + (dir / std::to_string(i)).string() + " & ";
+    all += "wait)";
+    capture(all);
+    for (int i = 0; i < 6; ++i) {
+        const std::string out = slurp(dir / std::to_string(i));
+        EXPECT_EQ(count(out, "\"content\":\""), 4) << out;  // the role chunk's "" and 3 tokens
+        EXPECT_THAT(out, HasSubstr("data: [DONE]")) << out;
+    }
+    const std::string stats = capture("curl -s " + url + "/sim/stats");
+    EXPECT_THAT(stats, HasSubstr("\"requests\":7,\"chunks\":18,"))
+        << stats;  // 6 streams and this GET
+
+    // A 50-token stream (~1.2 s) in flight when SIGTERM comes is finished, then the sim exits 0.
+    Child stream(stream_command(url, 50), dir / "curl.err");
+    const std::string first = stream.read_line();  // the first event: the stream is running
+    EXPECT_THAT(first, HasSubstr("chat.completion.chunk"));
+    EXPECT_EQ(sim.terminate(std::chrono::seconds(15)), 0);
+    std::string rest;
+    for (std::string line = stream.read_line(); !line.empty(); line = stream.read_line())
+        rest += line;
+    EXPECT_EQ(count(first + rest, "\"content\":\""), 51);
+    EXPECT_THAT(rest, HasSubstr("data: [DONE]"));
+    EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("sim fixed: 8 requests, 68 chunks"));
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tokenradar
