@@ -2,7 +2,7 @@
 // io_context each, connections dealt round-robin), streams with curl, SIGTERM.
 
 #include "../../support/child_process.hpp"
-#include <unistd.h>
+#include "../../support/temp_path.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -35,9 +35,8 @@ int count(const std::string& text, const std::string& what) {
 }
 
 TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("tokenradar_sim_cmd_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
+    const testing::TempPath work("sim_cmd", "");  // removed at the end, failed or not
+    const std::filesystem::path dir = work.path();
     std::filesystem::create_directories(dir);
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 3",
               dir / "sim.err");
@@ -70,7 +69,6 @@ TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
     EXPECT_EQ(count(first + rest, "\"content\":\""), 51);
     EXPECT_THAT(rest, HasSubstr("data: [DONE]"));
     EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("sim fixed: 8 requests, 68 chunks"));
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
