@@ -5,8 +5,7 @@
 #   TOKENRADAR=path  measures another binary; SCENARIOS="fixed-1000 ..." runs only those;
 #   SIM_THREADS=n    overrides the sim's I/O threads (2 in every scenario);
 #   PIN=1            runs wrk on CPU 0 and the sim on CPU 1 (as bench/gateway does);
-#   SIM_PREFIX=cmd   runs the sim under a command, e.g. "chrt -f 10" (root): a real-time sim
-#                    shows the lateness left when other processes cannot delay it (diagnostic).
+#   SIM_PREFIX=cmd   runs the sim under a command, e.g. "perf record -g --".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -22,13 +21,14 @@ fi
 read -r -a prefix <<< "${SIM_PREFIX:-}"
 server+=("${prefix[@]}")
 
-# run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS [TOKENS_PER_CHUNK]
+# run_scenario NAME PROFILE THREADS CONNECTIONS MAX_TOKENS TOKENS_PER_CHUNK|- [SIM_OPTION...]
 run_scenario() {
     local name=$1 profile=$2 threads=${SIM_THREADS:-$3} connections=$4 tokens=$5 port pid stats cpu0 cpu1 wrk_pid wrk_cpu
     if [ -n "${SCENARIOS:-}" ] && [[ " $SCENARIOS " != *" $name "* ]]; then return 0; fi
-    if [ -n "${6:-}" ]; then export TOKENS_PER_CHUNK=$6; else unset TOKENS_PER_CHUNK; fi
+    if [ "$6" != - ]; then export TOKENS_PER_CHUNK=$6; else unset TOKENS_PER_CHUNK; fi
+    shift 6
     port=$(free_port)
-    "${server[@]}" "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" >/dev/null &
+    "${server[@]}" "$bin" --log-level warn sim --profile "$profile" --port "$port" --threads "$threads" "$@" >/dev/null &
     pid=$!
     wait_ready "http://127.0.0.1:$port/healthz" || true
     cpu0=$(cpu_ticks "$pid")
@@ -58,6 +58,8 @@ print(f"{name}: {stats['chunks']/seconds:,.0f} chunks/s, {float(reqs.group(1)) i
 PY
 }
 
-run_scenario instant-1000 instant 2 1000 100
+run_scenario instant-1000 instant 2 1000 100 -
 run_scenario instant-1000-16tok instant 2 1000 100 16
-run_scenario fixed-1000 fixed 2 1000 50
+run_scenario fixed-1000 fixed 2 1000 50 -
+# The pacing target's configuration: real-time I/O threads (root) waking on a 250 us grid.
+run_scenario fixed-1000-rt fixed 2 1000 50 - --realtime --pacing-quantum 250us

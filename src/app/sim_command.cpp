@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/duration.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/sim/sim_server.hpp>
 
@@ -22,6 +23,8 @@ struct SimArgs {
     std::optional<std::uint64_t> seed;
     std::string trace;
     unsigned threads = 0;
+    std::string pacing_quantum;
+    bool realtime = false;
     std::string api_key_env;
     std::string at;
 };
@@ -53,6 +56,15 @@ std::int64_t parse_at(const std::string& text) {
     return std::chrono::duration_cast<std::chrono::microseconds>(tp.time_since_epoch()).count();
 }
 
+std::chrono::nanoseconds parse_pacing_quantum(const std::string& text) {
+    constexpr auto kMax = std::chrono::milliseconds(10);
+    auto quantum = parse_duration(text);
+    if (!quantum || *quantum > kMax) {
+        throw ConfigError(fmt::format("--pacing-quantum {}: expected a duration from 0us to 10ms, e.g. 250us", text));
+    }
+    return *quantum;
+}
+
 int run(const SimArgs& args) {
     sim::SimCommandOptions options;
     options.host = args.host;
@@ -65,6 +77,8 @@ int run(const SimArgs& args) {
     options.seed = args.seed;
     options.trace_path = args.trace;
     options.threads = args.threads;
+    if (!args.pacing_quantum.empty()) options.pacing_quantum = parse_pacing_quantum(args.pacing_quantum);
+    options.realtime = args.realtime;
     if (!args.api_key_env.empty()) {
         const char* key = std::getenv(args.api_key_env.c_str());
         if (key == nullptr || *key == '\0') {
@@ -96,6 +110,12 @@ void register_sim(CLI::App& app, Runner& runner) {
     sub->add_option("--trace", args->trace,
                     "Append one JSON line per request with its intended timings to FILE");
     sub->add_option("--threads", args->threads, "I/O threads (0 = one per core)")->capture_default_str();
+    sub->add_option("--pacing-quantum", args->pacing_quantum,
+                    "Wake paced writes on multiples of this duration (e.g. 250us): fewer wake-ups for many "
+                    "streams, each write late by less than it (default 0: exactly when due)");
+    sub->add_flag("--realtime", args->realtime,
+                  "Run the I/O threads under real-time scheduling (SCHED_FIFO; needs root or CAP_SYS_NICE) "
+                  "so other processes cannot delay paced writes");
     sub->add_option("--api-key-env", args->api_key_env,
                     "Require the key in this environment variable (default: any non-empty key)");
     sub->add_option("--at", args->at,

@@ -2,6 +2,7 @@
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/realtime.hpp>
 #include <tokenradar/net/signals.hpp>
 #include <tokenradar/sim/profile.hpp>
 #include <tokenradar/sim/sim_server.hpp>
@@ -14,10 +15,24 @@
 
 namespace tokenradar::sim {
 
+// Low among real-time priorities: threaded IRQ handlers run at 50 and must still preempt
+// the sim, whose writes go through them. Any real-time priority preempts every ordinary
+// process, which is all pacing needs.
+constexpr int kSimRealtimePriority = 10;
+
 int run_sim_command(const SimCommandOptions& options) {
+    if (options.realtime) {
+        // First, so a refusal stops the command before it listens; the worker threads
+        // started below inherit this thread's policy.
+        if (auto rt = use_realtime_scheduling(kSimRealtimePriority); !rt) {
+            throw ConfigError("--realtime: " + rt.error().message);
+        }
+    }
+
     SimServerOptions server_options;
     server_options.api_key = options.api_key;
     server_options.pinned_wall_time_us = options.pinned_wall_time_us;
+    server_options.pacing_quantum = options.pacing_quantum;
     if (!options.trace_path.empty()) {
         auto sink = TraceSink::open(options.trace_path);
         if (!sink) throw ConfigError(sink.error().message);

@@ -4,6 +4,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/sim/pacing.hpp>
 #include <tokenradar/sim/trace_record.hpp>
 #include "wire.hpp"
 
@@ -138,18 +139,20 @@ asio::awaitable<bool> wait_for_slot(SimServer::State* state, Ticket ticket) {
 // A timer reused for every wait of one request.
 class Pacer {
 public:
-    explicit Pacer(asio::any_io_executor ex) : timer_(std::move(ex)) {}
+    Pacer(asio::any_io_executor ex, std::chrono::nanoseconds quantum) : timer_(std::move(ex)), quantum_ns_(quantum.count()) {}
 
-    // Suspends until the steady clock reaches due_ns. False when cancelled.
+    // Suspends until the steady clock reaches due_ns, or the next multiple of the quantum
+    // after it. False when cancelled.
     asio::awaitable<bool> until(std::int64_t due_ns) {
         if (steady_now_ns() >= due_ns) co_return true;
-        timer_.expires_at(SteadyClock::time_point(Nanos(due_ns)));
+        timer_.expires_at(SteadyClock::time_point(Nanos(pacing_wake_ns(due_ns, quantum_ns_))));
         auto [ec] = co_await timer_.async_wait(use_nothrow);
         co_return !ec;
     }
 
 private:
     asio::steady_timer timer_;
+    std::int64_t quantum_ns_;
 };
 
 struct Reply {
@@ -263,7 +266,7 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     trace.stream = wire.chat.stream;
     trace.ts_us = input.wall_time_us;
 
-    Pacer pacer(co_await asio::this_coro::executor);
+    Pacer pacer(co_await asio::this_coro::executor, state->options.pacing_quantum);
     const std::int64_t t_first = t_admitted + plan.ttft_ns;
 
     if (plan.fault.is_http_error()) {

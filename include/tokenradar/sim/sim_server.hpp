@@ -15,6 +15,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -54,6 +55,8 @@ struct SimServerOptions {
     // io_contexts run on one thread each that serve the connections without strands
     // (net::HttpServer's workers); empty: connections on the server's io_context, on strands.
     std::vector<boost::asio::io_context*> workers;
+    // Paced writes wake on multiples of this (sim/pacing.hpp); 0 wakes exactly when due.
+    std::chrono::nanoseconds pacing_quantum{0};
 };
 
 // Live figures, also served at GET /sim/stats.
@@ -102,6 +105,9 @@ struct SimCommandOptions {
     std::optional<std::uint64_t> seed;
     std::filesystem::path trace_path;
     unsigned threads = 0;  // 0: one per core
+    std::chrono::nanoseconds pacing_quantum{0};
+    // Run the I/O threads under SCHED_FIFO (core/realtime.hpp); refused without privileges.
+    bool realtime = false;
     std::string api_key;
     std::optional<std::int64_t> pinned_wall_time_us;
     // Told one "sim NAME listening on URL (models: ...)" line per endpoint once it listens.

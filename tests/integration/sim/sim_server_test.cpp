@@ -36,6 +36,7 @@ struct StreamOutcome {
     std::string response_id;
     dialect::StreamAccumulator acc;
     std::int64_t t_send = 0;
+    int pieces = 0;  // non-empty reads of the body
 };
 
 dialect::ChatRequest chat(std::string model, bool stream, std::int64_t max_tokens,
@@ -88,6 +89,7 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
             out.acc.on_end(now);
             break;
         }
+        ++out.pieces;
         (void)parser.feed(*piece, [&](const sse::SseEvent& e) {
             deltas.clear();
             if (auto r = decoder->decode(e.event, e.data, deltas); !r) {
@@ -320,6 +322,23 @@ TEST_F(SimServerTest, InjectedFaultsBehaveAsTheyWouldOnTheWire) {
     const auto& gaps = stalled.acc.chunk_gaps_ns();
     ASSERT_FALSE(gaps.empty());
     EXPECT_GE(*std::max_element(gaps.begin(), gaps.end()), 290'000'000);
+}
+
+TEST_F(SimServerTest, APacingQuantumWritesTheChunksDueWithinItTogetherAndNeverEarly) {
+    // 40 chunks 1 ms apart: exactly paced they are ~40 writes; on a 10 ms grid the ones
+    // due within one quantum go out in one write, late by under 10 ms on average 5.
+    sim::SimServerOptions options;
+    options.pacing_quantum = std::chrono::milliseconds(10);
+    SimFixture sim("instant", options);
+    const net::HeaderList paced{{"x-sim-ttft-ms", "1"}, {"x-sim-tpot-ms", "1"}, {"x-sim-tokens-per-chunk", "1"}};
+    auto out = stream(sim, Api::openai, chat("gpt-4o", true, 40), paced);
+    ASSERT_EQ(out.error, "");
+    EXPECT_TRUE(out.acc.saw_done());
+    EXPECT_EQ(out.acc.usage().output_tokens, 40);
+    EXPECT_LE(out.pieces, 10) << "the grid should gather ~10 chunks per write";
+    const sim::SimStats stats = sim.server().stats();
+    EXPECT_EQ(stats.chunks, 40u);
+    EXPECT_GE(stats.lateness_p50_ns, 1'000'000) << "writes wait for their grid point";
 }
 
 TEST_F(SimServerTest, TraceLinesJoinOnResponseIds) {
