@@ -5,7 +5,7 @@
 #include "../../support/child_process.hpp"
 #include "../../support/run_cli.hpp"
 #include "../../support/scripted_server.hpp"
-#include <unistd.h>
+#include "../../support/temp_path.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -41,14 +41,9 @@ long counter(const std::string& metrics, const std::string& selector) {
 
 class DemoCommand : public ::testing::Test {
   protected:
-    void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("tokenradar_demo_" + std::to_string(::getpid()));
-        std::filesystem::remove_all(dir_);
-        std::filesystem::create_directories(dir_);
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-    std::filesystem::path dir_;
+    void SetUp() override { std::filesystem::create_directories(dir_); }
+    const testing::TempPath work_{"demo", ""};
+    const std::filesystem::path dir_{work_.path()};
 };
 
 TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStats) {

@@ -3,11 +3,11 @@
 
 #include "../../support/child_process.hpp"
 #include "../../support/run_cli.hpp"
+#include "../../support/temp_path.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -25,8 +25,8 @@ using testing::slurp;
 using testing::url_in;
 
 TEST(ServeCommand, RelaysMeasuresAndFlushesItsStoreOnSigterm) {
-    const auto dir = std::filesystem::temp_directory_path() / ("tokenradar_serve_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
+    const testing::TempPath work("serve", "");
+    const std::filesystem::path dir = work.path();
     std::filesystem::create_directories(dir);
     const std::string binary = TOKENRADAR_BINARY;
 
@@ -57,7 +57,6 @@ TEST(ServeCommand, RelaysMeasuresAndFlushesItsStoreOnSigterm) {
     EXPECT_EQ(stats.exit_code, 0) << stats.err;
     EXPECT_THAT(stats.out, HasSubstr("sim"));
     EXPECT_THAT(stats.out, HasSubstr("code"));
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "../../support/gateway_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
+#include "../../support/temp_path.hpp"
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/gateway/config.hpp>
@@ -18,7 +19,6 @@
 #include <fstream>
 #include <future>
 
-#include <unistd.h>
 
 namespace tokenradar::gateway {
 namespace {
@@ -209,7 +209,8 @@ TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault
 }
 
 TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
-    const auto dir = std::filesystem::temp_directory_path() / ("tokenradar_dash_" + std::to_string(::getpid()));
+    const testing::TempPath work("dashboard", "");
+    const std::filesystem::path dir = work.path();
     std::filesystem::create_directories(dir / "assets");
     std::ofstream(dir / "index.html") << "<!doctype html><title>TokenRadar</title>";
     std::ofstream(dir / "assets" / "app-1234.js") << "console.log(1)";
@@ -232,7 +233,6 @@ TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
     // Only the loaded files exist: nothing reaches the file system.
     EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/../../etc/passwd")).status, 404u);
     EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/assets/../index.html")).status, 404u);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(GatewayConfigFile, ErrorsNameTheFileLineAndKey) {

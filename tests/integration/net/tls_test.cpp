@@ -4,6 +4,8 @@
 
 #include "test_support.hpp"
 
+#include "../../support/temp_path.hpp"
+
 #include <tokenradar/net/http_client.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -30,7 +32,7 @@ namespace fs = std::filesystem;
 class TlsTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
-        dir_ = fs::temp_directory_path() / ("tokenradar-tls-" + std::to_string(::getpid()));
+        dir_ = tokenradar::testing::unique_temp_path("tls", "");
         fs::create_directories(dir_);
         const std::string d = dir_.string();
         const std::string script =
