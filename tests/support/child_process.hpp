@@ -47,6 +47,7 @@ class Child {
     Child(const Child&) = delete;
     Child& operator=(const Child&) = delete;
 
+    [[nodiscard]] pid_t pid() const { return pid_; }
     // The next stdout line ("" at end of output). Blocks until it is written.
     std::string read_line() {
         char buf[1024];

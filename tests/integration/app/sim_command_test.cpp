@@ -2,14 +2,18 @@
 // io_context each, connections dealt round-robin), streams with curl, SIGTERM.
 
 #include "../../support/child_process.hpp"
+#include "../../support/run_cli.hpp"
 #include "../../support/temp_path.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace tokenradar {
 namespace {
@@ -26,6 +30,15 @@ std::string stream_command(const std::string& url, int max_tokens) {
            "-H 'content-type: application/json' -d "
            "'{\"model\":\"gpt-4o\",\"stream\":true,\"max_tokens\":" +
            std::to_string(max_tokens) + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'";
+}
+
+// The scheduling policy of each thread of a process.
+std::vector<int> thread_policies(pid_t pid) {
+    std::vector<int> policies;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+        policies.push_back(::sched_getscheduler(std::stoi(task.path().filename().string())));
+    }
+    return policies;
 }
 
 int count(const std::string& text, const std::string& what) {
@@ -69,6 +82,34 @@ TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
     EXPECT_EQ(count(first + rest, "\"content\":\""), 51);
     EXPECT_THAT(rest, HasSubstr("data: [DONE]"));
     EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("sim fixed: 8 requests, 68 chunks"));
+}
+
+TEST(SimCommand, RealtimeRunsEveryThreadFifoAndAQuantumOutsideItsRangeIsRefused) {
+    auto refused = testing::run_cli("sim --profile fixed --pacing-quantum 11ms");
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_THAT(refused.err, HasSubstr("--pacing-quantum 11ms: expected a duration from 0us to 10ms"));
+
+    const testing::TempPath work("sim_rt", "");
+    const std::filesystem::path dir = work.path();
+    std::filesystem::create_directories(dir);
+    Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 2 --realtime --pacing-quantum 1ms",
+              dir / "sim.err");
+    const std::string url = url_in(sim.read_line());
+    if (url.empty()) {
+        // Only a missing privilege may stop it (a container may drop CAP_SYS_NICE), and the
+        // error must say so.
+        EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("--realtime: cannot switch to real-time scheduling"));
+        EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("CAP_SYS_NICE"));
+        GTEST_SKIP() << "no real-time scheduling here: " << slurp(dir / "sim.err");
+    }
+    const std::vector<int> policies = thread_policies(sim.pid());
+    EXPECT_GE(policies.size(), 2u);  // the main thread and the second I/O thread
+    for (int policy : policies) EXPECT_EQ(policy, SCHED_FIFO);
+
+    const std::string out = capture(stream_command(url, 3));
+    EXPECT_EQ(count(out, "\"content\":\""), 4) << out;
+    EXPECT_THAT(out, HasSubstr("data: [DONE]"));
+    EXPECT_EQ(sim.terminate(std::chrono::seconds(15)), 0);
 }
 
 }  // namespace
