@@ -1,8 +1,9 @@
 // `tokenradar rollup --rebuild`: recomputes the observatory's saved rollups from the raw
 // records of a database (after a damaged row, a rollup format change, or a bug fix in how
 // records are rolled up). Parsing and printing only; the work is observatory::rebuild_rollups.
-// Run it while no `tokenradar serve` writes to the file: a running server keeps its own
-// rollups in memory and would save them over the rebuilt rows.
+// A running server keeps its own rollups in memory and would save them over the rebuilt
+// rows, so the rebuild owns the file (SqliteOptions::exclusive) and is refused while a
+// serve or demo does.
 
 #include "commands.hpp"
 
@@ -33,6 +34,7 @@ int run(const RollupArgs& a) {
     store::SqliteOptions options;
     options.create = false;
     options.migrate = false;
+    options.exclusive = true;
     auto db = store::SqliteStore::open(a.db, options);
     if (!db) throw ConfigError(fmt::format("--db {}", db.error().message));
     const auto began = std::chrono::steady_clock::now();

@@ -163,7 +163,10 @@ std::string whole_seconds(std::int64_t us) {
 std::size_t fill_history(const DemoOptions& options, const std::vector<sim::Profile>& profiles,
                          const std::vector<bench::Workload>& workloads, std::uint64_t seed,
                          const std::atomic<bool>& stop) {
-    auto opened = store::SqliteStore::open(options.db.string());
+    // Owned like the gateway's store below: refused at once while a server uses the file.
+    store::SqliteOptions store_options;
+    store_options.exclusive = true;
+    auto opened = store::SqliteStore::open(options.db.string(), store_options);
     if (!opened) throw ConfigError(fmt::format("--db {}", opened.error().message));
     store::SqliteStore& db = **opened;
     if (options.history.count() <= 0 || options.history_rate <= 0) return 0;

@@ -50,7 +50,9 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
             observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
     }
     if (!config_.store_path.empty()) {
-        auto opened = store::SqliteStore::open(config_.store_path.string());
+        store::SqliteOptions store_options;
+        store_options.exclusive = true;  // this process saves the rollups: one owner per file
+        auto opened = store::SqliteStore::open(config_.store_path.string(), store_options);
         if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
         store::BatchWriterOptions options;
         options.flush_interval = config_.flush_interval;

@@ -1,3 +1,4 @@
+#include "owner_lock.hpp"
 #include "sqlite_migrations.hpp"
 #include "sqlite_util.hpp"
 #include "wal_checkpointer.hpp"
@@ -272,6 +273,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     if (!options.create && !std::filesystem::exists(path, ec)) {
         return Error(Errc::not_found, fmt::format("{}: no such database file", path));
     }
+    // Before SQLite opens the file: a refused owner leaves it untouched.
+    std::unique_ptr<OwnerLock> owner_lock;
+    if (options.exclusive && !path.empty() && path != ":memory:") {
+        auto lock = OwnerLock::acquire(path);
+        if (!lock) return lock.error();
+        owner_lock = std::move(*lock);
+    }
     sqlite3* raw = nullptr;
     const int flags =
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (options.create ? SQLITE_OPEN_CREATE : 0);
@@ -315,6 +323,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     if (!version) return version.error();
 
     std::unique_ptr<SqliteStore> store(new SqliteStore(path, db.release()));
+    store->owner_lock_ = std::move(owner_lock);
     store->schema_version_ = *version;
     auto statements = std::make_unique<Statements>();
     const std::string placeholders = [] {

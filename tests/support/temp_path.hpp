@@ -22,7 +22,7 @@ inline std::filesystem::path unique_temp_path(std::string_view stem, std::string
 }
 
 // A unique path (see above), empty at first, removed at the end of its scope: a file with
-// SQLite's side files, or a directory with its contents.
+// SQLite's side files and the store's owner lock, or a directory with its contents.
 class TempPath {
   public:
     TempPath(std::string_view stem, std::string_view extension)
@@ -43,7 +43,7 @@ class TempPath {
     void remove() {
         std::error_code ec;
         std::filesystem::remove_all(path_, ec);
-        for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+        for (const char* suffix : {"-wal", "-shm", "-journal", ".lock"}) {
             std::filesystem::remove(path_ + suffix, ec);
         }
     }

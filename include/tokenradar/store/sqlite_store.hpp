@@ -31,6 +31,7 @@ struct sqlite3_stmt;
 
 namespace tokenradar::store {
 
+class OwnerLock;
 class WalCheckpointer;
 
 struct SqliteOptions {
@@ -48,6 +49,10 @@ struct SqliteOptions {
     // The WAL size (pages) that asks the background thread for a checkpoint; the committing
     // thread checkpoints itself at 16 times this. 1,000 is SQLite's own automatic threshold.
     int wal_checkpoint_pages = 1'000;
+    // Own the file while open (store/owner_lock.hpp): an exclusive lock on "<path>.lock",
+    // refused with the owner's pid while another process holds it. For whoever writes
+    // rollups (serve, demo, rollup --rebuild); readers (stats) leave it off.
+    bool exclusive = false;
 };
 
 // Checkpoints run since open(), by where they ran.
@@ -101,6 +106,7 @@ class SqliteStore final : public MeasurementStore {
     sqlite3* db_ = nullptr;
     std::unique_ptr<Statements> statements_;
     std::unique_ptr<WalCheckpointer> checkpointer_;  // null: SQLite's own checkpoints
+    std::unique_ptr<OwnerLock> owner_lock_;          // null: not SqliteOptions::exclusive
     int checkpoint_pages_ = 0;
     int wal_pages_ = 0;
     std::uint64_t writer_checkpoints_ = 0;

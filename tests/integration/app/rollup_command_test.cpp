@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -164,6 +165,21 @@ TEST_F(RollupCommand, RebuildsDamagedAndDeletedRowsFromTheRecords) {
     expect_right(again);
     EXPECT_EQ(again.rows, rebuilt.rows);
     EXPECT_TRUE(second.err.empty()) << second.err;
+}
+
+TEST_F(RollupCommand, IsRefusedWhileAServerOwnsTheDatabase) {
+    store::SqliteOptions owner_options;
+    owner_options.exclusive = true;  // as serve and demo open their store
+    auto server = store::SqliteStore::open(db_.path(), owner_options);
+    ASSERT_TRUE(server) << server.error().message;
+    auto refused = run_cli("rollup --rebuild --db " + db_.path());
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_THAT(refused.err, HasSubstr(db_.path() + ": in use by another tokenradar process (pid " +
+                                       std::to_string(::getpid()) + ")"));
+    EXPECT_EQ(load(db_.path()).rows, 0u) << "nothing rebuilt under the owner";
+    server->reset();
+    auto after = run_cli("rollup --rebuild --db " + db_.path());
+    EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
 TEST(RollupCommandInput, BadInputIsOneLineAndExitCode2) {

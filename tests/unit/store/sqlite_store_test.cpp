@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -450,6 +452,46 @@ TEST(SqliteStore, WithoutBackgroundCheckpointsSqliteCheckpointsOnTheWriter) {
     EXPECT_EQ(store->wal_pages(), 0);  // SQLite's own hook, not ours
     RawDb raw(db.path());
     EXPECT_EQ(raw.integer("SELECT count(*) FROM measurements"), 1000);
+}
+
+SqliteOptions exclusive() {
+    SqliteOptions o;
+    o.exclusive = true;
+    return o;
+}
+
+TEST(SqliteStore, AnExclusiveOpenIsRefusedWhileAnotherOwnsTheFileAndNamesTheOwnersPid) {
+    TempDb db;
+    {
+        auto owner = SqliteStore::open(db.path(), exclusive());
+        ASSERT_TRUE(owner) << owner.error().message;
+        auto second = SqliteStore::open(db.path(), exclusive());
+        ASSERT_FALSE(second);
+        EXPECT_EQ(second.error().code, Errc::forbidden);
+        EXPECT_THAT(second.error().message,
+                    HasSubstr(db.path() + ": in use by another tokenradar process (pid " +
+                              std::to_string(::getpid()) + ")"));
+        // Readers need no ownership.
+        auto reader = SqliteStore::open(db.path());
+        ASSERT_TRUE(reader) << reader.error().message;
+        std::vector<Measurement> records{full_record(1), full_record(2)};
+        ASSERT_TRUE((*owner)->insert(records));
+        EXPECT_EQ((*reader)->select({}).value().size(), 2u);
+    }
+    // Released with the store.
+    auto next = SqliteStore::open(db.path(), exclusive());
+    ASSERT_TRUE(next) << next.error().message;
+}
+
+TEST(SqliteStore, ARefusedOwnerLeavesAMissingFileUncreated) {
+    TempDb db;
+    SqliteOptions o = exclusive();
+    o.create = false;
+    auto refused = SqliteStore::open(db.path(), o);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, Errc::not_found);
+    EXPECT_FALSE(std::filesystem::exists(db.path()));
+    EXPECT_FALSE(std::filesystem::exists(db.path() + ".lock"));
 }
 
 }  // namespace
