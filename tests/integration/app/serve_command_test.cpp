@@ -44,6 +44,11 @@ TEST(ServeCommand, RelaysMeasuresAndFlushesItsStoreOnSigterm) {
     const std::string gw_url = url_in(line);
     ASSERT_FALSE(gw_url.empty()) << line << slurp(dir / "serve.err");
 
+    // A second server on the same store would save its rollups over the first's: refused.
+    auto second = testing::run_cli("serve --port 0 --config " + (dir / "gw.toml").string(), "env SIM_KEY=sk-sim ");
+    EXPECT_EQ(second.exit_code, 2);
+    EXPECT_THAT(second.err, HasSubstr((dir / "gw.db").string() + ": in use by another tokenradar process (pid "));
+
     for (const char* stream : {"true", "false", "true"}) {
         const std::string body = std::string(R"({"model":"fast","max_tokens":4,"stream":)") + stream +
                                  R"(,"messages":[{"role":"user","content":"hi"}]})";
