@@ -5,6 +5,7 @@
 #include <tokenradar/net/http_server.hpp>
 
 #include "lazy_deadline.hpp"
+#include "message_head.hpp"
 #include "sync_io.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -16,10 +17,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -31,6 +30,7 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace tokenradar::net {
@@ -187,30 +187,12 @@ void ResponseWriter::abort() {
 
 namespace {
 
-template <class Body>
-void apply_headers(http::response<Body>& res, std::string_view content_type,
-                   const HeaderList& headers) {
-    if (!content_type.empty()) res.set(http::field::content_type, content_type);
-    for (const auto& [name, value] : headers) res.insert(name, value);
-}
-
 boost::system::error_code gone_error() {
     return asio::error::make_error_code(asio::error::not_connected);
 }
 
-// Writes a whole message: inline what the socket takes now (no posted completion), the rest
+// Writes a buffer sequence: inline what the socket takes now (no posted completion), the rest
 // asynchronously under the write timeout.
-template <class Serializer>
-asio::awaitable<boost::system::error_code> write_message(ServerConnection& conn, Serializer& sr) {
-    boost::system::error_code ec;
-    if (detail::write_now(conn.socket, sr, ec)) co_return ec;
-    conn.set_write_deadline();
-    auto [e, n] = co_await http::async_write(conn.socket, sr, use_nothrow);
-    conn.expires_never();
-    co_return e;
-}
-
-// The same for a buffer sequence.
 template <class Buffers>
 asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
                                                          const Buffers& buffers) {
@@ -223,21 +205,15 @@ asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
     co_return e;
 }
 
-// A response head as bytes, so it can leave in one write with the first chunk.
-std::string head_bytes(http::response<http::empty_body>& res) {
-    http::response_serializer<http::empty_body> sr{res};
-    sr.split(true);
-    std::string out;
-    boost::system::error_code ec;
-    while (!ec && !sr.is_header_done()) {
-        sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
-            for (const auto b : beast::buffers_range_ref(buffers)) {
-                out.append(static_cast<const char*>(b.data()), b.size());
-            }
-            sr.consume(beast::buffer_bytes(buffers));
-        });
-    }
-    return out;
+// The head for a response, or (a header value with CR or LF: a bug of the handler's, which
+// must not reach the wire) an error that leaves the response unstarted, so the server
+// answers 500.
+Result<std::string> checked_head(http::status status, unsigned version, bool keep_alive,
+                                 std::string_view content_type, const HeaderList& headers,
+                                 ResponseBody body, std::size_t body_size) {
+    auto head = response_head(status, version, keep_alive, content_type, headers, body, body_size);
+    if (!head) spdlog::error("response head: {}", head.error().message);
+    return head;
 }
 
 // Chunked framing without Beast's chunk_body, whose size line is a shared_ptr allocation
@@ -263,24 +239,23 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
                                                                 std::string body,
                                                                 const HeaderList& headers) {
     if (started_ || conn_->gone) co_return gone_error();
-    started_ = true;
     if (conn_->stopping) keep_alive_ = false;
+    const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
+                          status == http::status::no_content || status == http::status::not_modified;
+    if (bodiless && !body.empty()) {
+        throw std::invalid_argument("a 1xx, 204 or 304 response has no body");  // as Beast's
+    }
+    const auto head = checked_head(status, version_, keep_alive_, content_type, headers,
+                                   ResponseBody::content_length, body.size());
+    if (!head) co_return make_error_code(boost::system::errc::invalid_argument);
+    started_ = true;
     boost::system::error_code ec;
     if (head_request_) {
-        http::response<http::empty_body> res{status, version_};
-        apply_headers(res, content_type, headers);
-        res.content_length(body.size());
-        res.keep_alive(keep_alive_);
-        http::response_serializer<http::empty_body> sr{res};
-        ec = co_await write_message(*conn_, sr);
+        const auto buffer = asio::buffer(*head);  // named: no temporaries in co_await arguments
+        ec = co_await write_buffers(*conn_, buffer);
     } else {
-        http::response<http::string_body> res{status, version_};
-        apply_headers(res, content_type, headers);
-        res.body() = std::move(body);
-        res.keep_alive(keep_alive_);
-        res.prepare_payload();
-        http::response_serializer<http::string_body> sr{res};
-        ec = co_await write_message(*conn_, sr);
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
+        ec = co_await write_buffers(*conn_, buffers);
     }
     if (ec) {
         conn_->gone = true;
@@ -294,14 +269,13 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
     http::status status, std::string_view content_type, const HeaderList& headers,
     std::string_view first_chunk) {
     if (started_ || conn_->gone) co_return gone_error();
+    if (conn_->stopping || version_ < 11) keep_alive_ = false;
+    const auto built = checked_head(status, version_, keep_alive_, content_type, headers,
+                                    ResponseBody::chunked, 0);
+    if (!built) co_return make_error_code(boost::system::errc::invalid_argument);
     started_ = true;
     streaming_ = true;
-    if (conn_->stopping || version_ < 11) keep_alive_ = false;
-    http::response<http::empty_body> res{status, version_};
-    apply_headers(res, content_type, headers);
-    res.keep_alive(keep_alive_);
-    if (version_ >= 11) res.chunked(true);
-    const std::string head = head_bytes(res);
+    const std::string& head = *built;
     if (head_request_) first_chunk = {};
     boost::system::error_code ec;
     if (first_chunk.empty()) {
@@ -405,14 +379,12 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
 
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
                                  std::string message, unsigned version) {
-    http::response<http::string_body> res{static_cast<http::status>(http_status(errc)), version};
-    res.set(http::field::content_type, "application/json");
-    res.keep_alive(false);
-    res.body() = openai_error_body(errc, message);
-    res.prepare_payload();
-    conn->set_write_deadline();
-    co_await http::async_write(conn->socket, res, use_nothrow);
-    conn->expires_never();
+    const std::string body = openai_error_body(errc, message);
+    const auto head = response_head(static_cast<http::status>(http_status(errc)), version, false,
+                                    "application/json", {}, ResponseBody::content_length, body.size());
+    if (!head) co_return;  // no caller's headers: cannot fail
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
+    co_await write_buffers(*conn, buffers);
 }
 
 asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
