@@ -123,8 +123,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     bool gone = false;                         // peer closed/errored, or we closed the socket
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
-    bool peek_pending = false;                 // the peer watcher's receive is queued
-    char peek_byte = 0;                        // its MSG_PEEK target
+    bool watch_pending = false;                // the peer watcher's wait is queued
     asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
 
     // Both run on the strand.
@@ -339,28 +338,38 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
 namespace {
 
 // Notices the peer closing or erroring while a handler runs (e.g. waits for an upstream's
-// first token): that closes the socket, which cancels the handler. A MSG_PEEK receive of one
-// byte, so it never consumes or races for the bytes of a pipelined next request. Not a
-// coroutine: a receive with a plain callback costs no frame and no spawn, and after the
-// request was read the socket is drained, so Asio queues it without a syscall (a wait_read
-// cost an epoll_ctl per request).
+// first token): that closes the socket, which cancels the handler. A wait for readability,
+// then (only while a handler runs) a non-blocking MSG_PEEK of one byte to tell the peer's
+// close from a pipelined request's bytes, which it never consumes. Not a coroutine: a wait
+// with a plain callback costs no frame and no spawn.
 //
-// The receive is not cancelled when the handler ends: it completes with the next request's
-// bytes (or the peer's close), in the same reactor pass as the loop's read, where a cancel
-// cost a posted completion per request. One is pending at a time; whichever handler runs when
-// it completes is the one it watches.
+// The wait is not cancelled when the handler ends: it completes when the next request's bytes
+// (or the peer's close) arrive, in the same reactor pass as the loop's read, where a cancel
+// cost a posted completion per request; the callback then has nothing to do. One wait is
+// pending at a time; whichever handler runs when it completes is the one it watches.
+// Syscalls: the wait's epoll_ctl (re-arm) per request. A MSG_PEEK receive instead cost two
+// per request (a speculative one that found nothing, and the one that found the next
+// request's first byte).
 void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
-    if (conn->peek_pending) return;
-    conn->peek_pending = true;
-    conn->socket.async_receive(
-        asio::buffer(&conn->peek_byte, 1), tcp::socket::message_peek,
-        [conn](const boost::system::error_code& ec, std::size_t n) {
-            conn->peek_pending = false;
-            if (!conn->in_handler || conn->gone) return;  // between requests, or closed
-            if (ec == asio::error::operation_aborted) return;
-            if (!ec && n > 0) return;  // a pipelined request: the peer is there
-            conn->close();             // orderly close (eof) or a socket error
-        });
+    if (conn->watch_pending) return;
+    conn->watch_pending = true;
+    conn->socket.async_wait(tcp::socket::wait_read, [conn](const boost::system::error_code& ec) {
+        conn->watch_pending = false;
+        if (!conn->in_handler || conn->gone) return;  // between requests, or closed
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            char byte = 0;
+            boost::system::error_code peek_ec;
+            const std::size_t n =
+                conn->socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, peek_ec);
+            if (!peek_ec && n > 0) return;  // a pipelined request: the peer is there
+            if (detail::would_block(peek_ec)) {  // readiness without bytes: watch on
+                watch_peer(conn);
+                return;
+            }
+        }
+        conn->close();  // orderly close (eof) or a socket error
+    });
 }
 
 asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
