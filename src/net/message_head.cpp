@@ -12,22 +12,30 @@ namespace {
 
 namespace http = boost::beast::http;
 
-// RFC 9110 token characters.
+// RFC 9110 token characters, as a table: every header name of every head is checked.
+constexpr std::array<bool, 256> kTokenChar = [] {
+    std::array<bool, 256> table{};
+    for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = true;
+    for (int c = 'a'; c <= 'z'; ++c) table[static_cast<std::size_t>(c)] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) table[static_cast<std::size_t>(c)] = true;
+    for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
+        table[static_cast<unsigned char>(c)] = true;
+    return table;
+}();
+
 bool is_token(std::string_view name) noexcept {
     if (name.empty()) return false;
     for (const unsigned char c : name) {
-        const bool alnum =
-            (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        if (!alnum && std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) ==
-                          std::string_view::npos) {
-            return false;
-        }
+        if (!kTokenChar[c]) return false;
     }
     return true;
 }
 
 bool is_safe_value(std::string_view value) noexcept {
-    return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+    for (const char c : value) {
+        if (c == '\r' || c == '\n' || c == '\0') return false;
+    }
+    return true;
 }
 
 bool named(std::string_view name, std::string_view wanted) noexcept {
