@@ -143,7 +143,7 @@ json::value blocks_or_string(const std::vector<ContentPart>& parts, json::array 
 }  // namespace
 
 Result<ChatRequest> parse_anthropic_request(std::string_view body) {
-    auto root = parse_object(body, Errc::bad_request);
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::bad_request);
@@ -272,7 +272,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
     req.stream = r.boolean(o, "stream", top).value_or(false);
     read_anthropic_options(r, o, top, req);
     if (r.failed()) return r.take_error();
-    req.original = std::move(*root);
+    adopt(req.original, std::move(*root));
     return req;
 }
 

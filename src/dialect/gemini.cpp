@@ -143,7 +143,7 @@ std::string gemini_path(std::string_view model, bool stream) {
 
 Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model,
                                          bool stream) {
-    auto root = parse_object(body, Errc::bad_request);
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::bad_request);
@@ -313,7 +313,7 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
     }
     read_gemini_options(r, o, top, req);
     if (r.failed()) return r.take_error();
-    req.original = std::move(*root);
+    adopt(req.original, std::move(*root));
     return req;
 }
 

@@ -1,5 +1,7 @@
 #include "json_util.hpp"
 
+#include <memory>
+
 namespace tokenradar::dialect {
 
 std::string Path::str() const {
@@ -123,6 +125,16 @@ Result<json::object> parse_object(std::string_view body, Errc errc, json::storag
     if (ec) return Error(errc, "body: invalid JSON (" + ec.message() + ")");
     if (!v.is_object()) return Error(errc, "body: expected a JSON object");
     return std::move(v.get_object());
+}
+
+json::storage_ptr request_storage(std::size_t body_size) {
+    // The DOM of a small body takes about twice its text (entries, string headers).
+    return json::make_shared_resource<json::monotonic_resource>(2 * body_size + 1024);
+}
+
+void adopt(json::object& target, json::object&& source) {
+    std::destroy_at(&target);
+    std::construct_at(&target, std::move(source));  // the move constructor takes the storage
 }
 
 Result<const json::object*> EventJson::parse(std::string_view data) {

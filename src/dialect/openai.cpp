@@ -203,7 +203,7 @@ json::object usage_json(const Usage& u) {
 }  // namespace
 
 Result<ChatRequest> parse_openai_request(std::string_view body) {
-    auto root = parse_object(body, Errc::bad_request);
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
     if (!root) return root.error();
     const json::object& o = *root;
     Reader r(Errc::bad_request);
@@ -288,7 +288,7 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
     }
     read_openai_options(r, o, top, req);
     if (r.failed()) return r.take_error();
-    req.original = std::move(*root);
+    adopt(req.original, std::move(*root));
     return req;
 }
 

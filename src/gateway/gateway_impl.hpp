@@ -39,9 +39,9 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
                            std::string message, net::HeaderList headers);
 
 // POST /v1/chat/completions, after auth and limits. `headers`: base_headers(request_id),
-// already built by the caller.
+// already built by the caller; each attempt appends its own and leaves them for the answer.
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, const net::HeaderList& headers);
+                           std::string request_id, net::HeaderList& headers);
 
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,

@@ -276,10 +276,13 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
 // One attempt against one upstream. Returns true when the client has been answered (or is
 // gone); false when the attempt failed before any byte reached the client and `reply` holds
 // what to tell the client if no other upstream does better.
+//
+// `headers` holds the client's base headers (x-tokenradar-request-id); the attempt appends its
+// own, and the caller drops them again before the next attempt.
 awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat,
                              net::ResponseWriter& writer, const Attempt& a, dialect::HttpCall& call,
                              const std::string& request_id, const std::string& task,
-                             ClientReply& reply) {
+                             net::HeaderList& headers, ClientReply& reply) {
     Measurement m = start_record(a, request_id, task, chat.stream);
     const std::int64_t t_start = m.t.send;
     net::Url url = a.provider.base;
@@ -293,7 +296,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         gw.record(std::move(m));
         if (code == Errc::cancelled || writer.client_gone()) co_return true;
         reply = reply_for(code, opened.error().message, a);
-        reply.headers = base_headers(request_id);
+        reply.headers = headers;
         if (falls_back(code)) co_return false;
         co_await send_reply(gw, writer, reply);
         co_return true;
@@ -305,7 +308,6 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     const std::int64_t overhead_ns = request_overhead_ns(m, a.t_ready);
     m.overhead_ns = overhead_ns;
 
-    net::HeaderList headers = base_headers(request_id);
     headers.emplace_back("x-tokenradar-upstream", upstream_label(a));
     headers.emplace_back("x-tokenradar-cache", "bypass");
 
@@ -412,7 +414,7 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 }  // namespace
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, const net::HeaderList& headers) {
+                           std::string request_id, net::HeaderList& headers) {
     auto chat = dialect::parse_request(Api::openai, request.body());
     if (!chat) {
         co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
@@ -434,6 +436,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     }
 
     ClientReply reply;
+    const std::size_t base_count = headers.size();
     std::int64_t t_ready = writer.request_read_ns();
     for (std::size_t i = 0; i < model->upstreams.size(); ++i) {
         const UpstreamRef& ref = model->upstreams[i];
@@ -449,8 +452,10 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
             break;
         }
         const Attempt attempt{provider, ref.model, *gw.clients[ref.provider], static_cast<int>(i) + 1, t_ready};
-        const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id, *task, reply);
+        const bool answered =
+            co_await try_upstream(gw, *chat, writer, attempt, *call, request_id, *task, headers, reply);
         if (answered) co_return;
+        headers.resize(base_count);  // the next attempt adds its own
         t_ready = steady_now_ns();
     }
     if (reply.headers.empty()) reply.headers = headers;

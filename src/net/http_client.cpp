@@ -4,7 +4,7 @@
 #include <tokenradar/net/http_client.hpp>
 
 #include "lazy_deadline.hpp"
-#include "request_head.hpp"
+#include "message_head.hpp"
 #include "sync_io.hpp"
 
 #include <boost/asio/connect.hpp>

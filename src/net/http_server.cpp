@@ -5,6 +5,7 @@
 #include <tokenradar/net/http_server.hpp>
 
 #include "lazy_deadline.hpp"
+#include "message_head.hpp"
 #include "sync_io.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -16,10 +17,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
@@ -31,6 +30,7 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace tokenradar::net {
@@ -123,8 +123,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     bool gone = false;                         // peer closed/errored, or we closed the socket
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
-    bool peek_pending = false;                 // the peer watcher's receive is queued
-    char peek_byte = 0;                        // its MSG_PEEK target
+    bool watch_pending = false;                // the peer watcher's wait is queued
     asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
 
     // Both run on the strand.
@@ -187,30 +186,12 @@ void ResponseWriter::abort() {
 
 namespace {
 
-template <class Body>
-void apply_headers(http::response<Body>& res, std::string_view content_type,
-                   const HeaderList& headers) {
-    if (!content_type.empty()) res.set(http::field::content_type, content_type);
-    for (const auto& [name, value] : headers) res.insert(name, value);
-}
-
 boost::system::error_code gone_error() {
     return asio::error::make_error_code(asio::error::not_connected);
 }
 
-// Writes a whole message: inline what the socket takes now (no posted completion), the rest
+// Writes a buffer sequence: inline what the socket takes now (no posted completion), the rest
 // asynchronously under the write timeout.
-template <class Serializer>
-asio::awaitable<boost::system::error_code> write_message(ServerConnection& conn, Serializer& sr) {
-    boost::system::error_code ec;
-    if (detail::write_now(conn.socket, sr, ec)) co_return ec;
-    conn.set_write_deadline();
-    auto [e, n] = co_await http::async_write(conn.socket, sr, use_nothrow);
-    conn.expires_never();
-    co_return e;
-}
-
-// The same for a buffer sequence.
 template <class Buffers>
 asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
                                                          const Buffers& buffers) {
@@ -223,21 +204,15 @@ asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
     co_return e;
 }
 
-// A response head as bytes, so it can leave in one write with the first chunk.
-std::string head_bytes(http::response<http::empty_body>& res) {
-    http::response_serializer<http::empty_body> sr{res};
-    sr.split(true);
-    std::string out;
-    boost::system::error_code ec;
-    while (!ec && !sr.is_header_done()) {
-        sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
-            for (const auto b : beast::buffers_range_ref(buffers)) {
-                out.append(static_cast<const char*>(b.data()), b.size());
-            }
-            sr.consume(beast::buffer_bytes(buffers));
-        });
-    }
-    return out;
+// The head for a response, or (a header value with CR or LF: a bug of the handler's, which
+// must not reach the wire) an error that leaves the response unstarted, so the server
+// answers 500.
+Result<std::string> checked_head(http::status status, unsigned version, bool keep_alive,
+                                 std::string_view content_type, const HeaderList& headers,
+                                 ResponseBody body, std::size_t body_size) {
+    auto head = response_head(status, version, keep_alive, content_type, headers, body, body_size);
+    if (!head) spdlog::error("response head: {}", head.error().message);
+    return head;
 }
 
 // Chunked framing without Beast's chunk_body, whose size line is a shared_ptr allocation
@@ -263,24 +238,23 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
                                                                 std::string body,
                                                                 const HeaderList& headers) {
     if (started_ || conn_->gone) co_return gone_error();
-    started_ = true;
     if (conn_->stopping) keep_alive_ = false;
+    const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
+                          status == http::status::no_content || status == http::status::not_modified;
+    if (bodiless && !body.empty()) {
+        throw std::invalid_argument("a 1xx, 204 or 304 response has no body");  // as Beast's
+    }
+    const auto head = checked_head(status, version_, keep_alive_, content_type, headers,
+                                   ResponseBody::content_length, body.size());
+    if (!head) co_return make_error_code(boost::system::errc::invalid_argument);
+    started_ = true;
     boost::system::error_code ec;
     if (head_request_) {
-        http::response<http::empty_body> res{status, version_};
-        apply_headers(res, content_type, headers);
-        res.content_length(body.size());
-        res.keep_alive(keep_alive_);
-        http::response_serializer<http::empty_body> sr{res};
-        ec = co_await write_message(*conn_, sr);
+        const auto buffer = asio::buffer(*head);  // named: no temporaries in co_await arguments
+        ec = co_await write_buffers(*conn_, buffer);
     } else {
-        http::response<http::string_body> res{status, version_};
-        apply_headers(res, content_type, headers);
-        res.body() = std::move(body);
-        res.keep_alive(keep_alive_);
-        res.prepare_payload();
-        http::response_serializer<http::string_body> sr{res};
-        ec = co_await write_message(*conn_, sr);
+        const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
+        ec = co_await write_buffers(*conn_, buffers);
     }
     if (ec) {
         conn_->gone = true;
@@ -294,14 +268,13 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
     http::status status, std::string_view content_type, const HeaderList& headers,
     std::string_view first_chunk) {
     if (started_ || conn_->gone) co_return gone_error();
+    if (conn_->stopping || version_ < 11) keep_alive_ = false;
+    const auto built = checked_head(status, version_, keep_alive_, content_type, headers,
+                                    ResponseBody::chunked, 0);
+    if (!built) co_return make_error_code(boost::system::errc::invalid_argument);
     started_ = true;
     streaming_ = true;
-    if (conn_->stopping || version_ < 11) keep_alive_ = false;
-    http::response<http::empty_body> res{status, version_};
-    apply_headers(res, content_type, headers);
-    res.keep_alive(keep_alive_);
-    if (version_ >= 11) res.chunked(true);
-    const std::string head = head_bytes(res);
+    const std::string& head = *built;
     if (head_request_) first_chunk = {};
     boost::system::error_code ec;
     if (first_chunk.empty()) {
@@ -365,28 +338,38 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
 namespace {
 
 // Notices the peer closing or erroring while a handler runs (e.g. waits for an upstream's
-// first token): that closes the socket, which cancels the handler. A MSG_PEEK receive of one
-// byte, so it never consumes or races for the bytes of a pipelined next request. Not a
-// coroutine: a receive with a plain callback costs no frame and no spawn, and after the
-// request was read the socket is drained, so Asio queues it without a syscall (a wait_read
-// cost an epoll_ctl per request).
+// first token): that closes the socket, which cancels the handler. A wait for readability,
+// then (only while a handler runs) a non-blocking MSG_PEEK of one byte to tell the peer's
+// close from a pipelined request's bytes, which it never consumes. Not a coroutine: a wait
+// with a plain callback costs no frame and no spawn.
 //
-// The receive is not cancelled when the handler ends: it completes with the next request's
-// bytes (or the peer's close), in the same reactor pass as the loop's read, where a cancel
-// cost a posted completion per request. One is pending at a time; whichever handler runs when
-// it completes is the one it watches.
+// The wait is not cancelled when the handler ends: it completes when the next request's bytes
+// (or the peer's close) arrive, in the same reactor pass as the loop's read, where a cancel
+// cost a posted completion per request; the callback then has nothing to do. One wait is
+// pending at a time; whichever handler runs when it completes is the one it watches.
+// Syscalls: the wait's epoll_ctl (re-arm) per request. A MSG_PEEK receive instead cost two
+// per request (a speculative one that found nothing, and the one that found the next
+// request's first byte).
 void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
-    if (conn->peek_pending) return;
-    conn->peek_pending = true;
-    conn->socket.async_receive(
-        asio::buffer(&conn->peek_byte, 1), tcp::socket::message_peek,
-        [conn](const boost::system::error_code& ec, std::size_t n) {
-            conn->peek_pending = false;
-            if (!conn->in_handler || conn->gone) return;  // between requests, or closed
-            if (ec == asio::error::operation_aborted) return;
-            if (!ec && n > 0) return;  // a pipelined request: the peer is there
-            conn->close();             // orderly close (eof) or a socket error
-        });
+    if (conn->watch_pending) return;
+    conn->watch_pending = true;
+    conn->socket.async_wait(tcp::socket::wait_read, [conn](const boost::system::error_code& ec) {
+        conn->watch_pending = false;
+        if (!conn->in_handler || conn->gone) return;  // between requests, or closed
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            char byte = 0;
+            boost::system::error_code peek_ec;
+            const std::size_t n =
+                conn->socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, peek_ec);
+            if (!peek_ec && n > 0) return;  // a pipelined request: the peer is there
+            if (detail::would_block(peek_ec)) {  // readiness without bytes: watch on
+                watch_peer(conn);
+                return;
+            }
+        }
+        conn->close();  // orderly close (eof) or a socket error
+    });
 }
 
 asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
@@ -405,14 +388,12 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
 
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
                                  std::string message, unsigned version) {
-    http::response<http::string_body> res{static_cast<http::status>(http_status(errc)), version};
-    res.set(http::field::content_type, "application/json");
-    res.keep_alive(false);
-    res.body() = openai_error_body(errc, message);
-    res.prepare_payload();
-    conn->set_write_deadline();
-    co_await http::async_write(conn->socket, res, use_nothrow);
-    conn->expires_never();
+    const std::string body = openai_error_body(errc, message);
+    const auto head = response_head(static_cast<http::status>(http_status(errc)), version, false,
+                                    "application/json", {}, ResponseBody::content_length, body.size());
+    if (!head) co_return;  // no caller's headers: cannot fail
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
+    co_await write_buffers(*conn, buffers);
 }
 
 asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {

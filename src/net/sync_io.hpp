@@ -17,7 +17,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/write.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
@@ -52,19 +51,9 @@ inline bool would_block(const boost::system::error_code& ec) {
     return ec == asio::error::would_block || ec == asio::error::try_again;
 }
 
-// Writes what the non-blocking socket takes now. Returns true when the message is written or
-// the write failed (`ec`); false when the rest must go through http::async_write(stream, sr),
-// which continues from the serializer's state.
-template <class SyncStream, class Serializer>
-bool write_now(SyncStream& stream, Serializer& sr, boost::system::error_code& ec) {
-    beast::http::write(stream, sr, ec);
-    if (!would_block(ec)) return true;
-    ec = {};
-    return false;
-}
-
-// The same for a buffer sequence: true when all of it was written or the write failed;
-// false when `rest` (consumed by what was written) must go through asio::async_write.
+// Writes what the non-blocking socket takes of a buffer sequence now: true when all of it
+// was written or the write failed; false when `rest` (consumed by what was written) must go
+// through asio::async_write.
 template <class SyncStream, class Buffers>
 bool write_now(SyncStream& stream, beast::buffers_suffix<Buffers>& rest,
                boost::system::error_code& ec) {

@@ -28,6 +28,19 @@ TEST(OpenAiRequest, ParsesBasic) {
     EXPECT_EQ(req->original.at("user").as_string(), "u-123");  // passthrough keeps extras
 }
 
+TEST(OpenAiRequest, OriginalKeepsTheParseArenaThroughCopies) {
+    auto req = parse_openai_request(read_fixture("openai/request_basic.json"));
+    ASSERT_TRUE(req) << req.error().message;
+    // One shared arena, not the default heap: an assignment into the default-heap member
+    // would have deep-copied the DOM key by key.
+    EXPECT_TRUE(req->original.storage().is_shared());
+    const ChatRequest moved = std::move(*req);
+    const ChatRequest copy = moved;
+    EXPECT_EQ(copy.original.storage().get(), moved.original.storage().get());
+    EXPECT_EQ(copy.original.at("user").as_string(), "u-123");
+    EXPECT_EQ(moved.original.at("model").as_string(), "gpt-4o");
+}
+
 TEST(OpenAiRequest, ParsesToolsImagesAndResults) {
     auto req = parse_openai_request(read_fixture("openai/request_tools.json"));
     ASSERT_TRUE(req) << req.error().message;

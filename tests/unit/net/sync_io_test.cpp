@@ -135,26 +135,5 @@ TEST(WriteNow, WhatTheSocketCannotTakeIsLeftForTheAsyncWrite) {
     EXPECT_EQ(got, bytes);
 }
 
-TEST(WriteNow, SerializerContinuesWhereTheInlineWriteStopped) {
-    SocketPair p;
-    http::response<http::string_body> res{http::status::ok, 11};
-    res.body() = std::string(16 * 1024 * 1024, 'y');
-    res.prepare_payload();
-    http::response_serializer<http::string_body> sr{res};
-    boost::system::error_code ec;
-    EXPECT_FALSE(write_now(p.a, sr, ec));
-    EXPECT_FALSE(ec);
-    boost::system::error_code async_ec = asio::error::would_block;
-    http::async_write(p.a, sr, [&](boost::system::error_code e, std::size_t) { async_ec = e; });
-    std::thread runner([&] { p.ioc.run(); });
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(boost::none);
-    beast::flat_buffer buffer;
-    http::read(p.b, buffer, parser);
-    runner.join();
-    EXPECT_FALSE(async_ec);
-    EXPECT_EQ(parser.get().body(), res.body());
-}
-
 }  // namespace
 }  // namespace tokenradar::net::detail
