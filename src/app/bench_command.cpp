@@ -5,6 +5,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/duration.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/realtime.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/version.hpp>
 #include <tokenradar/observatory/submit.hpp>
@@ -54,6 +55,7 @@ struct BenchArgs {
     bool insecure = false;
     std::string ca_file;
     unsigned threads = 1;
+    bool realtime = false;
     bool no_preflight = false;
     std::string submit;      // observatory URL
     std::string submit_key;  // or $TOKENRADAR_SUBMIT_KEY
@@ -207,6 +209,7 @@ boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
     env["host"] = host;
     env["start_time"] = started;
     env["threads"] = o.threads;
+    env["realtime"] = a.realtime;
     boost::json::object run;
     run["workload"] = o.workload.name;
     run["task"] = o.workload.task;
@@ -278,6 +281,12 @@ int submit_records(const observatory::SubmitTarget& target, const net::ClientOpt
 
 int run(BenchArgs args, const CLI::App& sub) {
     if (!args.config.empty()) apply_config_file(args, sub);
+    if (args.realtime) {
+        // Before the lanes' threads start: they inherit this thread's policy.
+        if (auto rt = use_realtime_scheduling(kTimingRealtimePriority); !rt) {
+            throw ConfigError("--realtime: " + rt.error().message);
+        }
+    }
     const bench::RunOptions options = build_options(args);
     const std::optional<observatory::SubmitTarget> submit = submit_target(args);
     const std::string started = utc_now_rfc3339();
@@ -376,6 +385,9 @@ void register_bench(CLI::App& app, Runner& runner, const std::string& command_li
     sub->add_flag("--insecure", args->insecure, "Do not verify TLS certificates");
     sub->add_option("--ca-file", args->ca_file, "Extra CA bundle (PEM) to trust");
     sub->add_option("--threads", args->threads, "Client I/O threads")->capture_default_str();
+    sub->add_flag("--realtime", args->realtime,
+                  "Run the client threads under real-time scheduling (SCHED_FIFO; needs root or CAP_SYS_NICE) "
+                  "so other processes on a busy machine cannot delay a timestamp");
     sub->add_flag("--no-preflight", args->no_preflight, "Skip the unrecorded reachability request per target");
     sub->add_option("--submit", args->submit,
                     "After the run, send the records to this observatory (http://host:port or its "

@@ -15,16 +15,11 @@
 
 namespace tokenradar::sim {
 
-// Low among real-time priorities: threaded IRQ handlers run at 50 and must still preempt
-// the sim, whose writes go through them. Any real-time priority preempts every ordinary
-// process, which is all pacing needs.
-constexpr int kSimRealtimePriority = 10;
-
 int run_sim_command(const SimCommandOptions& options) {
     if (options.realtime) {
         // First, so a refusal stops the command before it listens; the worker threads
         // started below inherit this thread's policy.
-        if (auto rt = use_realtime_scheduling(kSimRealtimePriority); !rt) {
+        if (auto rt = use_realtime_scheduling(kTimingRealtimePriority); !rt) {
             throw ConfigError("--realtime: " + rt.error().message);
         }
     }

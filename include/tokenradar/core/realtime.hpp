@@ -11,6 +11,10 @@ namespace tokenradar {
 
 inline constexpr int kMinRealtimePriority = 1;
 inline constexpr int kMaxRealtimePriority = 99;
+// What `sim --realtime` and `bench --realtime` use. Low among real-time priorities: threaded
+// IRQ handlers run at 50 and must still preempt these threads, whose I/O goes through them.
+// Any real-time priority preempts every ordinary process, which is all timing needs.
+inline constexpr int kTimingRealtimePriority = 10;
 
 // Switches the calling thread to SCHED_FIFO at `priority` (1..99). Threads it creates
 // afterwards inherit the policy (the pthread default, PTHREAD_INHERIT_SCHED). Needs root,
