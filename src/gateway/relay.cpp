@@ -352,7 +352,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             reply = reply_for(Errc::protocol_error, parsed.error().message, a);
         } else {
             dialect::record_response(m, *parsed);
-            translated = dialect::translate_response(a.provider.api, *body, wall_now_us() / 1'000'000);
+            translated = dialect::translate_response(a.provider.api, std::move(*body), wall_now_us() / 1'000'000);
             if (!*translated) {
                 m.status = "protocol_error";
                 reply = reply_for(Errc::protocol_error, translated->error().message, a);
