@@ -338,9 +338,9 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
     return make_http_call(upstream_api, base_path, upstream, key);
 }
 
-Result<std::string> translate_response(Api upstream_api, std::string_view upstream_body,
+Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
                                        std::int64_t created) {
-    if (upstream_api == Api::openai) return std::string(upstream_body);
+    if (upstream_api == Api::openai) return upstream_body;
     auto resp = parse_response(upstream_api, upstream_body);
     if (!resp) {
         return Error(Errc::protocol_error,

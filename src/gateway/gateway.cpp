@@ -77,7 +77,7 @@ std::string models_body(const GatewayConfig& config) {
 net::HeaderList base_headers(const std::string& request_id) {
     net::HeaderList headers;
     headers.reserve(6);  // the relay adds up to 5: one allocation instead of four
-    headers.emplace_back("x-tokenradar-request-id", request_id);
+    headers.emplace_back(kRequestIdHeader, request_id);
     return headers;
 }
 

@@ -31,6 +31,13 @@ struct Gateway::Impl {
     }
 };
 
+// The gateway's response header names: constants, so that a response's header list does not
+// allocate for them (each is longer than std::string's inline buffer).
+inline const net::HeaderName kRequestIdHeader = net::HeaderName::constant("x-tokenradar-request-id");
+inline const net::HeaderName kUpstreamHeader = net::HeaderName::constant("x-tokenradar-upstream");
+inline const net::HeaderName kCacheHeader = net::HeaderName::constant("x-tokenradar-cache");
+inline const net::HeaderName kOverheadHeader = net::HeaderName::constant("x-tokenradar-overhead-us");
+
 // Response headers every answer carries.
 net::HeaderList base_headers(const std::string& request_id);
 

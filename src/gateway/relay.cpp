@@ -308,8 +308,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     const std::int64_t overhead_ns = request_overhead_ns(m, a.t_ready);
     m.overhead_ns = overhead_ns;
 
-    headers.emplace_back("x-tokenradar-upstream", upstream_label(a));
-    headers.emplace_back("x-tokenradar-cache", "bypass");
+    headers.emplace_back(kUpstreamHeader, upstream_label(a));
+    headers.emplace_back(kCacheHeader, "bypass");
 
     if (response.status() != 200) {
         auto body = co_await response.read_all(kMaxErrorBody);
@@ -352,7 +352,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             reply = reply_for(Errc::protocol_error, parsed.error().message, a);
         } else {
             dialect::record_response(m, *parsed);
-            translated = dialect::translate_response(a.provider.api, *body, wall_now_us() / 1'000'000);
+            translated = dialect::translate_response(a.provider.api, std::move(*body), wall_now_us() / 1'000'000);
             if (!*translated) {
                 m.status = "protocol_error";
                 reply = reply_for(Errc::protocol_error, translated->error().message, a);
@@ -366,7 +366,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         // Response-side overhead: upstream body read -> our response's first byte.
         const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
         m.overhead_ns = total_overhead;
-        headers.emplace_back("x-tokenradar-overhead-us", std::to_string(micros(total_overhead)));
+        headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
         std::string client_body = std::move(**translated);
         auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body), headers);
         if (ec) m.status = "cancelled";
@@ -375,7 +375,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         co_return true;
     }
 
-    headers.emplace_back("x-tokenradar-overhead-us", std::to_string(micros(overhead_ns)));
+    headers.emplace_back(kOverheadHeader, std::to_string(micros(overhead_ns)));
     headers.emplace_back("cache-control", "no-cache");
     // The head goes out now, so the client has it while the upstream thinks; unless the first
     // events came with the upstream's head: then both leave in one write (one wake-up of the

@@ -517,7 +517,7 @@ std::size_t HttpClient::idle_connections() const { return pool_->idle_count(); }
 
 asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     http::verb method, const Url& url,
-    const std::vector<std::pair<std::string, std::string>>& headers, std::string body) {
+    const RequestHeaders& headers, std::string body) {
     const ClientOptions& options = pool_->options;
     const auto total_deadline = Clock::now() + options.total_timeout;
     const std::string authority = url.authority();
@@ -601,7 +601,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
 
 asio::awaitable<Result<HttpClient::Response>> HttpClient::request(
     http::verb method, const Url& url,
-    const std::vector<std::pair<std::string, std::string>>& headers, std::string body,
+    const RequestHeaders& headers, std::string body,
     std::size_t max_body) {
     auto opened = co_await open(method, url, headers, std::move(body));
     if (!opened) co_return opened.error();

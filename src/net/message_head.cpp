@@ -68,7 +68,8 @@ void append_number(std::string& out, std::string_view name, std::size_t number) 
                  std::string_view(digits.data(), static_cast<std::size_t>(end - digits.data())));
 }
 
-std::size_t fields_size(const HeaderFields& headers) {
+template <class Fields>  // HeaderFields or HeaderList
+std::size_t fields_size(const Fields& headers) {
     std::size_t size = 0;
     for (const auto& [name, value] : headers) size += name.size() + value.size() + 4;
     return size;
@@ -109,7 +110,7 @@ Result<std::string> request_head(http::verb method, std::string_view target, std
 }
 
 Result<std::string> response_head(http::status status, unsigned version, bool keep_alive,
-                                  std::string_view content_type, const HeaderFields& headers,
+                                  std::string_view content_type, const HeaderList& headers,
                                   ResponseBody body, std::size_t body_size) {
     const std::string_view reason = http::obsolete_reason(status);
     std::string head;

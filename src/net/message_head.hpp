@@ -6,6 +6,7 @@
 // server, a field list per response plus a dozen iovecs per sendmsg).
 
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/net/header_list.hpp>
 
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/verb.hpp>
@@ -44,7 +45,7 @@ enum class ResponseBody {
 // function's). `version` is 10 or 11. Errors as request_head's, for the same reasons.
 Result<std::string> response_head(boost::beast::http::status status, unsigned version,
                                   bool keep_alive, std::string_view content_type,
-                                  const HeaderFields& headers, ResponseBody body,
+                                  const HeaderList& headers, ResponseBody body,
                                   std::size_t body_size = 0);
 
 }  // namespace tokenradar::net

@@ -102,7 +102,7 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
     check(!client.finish());
     check(done);
 
-    if (auto resp = translate_response(api, body, 1); resp && api != Api::openai)
+    if (auto resp = translate_response(api, std::string(body), 1); resp && api != Api::openai)
         check(is_json(*resp));
     ClientError err = translate_error(api, 400 + selector % 200, body);
     check(err.http_status >= 400 && err.http_status <= 599);

@@ -29,6 +29,9 @@
 
 namespace tokenradar::net {
 
+// A request's headers (open/request): owned name/value pairs, written in this order.
+using RequestHeaders = std::vector<std::pair<std::string, std::string>>;
+
 struct ClientOptions {
     std::chrono::milliseconds connect_timeout{10'000};     // TCP connect + TLS handshake
     std::chrono::milliseconds headers_timeout{60'000};     // request written -> response head
@@ -107,7 +110,7 @@ class HttpClient {
     // protocol_error, cancelled; messages name host:port.
     asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> open(
         beast::http::verb method, const Url& url,
-        const std::vector<std::pair<std::string, std::string>>& headers, std::string body);
+        const RequestHeaders& headers, std::string body);
 
     struct Response {
         unsigned status = 0;
@@ -118,7 +121,7 @@ class HttpClient {
     // open() + read_all(max_body).
     asio::awaitable<Result<Response>> request(
         beast::http::verb method, const Url& url,
-        const std::vector<std::pair<std::string, std::string>>& headers, std::string body,
+        const RequestHeaders& headers, std::string body,
         std::size_t max_body = 16 << 20);
 
     std::size_t idle_connections() const;  // pooled, all hosts

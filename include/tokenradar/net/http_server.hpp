@@ -10,6 +10,7 @@
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/asio.hpp>
+#include <tokenradar/net/header_list.hpp>
 #include <tokenradar/net/request_reader.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -29,8 +30,6 @@
 namespace tokenradar::net {
 
 // ServerLimits and Request are defined in request_reader.hpp (shared with the fuzzer).
-
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 namespace detail {
 class ServerConnection;

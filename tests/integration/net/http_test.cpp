@@ -132,7 +132,7 @@ TEST_P(HttpTest, AbortMidStreamIsAConnectionErrorForTheClient) {
 
 asio::awaitable<Result<std::size_t>> read_one_then_cancel(HttpClient* client, Url url) {
     // A named list: GCC 12 rejects braced temporaries inside a co_await expression.
-    const HeaderList headers{{"x-chunks", "2"}, {"x-stall", "5000"}};
+    const RequestHeaders headers{{"x-chunks", "2"}, {"x-stall", "5000"}};
     auto opened = co_await client->open(http::verb::get, url, headers, "");
     if (!opened) co_return opened.error();
     auto& response = **opened;
@@ -168,7 +168,7 @@ TEST_P(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
 asio::awaitable<Result<std::string>> cancelled_between_reads(HttpClient* client, Url url,
                                                              asio::cancellation_signal* signal) {
     co_await asio::this_coro::throw_if_cancelled(false);  // as Gateway::handle
-    const HeaderList headers{{"x-chunks", "2"}, {"x-stall", "3000"}};
+    const RequestHeaders headers{{"x-chunks", "2"}, {"x-stall", "3000"}};
     auto opened = co_await client->open(http::verb::get, url, headers, "");
     if (!opened) co_return opened.error();
     signal->emit(asio::cancellation_type::terminal);  // nothing is pending right now
@@ -350,7 +350,7 @@ TEST_P(HttpTest, HeadGetsTheHeadOnlyAndKeepsTheConnection) {
     TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
     for (const char* chunks : {"", "3"}) {
-        HeaderList headers;
+        RequestHeaders headers;
         if (*chunks) headers.emplace_back("x-chunks", chunks);
         auto response = run(ioc, client.request(http::verb::head, server.url("/h"), headers, ""));
         ASSERT_TRUE(response) << response.error().message;

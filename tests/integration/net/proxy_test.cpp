@@ -38,7 +38,7 @@ struct ExitMark {
 asio::awaitable<void> relay_handler(Request& request, ResponseWriter& writer) {
     (void)request;
     ExitMark mark;
-    const HeaderList headers{{"x-chunks", "2"}, {"x-stall", "10000"}};
+    const RequestHeaders headers{{"x-chunks", "2"}, {"x-stall", "10000"}};
     auto opened = co_await relay().client->open(http::verb::get, relay().upstream, headers, "");
     if (!opened) {
         co_await writer.send(http::status::bad_gateway, "text/plain", opened.error().message);
@@ -59,7 +59,7 @@ asio::awaitable<void> relay_handler(Request& request, ResponseWriter& writer) {
 }
 
 asio::awaitable<Result<bool>> read_first_then_leave(HttpClient* client, Url url) {
-    const HeaderList none;
+    const RequestHeaders none;
     auto opened = co_await client->open(http::verb::get, url, none, "");
     if (!opened) co_return opened.error();
     auto piece = co_await (*opened)->read_some();
@@ -97,7 +97,7 @@ struct Tally {
 };
 
 asio::awaitable<void> one_stream(HttpClient* client, Url url, Tally* tally) {
-    const HeaderList headers{{"x-chunks", "5"}, {"x-chunk-delay", "10"}};
+    const RequestHeaders headers{{"x-chunks", "5"}, {"x-chunk-delay", "10"}};
     StreamResult result = co_await stream_get(client, url, headers);
     if (!result.error && result.body() == "chunk-0\nchunk-1\nchunk-2\nchunk-3\nchunk-4\n") {
         tally->ok.fetch_add(1);

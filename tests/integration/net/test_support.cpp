@@ -113,7 +113,7 @@ Url TestServer::url(std::string_view target) const {
     return Url{"http", "127.0.0.1", server_.port(), std::string(target)};
 }
 
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, HeaderList headers) {
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, RequestHeaders headers) {
     co_return co_await client->request(http::verb::get, url, headers, "");
 }
 
@@ -123,7 +123,7 @@ std::string StreamResult::body() const {
     return out;
 }
 
-asio::awaitable<StreamResult> stream_get(HttpClient* client, Url url, HeaderList headers) {
+asio::awaitable<StreamResult> stream_get(HttpClient* client, Url url, RequestHeaders headers) {
     StreamResult out;
     auto opened = co_await client->open(http::verb::get, url, headers, "");
     if (!opened) {

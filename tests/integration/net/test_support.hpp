@@ -73,7 +73,7 @@ T run(asio::io_context& ioc, asio::awaitable<T> aw) {
 }
 
 // One client call, as a named coroutine (no lambdas as coroutines).
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, HeaderList headers);
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, RequestHeaders headers);
 
 // Reads the whole streamed body, stamping each piece with steady_now_ns().
 struct Piece {
@@ -87,7 +87,7 @@ struct StreamResult {
     std::vector<Piece> pieces;
     std::string body() const;
 };
-asio::awaitable<StreamResult> stream_get(HttpClient* client, Url url, HeaderList headers);
+asio::awaitable<StreamResult> stream_get(HttpClient* client, Url url, RequestHeaders headers);
 
 // Waits until pred() holds or `timeout` passes; returns pred().
 bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout);

@@ -57,7 +57,7 @@ net::Url url_of(const SimFixture& sim, std::string target) {
 }
 
 asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url base, Api api,
-                                           dialect::ChatRequest request, net::HeaderList extra) {
+                                           dialect::ChatRequest request, net::RequestHeaders extra) {
     StreamOutcome out;
     auto call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("sk-test")).value();
     base.target = call.target;
@@ -108,11 +108,11 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
 
 class SimServerTest : public ::testing::Test {
 protected:
-    StreamOutcome stream(SimFixture& sim, Api api, dialect::ChatRequest request, net::HeaderList extra = {}) {
+    StreamOutcome stream(SimFixture& sim, Api api, dialect::ChatRequest request, net::RequestHeaders extra = {}) {
         net::HttpClient client(ioc_.get_executor());
         return testing::run_sync(ioc_, stream_once(client, url_of(sim, "/"), api, std::move(request), std::move(extra)));
     }
-    net::HttpClient::Response call(SimFixture& sim, http::verb verb, std::string target, net::HeaderList headers,
+    net::HttpClient::Response call(SimFixture& sim, http::verb verb, std::string target, net::RequestHeaders headers,
                                    std::string body) {
         net::HttpClient client(ioc_.get_executor());
         auto r = testing::run_sync(ioc_, client.request(verb, url_of(sim, std::move(target)), headers, std::move(body)));
@@ -195,7 +195,7 @@ TEST_F(SimServerTest, ErrorsHaveTheRealApisStatusAndShape) {
     EXPECT_EQ(gemini_no_key.status, 403u);
     EXPECT_EQ(boost::json::parse(gemini_no_key.body).at("error").at("status").as_string(), "PERMISSION_DENIED");
 
-    const net::HeaderList auth{{"authorization", "Bearer k"}};
+    const net::RequestHeaders auth{{"authorization", "Bearer k"}};
     auto unknown_model = call(sim, http::verb::post, "/v1/chat/completions", auth,
                               R"({"model":"nope","messages":[{"role":"user","content":"hi"}]})");
     EXPECT_EQ(unknown_model.status, 404u);
@@ -333,7 +333,7 @@ TEST_F(SimServerTest, APacingQuantumWritesTheChunksDueWithinItTogetherAndNeverEa
     sim::SimServerOptions options;
     options.pacing_quantum = std::chrono::milliseconds(10);
     SimFixture sim("instant", options);
-    const net::HeaderList paced{{"x-sim-ttft-ms", "1"}, {"x-sim-tpot-ms", "1"}, {"x-sim-tokens-per-chunk", "1"}};
+    const net::RequestHeaders paced{{"x-sim-ttft-ms", "1"}, {"x-sim-tpot-ms", "1"}, {"x-sim-tokens-per-chunk", "1"}};
     auto out = stream(sim, Api::openai, chat("gpt-4o", true, 40), paced);
     ASSERT_EQ(out.error, "");
     EXPECT_TRUE(out.acc.saw_done());

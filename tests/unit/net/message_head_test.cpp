@@ -94,8 +94,9 @@ TEST(RequestHead, RefusesValuesThatWouldSmuggleAHeaderAndBadNames) {
 }
 
 TEST(ResponseHead, WholeResponseInOrderWithLength) {
-    const Headers headers{{"x-tokenradar-request-id", "r-1"},
-                          {"x-tokenradar-upstream", "sim/gpt-4o"}};
+    // One constant name and one owned name: both written the same way.
+    const HeaderList headers{{HeaderName::constant("x-tokenradar-request-id"), "r-1"},
+                             {"x-tokenradar-upstream", "sim/gpt-4o"}};
     auto head = response_head(http::status::ok, 11, true, "application/json", headers,
                               ResponseBody::content_length, 42);
     ASSERT_TRUE(head) << head.error().message;
@@ -150,10 +151,10 @@ TEST(ResponseHead, StatusesWithoutBodyHaveNoLength) {
 }
 
 TEST(ResponseHead, DropsTheCallersFramingAndConnectionHeaders) {
-    const Headers headers{{"Content-Length", "999"},
-                          {"transfer-encoding", "chunked"},
-                          {"connection", "keep-alive"},
-                          {"etag", "x"}};
+    const HeaderList headers{{"Content-Length", "999"},
+                             {"transfer-encoding", "chunked"},
+                             {"connection", "keep-alive"},
+                             {"etag", "x"}};
     auto head = response_head(http::status::ok, 11, false, "text/plain", headers,
                               ResponseBody::content_length, 3);
     ASSERT_TRUE(head);
