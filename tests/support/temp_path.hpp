@@ -50,6 +50,15 @@ class TempPath {
     std::string path_;
 };
 
+// A fresh directory (see TempPath), created now, removed with its contents at scope end.
+class TempDir : public TempPath {
+  public:
+    explicit TempDir(std::string_view stem) : TempPath(stem, "") {
+        std::filesystem::create_directories(path());
+    }
+    [[nodiscard]] std::filesystem::path dir() const { return path(); }
+};
+
 // A fresh SQLite database path.
 class TempDb : public TempPath {
   public:

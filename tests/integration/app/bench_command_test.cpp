@@ -20,9 +20,8 @@ using testing::slurp;
 using testing::url_in;
 
 TEST(BenchCommand, RealtimeMeasuresAndIsRecordedInTheSummary) {
-    const testing::TempPath work("bench_rt", "");
-    const std::filesystem::path dir = work.path();
-    std::filesystem::create_directories(dir);
+    const testing::TempDir work("bench_rt");
+    const std::filesystem::path dir = work.dir();
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile instant --port 0", dir / "sim.err");
     const std::string url = url_in(sim.read_line());
     ASSERT_FALSE(url.empty()) << slurp(dir / "sim.err");

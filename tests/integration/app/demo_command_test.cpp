@@ -41,9 +41,8 @@ long counter(const std::string& metrics, const std::string& selector) {
 
 class DemoCommand : public ::testing::Test {
   protected:
-    void SetUp() override { std::filesystem::create_directories(dir_); }
-    const testing::TempPath work_{"demo", ""};
-    const std::filesystem::path dir_{work_.path()};
+    const testing::TempDir work_{"demo"};
+    const std::filesystem::path dir_{work_.dir()};
 };
 
 TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStats) {

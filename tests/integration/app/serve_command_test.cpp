@@ -25,9 +25,8 @@ using testing::slurp;
 using testing::url_in;
 
 TEST(ServeCommand, RelaysMeasuresAndFlushesItsStoreOnSigterm) {
-    const testing::TempPath work("serve", "");
-    const std::filesystem::path dir = work.path();
-    std::filesystem::create_directories(dir);
+    const testing::TempDir work("serve");
+    const std::filesystem::path dir = work.dir();
     const std::string binary = TOKENRADAR_BINARY;
 
     Child sim(binary + " sim --profile instant --port 0", dir / "sim.err");

@@ -48,9 +48,8 @@ int count(const std::string& text, const std::string& what) {
 }
 
 TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
-    const testing::TempPath work("sim_cmd", "");  // removed at the end, failed or not
-    const std::filesystem::path dir = work.path();
-    std::filesystem::create_directories(dir);
+    const testing::TempDir work("sim_cmd");  // removed at the end, failed or not
+    const std::filesystem::path dir = work.dir();
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 3",
               dir / "sim.err");
     const std::string url = url_in(sim.read_line());
@@ -89,9 +88,8 @@ TEST(SimCommand, RealtimeRunsEveryThreadFifoAndAQuantumOutsideItsRangeIsRefused)
     EXPECT_NE(refused.exit_code, 0);
     EXPECT_THAT(refused.err, HasSubstr("--pacing-quantum 11ms: expected a duration from 0us to 10ms"));
 
-    const testing::TempPath work("sim_rt", "");
-    const std::filesystem::path dir = work.path();
-    std::filesystem::create_directories(dir);
+    const testing::TempDir work("sim_rt");
+    const std::filesystem::path dir = work.dir();
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 2 --realtime --pacing-quantum 1ms",
               dir / "sim.err");
     const std::string url = url_in(sim.read_line());

@@ -209,8 +209,8 @@ TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault
 }
 
 TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
-    const testing::TempPath work("dashboard", "");
-    const std::filesystem::path dir = work.path();
+    const testing::TempDir work("dashboard");
+    const std::filesystem::path dir = work.dir();
     std::filesystem::create_directories(dir / "assets");
     std::ofstream(dir / "index.html") << "<!doctype html><title>TokenRadar</title>";
     std::ofstream(dir / "assets" / "app-1234.js") << "console.log(1)";

@@ -118,9 +118,8 @@ TEST(Profile, BadPeakTable) {
 }
 
 TEST(Profile, ErrorFromAFileNamesThePath) {
-    const testing::TempPath profiles("profile_test", "");
-    const std::filesystem::path dir = profiles.path();
-    std::filesystem::create_directories(dir);
+    const testing::TempDir profiles("profile_test");
+    const std::filesystem::path dir = profiles.dir();
     {
         std::ofstream out(dir / "broken.toml");
         out << kHead << "[capacity]\nmax_concurrent = \"many\"\n";
