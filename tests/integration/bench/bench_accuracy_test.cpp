@@ -8,7 +8,6 @@
 #include "../../support/temp_path.hpp"
 
 #include <tokenradar/bench/report.hpp>
-#include <tokenradar/core/realtime.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 
 #include <boost/json/parse.hpp>
@@ -98,34 +97,18 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
     return a;
 }
 
-// As `bench --realtime` and `sim --realtime` run: every thread of the measurement (the
-// sim's and bench's, which inherit the policy of the thread that starts them) under
-// SCHED_FIFO, so other processes on a busy machine cannot delay a timestamp by a time slice
-// (at load 4-5: trace error p99 27-147 ms without, 2-8 ms with; docs/NOTES.md). Without
-// the privilege it runs at normal priority.
-Accuracy measure_fixed_realtime(std::size_t concurrency, std::size_t requests) {
-    Accuracy a;
-    std::thread([&] {
-        if (auto rt = use_realtime_scheduling(kTimingRealtimePriority); !rt) {
-            std::fprintf(stderr, "normal priority: %s\n", rt.error().message.c_str());
-        }
-        a = measure_fixed(concurrency, requests);
-    }).join();
-    return a;
-}
-
 // This machine is shared and noisy (2 cores for the sim, the client and anything else, and
 // other VMs on the host); a run disturbed by something else is measured again after a pause,
 // up to eight runs in all: noise comes in spells (two fresh-clone runs missed five attempts
 // in a row, the runs around them passed at once). Every missed attempt is printed.
 void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
     constexpr int kAttempts = 8;
-    Accuracy a = measure_fixed_realtime(concurrency, requests);
+    Accuracy a = measure_fixed(concurrency, requests);
     for (int attempt = 2; attempt <= kAttempts && !a.meets_targets(); ++attempt) {
         std::fprintf(stderr, "attempt %d missed: TTFT p50 %.3f ms, TPOT p50 %.3f ms, trace error p99 %.3f ms\n",
                      attempt - 1, a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99);
         std::this_thread::sleep_for(std::chrono::seconds(1));
-        a = measure_fixed_realtime(concurrency, requests);
+        a = measure_fixed(concurrency, requests);
     }
     EXPECT_EQ(a.records, requests);
     EXPECT_EQ(a.errors, 0u);
