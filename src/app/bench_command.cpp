@@ -5,7 +5,6 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/duration.hpp>
 #include <tokenradar/core/logging.hpp>
-#include <tokenradar/core/realtime.hpp>
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/version.hpp>
 #include <tokenradar/observatory/submit.hpp>
@@ -281,12 +280,7 @@ int submit_records(const observatory::SubmitTarget& target, const net::ClientOpt
 
 int run(BenchArgs args, const CLI::App& sub) {
     if (!args.config.empty()) apply_config_file(args, sub);
-    if (args.realtime) {
-        // Before the lanes' threads start: they inherit this thread's policy.
-        if (auto rt = use_realtime_scheduling(kTimingRealtimePriority); !rt) {
-            throw ConfigError("--realtime: " + rt.error().message);
-        }
-    }
+    if (args.realtime) use_realtime_for_timing();  // before the lanes' threads start
     const bench::RunOptions options = build_options(args);
     const std::optional<observatory::SubmitTarget> submit = submit_target(args);
     const std::string started = utc_now_rfc3339();

@@ -66,6 +66,7 @@ std::chrono::nanoseconds parse_pacing_quantum(const std::string& text) {
 }
 
 int run(const SimArgs& args) {
+    if (args.realtime) use_realtime_for_timing();  // before the sim's threads start
     sim::SimCommandOptions options;
     options.host = args.host;
     if (args.profiles.size() > 1 && args.port != 0) {
@@ -78,7 +79,6 @@ int run(const SimArgs& args) {
     options.trace_path = args.trace;
     options.threads = args.threads;
     if (!args.pacing_quantum.empty()) options.pacing_quantum = parse_pacing_quantum(args.pacing_quantum);
-    options.realtime = args.realtime;
     if (!args.api_key_env.empty()) {
         const char* key = std::getenv(args.api_key_env.c_str());
         if (key == nullptr || *key == '\0') {

@@ -2,7 +2,6 @@
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/logging.hpp>
-#include <tokenradar/core/realtime.hpp>
 #include <tokenradar/net/signals.hpp>
 #include <tokenradar/sim/profile.hpp>
 #include <tokenradar/sim/sim_server.hpp>
@@ -16,14 +15,6 @@
 namespace tokenradar::sim {
 
 int run_sim_command(const SimCommandOptions& options) {
-    if (options.realtime) {
-        // First, so a refusal stops the command before it listens; the worker threads
-        // started below inherit this thread's policy.
-        if (auto rt = use_realtime_scheduling(kTimingRealtimePriority); !rt) {
-            throw ConfigError("--realtime: " + rt.error().message);
-        }
-    }
-
     SimServerOptions server_options;
     server_options.api_key = options.api_key;
     server_options.pinned_wall_time_us = options.pinned_wall_time_us;

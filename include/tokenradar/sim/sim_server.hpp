@@ -106,8 +106,6 @@ struct SimCommandOptions {
     std::filesystem::path trace_path;
     unsigned threads = 0;  // 0: one per core
     std::chrono::nanoseconds pacing_quantum{0};
-    // Run the I/O threads under SCHED_FIFO (core/realtime.hpp); refused without privileges.
-    bool realtime = false;
     std::string api_key;
     std::optional<std::int64_t> pinned_wall_time_us;
     // Told one "sim NAME listening on URL (models: ...)" line per endpoint once it listens.
