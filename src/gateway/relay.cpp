@@ -125,11 +125,18 @@ struct RelayFigures {
     }
 };
 
+// Counts one write's relay delay: from the upstream read at `read_ns` to now (written).
+void observe_relay(Gateway::Impl& gw, RelayFigures& figures, std::int64_t read_ns) {
+    const std::int64_t relay_ns = steady_now_ns() - read_ns;
+    figures.relay_ns.push_back(relay_ns);
+    gw.metrics.observe_relay_ns(relay_ns);
+}
+
 // Writes `out` to the client, with the response head when it is still pending (`head` is
-// then cleared; with an empty `out` the head goes alone). Counts the relay delay from the
-// upstream read at `read_ns`. False when the client is gone.
+// then cleared; with an empty `out` the head goes alone), and empties `out`. Counts the
+// relay delay from the upstream read at `read_ns`. False when the client is gone.
 awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream, const net::HeaderList*& head,
-                                const std::string& out, std::int64_t read_ns, RelayFigures& figures) {
+                                std::string& out, std::int64_t read_ns, RelayFigures& figures) {
     if (head != nullptr) {
         const net::HeaderList& headers = *std::exchange(head, nullptr);
         if (auto ec = co_await start_client(stream, headers, out)) co_return false;
@@ -138,17 +145,20 @@ awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream, const n
     } else if (auto ec = co_await write_client(stream, out)) {
         co_return false;
     }
-    if (!out.empty()) {
-        const std::int64_t relay_ns = steady_now_ns() - read_ns;
-        figures.relay_ns.push_back(relay_ns);
-        gw.metrics.observe_relay_ns(relay_ns);
-    }
+    if (!out.empty()) observe_relay(gw, figures, read_ns);
+    out.clear();
     co_return true;
 }
 
 // Relays an upstream stream to the client. Returns the record's status. With `head` set the
 // client's response head has not been sent yet: it leaves with the first piece's events in
 // one write (the upstream's first bytes came with its head, so that read does not wait).
+//
+// Writes: one per upstream read (a read is up to 16 KiB: ~70 of the sim's events), plus one
+// as soon as the first token is decoded. A write costs far more than decoding an event (a
+// syscall that wakes the client: ~10 us here, against ~0.5 us), so splitting a read's events
+// over several writes would delay its last events by the extra writes and cost CPU. The read
+// that brings the terminal event leaves with the end of the stream, in one write.
 awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
                                     net::ResponseWriter& writer, const Attempt& a, Measurement& m,
                                     bool client_wants_usage, const net::HeaderList* head) {
@@ -166,7 +176,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
     dialect::StreamTranslator translator(a.provider.api, client_wants_usage, std::move(meta));
     const dialect::StreamAccumulator& acc = meter.accumulator();
     RelayFigures figures;
-    std::string out;
+    std::string out;               // translated bytes not yet written
+    std::int64_t out_read_ns = 0;  // the upstream read that brought them
     std::optional<Error> failure;
     bool client_gone = false;
     bool first_token_out = false;
@@ -185,13 +196,14 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             if (auto ended = meter.end(now); !ended) failure = ended.error();
             break;
         }
-        out.clear();
+        out_read_ns = now;
+        out.reserve(piece->size() + piece->size() / 4);  // about what the events re-encode to
         std::string_view rest = *piece;
         while (!rest.empty()) {
             // Until the first token is out, a piece is decoded an event at a time ("\n\n"-framed;
             // the parser is incremental, so any split is safe) and written as soon as the first
-            // token is in `out`: decoding the rest of a 4 KiB piece (~18 events of the sim's)
-            // held the client's first token back by 20-50 us.
+            // token is in `out`: decoding the rest of the piece (up to ~70 events of the sim's)
+            // would hold the client's first token back.
             std::string_view part = rest;
             if (!first_token_out) {
                 if (const auto end = rest.find("\n\n"); end != std::string_view::npos) part = rest.substr(0, end + 2);
@@ -207,60 +219,55 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             if (!first_token_out && acc.times().first_token) {
                 first_token_out = true;
                 first_token_watchdog.disarm();
-                if (!rest.empty()) {
-                    const bool written = co_await flush_to_client(gw, *stream, head, out, now, figures);
-                    if (!written) {
-                        client_gone = true;
-                        break;
-                    }
-                    out.clear();
+                if (!rest.empty() && !co_await flush_to_client(gw, *stream, head, out, now, figures)) {
+                    client_gone = true;
+                    break;
                 }
             }
         }
         if (client_gone) break;
-        const bool written = co_await flush_to_client(gw, *stream, head, out, now, figures);
-        if (!written) {
+        if (acc.saw_done() && !failure) break;  // `out` leaves with the end of the stream
+        if (!co_await flush_to_client(gw, *stream, head, out, now, figures)) {
             client_gone = true;
             break;
         }
-        if (acc.saw_done()) break;
     }
     first_token_watchdog.disarm();
     if (failure) meter.abandon(steady_now_ns());
     client_gone = client_gone || writer.client_gone();
 
+    // `out` holds what is not written yet: the last read's events when the terminal event came.
     std::string status = "ok";
     if (client_gone) {
         status = "cancelled";
     } else if (failure) {
         status = std::string(status_name(failure->code));
         spdlog::info("upstream {} stream failed: {}", upstream_label(a), failure->message);
-        out.clear();
         translator.fail(errc_of(*failure), fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
         status = fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
-        out.clear();
         translator.finish(out);
     } else if (!acc.saw_done()) {
         status = "protocol_error";
-        out.clear();
         translator.fail(Errc::protocol_error,
                         fmt::format("upstream {}: the stream ended without its terminal event", a.provider.name),
                         out);
     } else {
-        out.clear();
         translator.finish(out);
     }
+    // The heartbeat stops first: after it nothing else writes, so the last bytes and the
+    // stream's end go out together.
+    co_await stop_heartbeat(*stream);
     if (!client_gone) {
+        const bool upstream_bytes = acc.saw_done() && !out.empty();
+        boost::system::error_code ec;
         if (head != nullptr) {
-            co_await start_client(*stream, *head, out);
-        } else if (!out.empty()) {
-            co_await write_client(*stream, out);
+            ec = co_await start_client(*stream, *head, out);
+            if (!ec) ec = co_await writer.finish();
+        } else {
+            ec = co_await writer.finish(out);
         }
-        co_await stop_heartbeat(*stream);
-        co_await writer.finish();
-    } else {
-        co_await stop_heartbeat(*stream);
+        if (!ec && upstream_bytes) observe_relay(gw, figures, out_read_ns);
     }
     // Read the upstream to its end so its connection returns to the pool (the client is done).
     while (status == "ok" && !response.done()) {

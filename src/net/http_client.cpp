@@ -44,9 +44,11 @@ using ErrorCode = boost::system::error_code;
 
 namespace {
 
-constexpr std::size_t kBodyPiece = 4096;
 // Initial capacity of a connection's read buffer: the most one read takes from the socket.
 constexpr std::size_t kReadCapacity = 16 * 1024;
+// The most body one read_some() returns: what one read can bring, so a relay writes once per
+// read (a 4 KiB piece made a 16 KiB read four client writes, each a syscall and a wake-up).
+constexpr std::size_t kBodyPiece = kReadCapacity;
 constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
 // A pooled connection idle for less than this is reused without the liveness recv(MSG_PEEK):
 // a server that keeps a connection alive does not close it within a second, and the peek
@@ -104,7 +106,7 @@ struct ClientConnection {
     beast::flat_buffer buffer{1 << 20};
     Clock::time_point idle_since{};
     // Body pieces are copied here (Beast's buffer_body). Left uninitialised, and one per
-    // connection rather than per response: a zero-filled 4 KiB array per request was a large
+    // connection rather than per response: a zero-filled array per request was a large
     // malloc (and malloc_consolidate) on every small request.
     std::array<char, kBodyPiece> piece;
     std::shared_ptr<LazyDeadline> deadline;  // shared with its pending wait's handler

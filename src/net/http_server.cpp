@@ -316,13 +316,25 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
     co_return ec;
 }
 
-asio::awaitable<boost::system::error_code> ResponseWriter::finish() {
+asio::awaitable<boost::system::error_code> ResponseWriter::finish(std::string_view last_bytes) {
     if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     boost::system::error_code ec;
-    if (version_ >= 11) {
+    if (version_ < 11) {
+        if (!last_bytes.empty()) {
+            const auto buffer = asio::buffer(last_bytes.data(), last_bytes.size());
+            ec = co_await write_buffers(*conn_, buffer);
+        }
+    } else if (last_bytes.empty()) {
         const auto buffer = asio::buffer(kLastChunk.data(), kLastChunk.size());
         ec = co_await write_buffers(*conn_, buffer);
+    } else {
+        // The last chunk and the terminating one in one write: one wake-up of the client.
+        const ChunkFrame frame(last_bytes.size());
+        const std::array<asio::const_buffer, 4> buffers{
+            asio::buffer(frame.line.data(), frame.length), asio::buffer(last_bytes.data(), last_bytes.size()),
+            asio::buffer(kCrlf.data(), kCrlf.size()), asio::buffer(kLastChunk.data(), kLastChunk.size())};
+        ec = co_await write_buffers(*conn_, buffers);
     }
     if (ec) {
         conn_->gone = true;

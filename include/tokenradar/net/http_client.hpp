@@ -83,8 +83,8 @@ class StreamingResponse {
     // until-close framing removed) and returns a view of it, valid until the next call; an
     // empty view at the end of the body. first_byte_timeout applies to the first piece,
     // idle_timeout between pieces, total_timeout overall (Errc::timeout_first_byte,
-    // timeout_idle, timeout_total). A piece is at most 4 KiB. Bytes already buffered are
-    // parsed without suspending.
+    // timeout_idle, timeout_total). A piece is at most 16 KiB (what one socket read
+    // brings). Bytes already buffered are parsed without suspending.
     asio::awaitable<Result<std::string_view>> read_some();
     // The rest of the body; Errc::payload_too_large past max_bytes.
     asio::awaitable<Result<std::string>> read_all(std::size_t max_bytes);

@@ -61,8 +61,9 @@ class ResponseWriter {
     // Writes one chunk straight to the socket (TCP_NODELAY, no buffering, no copy).
     // An empty view (or any chunk of a HEAD response) writes nothing.
     asio::awaitable<boost::system::error_code> write_chunk(std::string_view bytes);
-    // The final 0-size chunk.
-    asio::awaitable<boost::system::error_code> finish();
+    // The final 0-size chunk, after `last_bytes` as one more chunk when given: both leave in
+    // one write.
+    asio::awaitable<boost::system::error_code> finish(std::string_view last_bytes = {});
     // Closes the socket now without finishing (simulates a mid-stream disconnect).
     void abort();
 

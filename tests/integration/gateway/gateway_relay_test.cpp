@@ -377,6 +377,38 @@ TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
     EXPECT_EQ(m.output_events, 2);
 }
 
+// tokenradar_relay_delay_seconds_count: the client writes that carried upstream bytes.
+std::int64_t relayed_writes(const GatewayFixture& gw) {
+    const auto metrics = testing::fetch(http::verb::get, gw.url("/metrics")).body;
+    const std::string_view name = "tokenradar_relay_delay_seconds_count{} ";
+    const auto at = metrics.find(name);
+    if (at == std::string::npos) return -1;
+    return std::stoll(metrics.substr(at + name.size()));
+}
+
+TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTheEnd) {
+    // ~12 KB of events in one upstream write: one read for the gateway. The first token goes
+    // out at once; the rest leaves with the stream's end. A 4 KiB piece per read_some made
+    // this four writes, and the end of the stream a fifth.
+    std::string events = chunk("");
+    for (int i = 0; i < 60; ++i) events += chunk("token" + std::to_string(i) + " ");
+    events += "data: [DONE]\n\n";
+    ASSERT_GT(events.size(), 8u * 1024);
+    ASSERT_LT(events.size(), 15u * 1024);
+    ScriptedServer upstream(sse_script({{milliseconds(0), events}}));
+    GatewayFixture gw(only_upstream(upstream));
+    const std::int64_t before = relayed_writes(gw);
+    auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 60));
+    ASSERT_EQ(f.status, 200u) << f.body;
+    const auto s = read_openai_stream(f.body);
+    EXPECT_TRUE(s.all_json);
+    EXPECT_TRUE(s.done);
+    EXPECT_EQ(s.text.substr(0, 14), "token0 token1 ");
+    EXPECT_EQ(s.text.size(), std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "ok");
+    EXPECT_EQ(relayed_writes(gw) - before, 2);
+}
+
 TEST(GatewayRelay, MalformedUpstreamChunkIsAProtocolError) {
     ScriptedServer broken(sse_script({{milliseconds(0), chunk("ok")}, {milliseconds(0), "data: {\"choices\": [\n\n"}}));
     GatewayFixture gw(only_upstream(broken));
