@@ -188,14 +188,23 @@ for mode in nonstream stream; do
     done
 done
 
-# Streaming TTFT through every route in one bench run: its closed loop interleaves the
-# targets in shuffled rounds, so each route is measured under the same conditions.
-echo "bench: streaming TTFT over all routes, concurrency 1, ${seconds}s" >&2
-targets=()
-for route in "${routes[@]}"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
-"${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
-    --duration "${seconds}s" --header 'x-portkey-provider: openai' \
-    --header "x-portkey-custom-host: $upstream" --format json > "$tmp/ttft.json"
+# Streaming TTFT: one bench run over direct, nginx and TokenRadar (its closed loop
+# interleaves the targets in shuffled rounds, so they share conditions), then Portkey against
+# direct in a run of its own. Interleaved with the others, Portkey's node process (~30 ms per
+# stream, on the servers' CPU) slowed every route: direct's TTFT p50 read 0.28-0.35 ms with it
+# in the rotation and 0.085 ms without, and the proxies' added TTFT doubled.
+ttft_run() {
+    local out=$1 route targets=()
+    shift
+    for route in "$@"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
+    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
+        --duration "${seconds}s" --header 'x-portkey-provider: openai' \
+        --header "x-portkey-custom-host: $upstream" --format json > "$tmp/$out"
+}
+echo "bench: streaming TTFT, direct + nginx + tokenradar, concurrency 1, ${seconds}s" >&2
+ttft_run ttft.json direct nginx tokenradar
+echo "bench: streaming TTFT, direct + portkey, concurrency 1, ${seconds}s" >&2
+ttft_run ttft-portkey.json direct portkey
 
 # The store: the gateway's own counters (tokenradar_store_records_total), then its database.
 store_metrics=$(metrics | awk '/^tokenradar_store_records_total/ { sub(/.*outcome="/, ""); sub(/"}/, ""); printf "%s=%s ", $1, $2 }')
