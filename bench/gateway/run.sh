@@ -4,7 +4,7 @@
 # floor), through TokenRadar (metering on, store on when the binary has one) and through
 # Portkey's gateway. Prints one markdown table: added latency, request rate, ratios to nginx,
 # streaming TTFT, TokenRadar's per-chunk relay delay and its memory with 1,000 open streams.
-#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; 18 scenarios, ~5 min)
+#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; 13 scenarios, ~3 min)
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
 #   KEEP=1 bench/gateway/run.sh             keep the work directory (logs, raw wrk output)
 #   PIN=0 bench/gateway/run.sh              do not pin the client and the servers to CPUs
@@ -177,34 +177,40 @@ for route in "${routes[@]}"; do
 done 2>/dev/null || true
 
 metrics() { curl -sf "http://127.0.0.1:$gw_port/metrics"; }
+# Concurrency 64: wrk, one route at a time (each needs the machine to itself).
 for mode in nonstream stream; do
-    for c in 1 64; do
-        for route in "${routes[@]}"; do
-            echo "wrk: $route $mode c=$c, ${seconds}s" >&2
-            [ "$route" = tokenradar ] && metrics > "$tmp/metrics-before-$mode-c$c.txt"
-            run_wrk "$route" "$mode" "$c" "$seconds" "$tmp/wrk-$route-$mode-c$c.txt"
-            [ "$route" = tokenradar ] && metrics > "$tmp/metrics-after-$mode-c$c.txt"
-        done
+    for route in "${routes[@]}"; do
+        echo "wrk: $route $mode c=64, ${seconds}s" >&2
+        [ "$route" = tokenradar ] && metrics > "$tmp/metrics-before-$mode-c64.txt"
+        run_wrk "$route" "$mode" 64 "$seconds" "$tmp/wrk-$route-$mode-c64.txt"
+        [ "$route" = tokenradar ] && metrics > "$tmp/metrics-after-$mode-c64.txt"
     done
 done
 
-# Streaming TTFT: one bench run over direct, nginx and TokenRadar (its closed loop
-# interleaves the targets in shuffled rounds, so they share conditions), then Portkey against
-# direct in a run of its own. Interleaved with the others, Portkey's node process (~30 ms per
-# stream, on the servers' CPU) slowed every route: direct's TTFT p50 read 0.28-0.35 ms with it
-# in the rotation and 0.085 ms without, and the proxies' added TTFT doubled.
-ttft_run() {
-    local out=$1 route targets=()
-    shift
+# Concurrency 1: tokenradar bench, direct, nginx and TokenRadar in one run. Its closed loop
+# interleaves the targets in shuffled rounds, so they share conditions: one wrk run per route
+# after another compared tails from different seconds (direct's own p99 moved 1.0-3.3 ms
+# between runs, while the proxies added tenths of a millisecond). The stream run gives the
+# TTFT too. Portkey runs against direct in a run of its own: in the same rotation its node
+# process (~30 ms per stream, on the servers' CPU) slowed every route (direct's TTFT p50
+# 0.085 ms without it, 0.28-0.35 ms with it; the proxies' added TTFT doubled).
+bench_run() {
+    local mode=$1 out=$2 route targets=() workload=bench/client/nonstream.toml
+    shift 2
+    [ "$mode" = stream ] && workload=$here/stream.toml
     for route in "$@"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
-    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$here/stream.toml" --concurrency 1 \
+    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" --concurrency 1 \
         --duration "${seconds}s" --header 'x-portkey-provider: openai' \
         --header "x-portkey-custom-host: $upstream" --format json > "$tmp/$out"
 }
-echo "bench: streaming TTFT, direct + nginx + tokenradar, concurrency 1, ${seconds}s" >&2
-ttft_run ttft.json direct nginx tokenradar
-echo "bench: streaming TTFT, direct + portkey, concurrency 1, ${seconds}s" >&2
-ttft_run ttft-portkey.json direct portkey
+for mode in nonstream stream; do
+    echo "bench: $mode c=1, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
+    metrics > "$tmp/metrics-before-$mode-c1.txt"
+    bench_run "$mode" "bench-$mode-c1.json" direct nginx tokenradar
+    metrics > "$tmp/metrics-after-$mode-c1.txt"
+    echo "bench: $mode c=1, direct + portkey, ${seconds}s" >&2
+    bench_run "$mode" "bench-$mode-c1-portkey.json" direct portkey
+done
 
 # The store: the gateway's own counters (tokenradar_store_records_total), then its database.
 store_metrics=$(metrics | awk '/^tokenradar_store_records_total/ { sub(/.*outcome="/, ""); sub(/"}/, ""); printf "%s=%s ", $1, $2 }')

@@ -45,6 +45,22 @@ def load_wrk(workdir, route, mode, c):
     }
 
 
+def load_bench(workdir, name, routes, failures):
+    """One `tokenradar bench --format json` run: its targets by name, or None."""
+    text = read(workdir, name)
+    if not text:
+        failures.append(f"{name}: no result")
+        return None
+    targets = {t["name"]: t for t in json.loads(text)["targets"]}
+    for r in routes:
+        if r not in targets or not targets[r]["e2e_ms"]["count"]:
+            failures.append(f"{name}: {r} has no successful request")
+            return None
+        if targets[r]["errors"]:
+            failures.append(f"{name}: {r}: {targets[r]['errors']} errors")
+    return targets
+
+
 def relay_buckets(text):
     """Cumulative counts of tokenradar_relay_delay_seconds, keyed by the bucket bound."""
     buckets = {}
@@ -81,35 +97,49 @@ def verdict(ok):
 def main():
     workdir = sys.argv[1]
     run = key_values(read(workdir, "run.txt") or "")
-    wrk = {(r, m, c): load_wrk(workdir, r, m, c) for r in ROUTES for m, _ in MODES for c in (1, 64)}
+    wrk = {(r, m): load_wrk(workdir, r, m, 64) for r in ROUTES for m, _ in MODES}
     rows = []
     failures = []
-    for (r, m, c), w in wrk.items():
+    for (r, m), w in wrk.items():
         if w is None:
-            failures.append(f"{r} {m} c={c}: no result")
+            failures.append(f"{r} {m} c=64: no result")
         elif w["failed"]:
-            failures.append(f"{r} {m} c={c}: {w['failed']} failed requests")
+            failures.append(f"{r} {m} c=64: {w['failed']} failed requests")
+    # Concurrency 1: interleaved bench runs (direct, nginx, TokenRadar; Portkey against direct).
+    c1 = {m: load_bench(workdir, f"bench-{m}-c1.json", ["direct", "nginx", "tokenradar"], failures) for m, _ in MODES}
+    c1_portkey = {m: load_bench(workdir, f"bench-{m}-c1-portkey.json", ["direct", "portkey"], failures)
+                  for m, _ in MODES}
 
-    # Added latency: the route's wrk latency minus direct's, same request kind and concurrency.
+    def ratio_cells(ngx, tr):
+        if ngx > 0:
+            return f"{tr / ngx:.2f}x", tr <= ADDED_RATIO_MAX * ngx
+        return "n/a (nginx added nothing)", tr <= 0
+
+    # Added latency: the route's latency minus direct's, same request kind and concurrency;
+    # at c=1 from one interleaved bench run (end to end), at c=64 from wrk.
     for mode, label in MODES:
-        for c in (1, 64):
-            d = wrk[("direct", mode, c)]
+        b, bp = c1[mode], c1_portkey[mode]
+        if b:
             for q in ("p50", "p99"):
-                key = f"{q}_ms"
-                if d is None or any(wrk[(r, mode, c)] is None for r in ROUTES):
-                    continue
-                add = {r: wrk[(r, mode, c)][key] - d[key] for r in ROUTES[1:]}
-                ngx, tr = add["nginx"], add["tokenradar"]
-                if ngx > 0:
-                    ratio, ok = f"{tr / ngx:.2f}x", tr <= ADDED_RATIO_MAX * ngx
-                else:
-                    ratio, ok = ("n/a (nginx added nothing)", tr <= 0)
-                rows.append([f"{label} c={c}: latency {q}, added", ms(d[key]), added(ngx), added(tr),
-                             added(add["portkey"]), ratio, f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+                add = {r: b[r]["e2e_ms"][q] - b["direct"]["e2e_ms"][q] for r in ("nginx", "tokenradar")}
+                portkey = added(bp["portkey"]["e2e_ms"][q] - bp["direct"]["e2e_ms"][q]) if bp else ""
+                ratio, ok = ratio_cells(add["nginx"], add["tokenradar"])
+                rows.append([f"{label} c=1: latency {q}, added (bench, interleaved)", ms(b["direct"]["e2e_ms"][q]),
+                             added(add["nginx"]), added(add["tokenradar"]), portkey, ratio,
+                             f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+        d = wrk[("direct", mode)]
+        if d is None or any(wrk[(r, mode)] is None for r in ROUTES[1:]):
+            continue
+        for q in ("p50", "p99"):
+            key = f"{q}_ms"
+            add = {r: wrk[(r, mode)][key] - d[key] for r in ROUTES[1:]}
+            ratio, ok = ratio_cells(add["nginx"], add["tokenradar"])
+            rows.append([f"{label} c=64: latency {q}, added (wrk)", ms(d[key]), added(add["nginx"]),
+                         added(add["tokenradar"]), added(add["portkey"]), ratio, f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
 
     # Request rate at concurrency 64, and the CPU each route's proxy spent per request.
     for mode, label in MODES:
-        w = {r: wrk[(r, mode, 64)] for r in ROUTES}
+        w = {r: wrk[(r, mode)] for r in ROUTES}
         if any(v is None for v in w.values()):
             continue
         direct = w["direct"]["rps"]
@@ -121,38 +151,25 @@ def main():
         rows.append([f"{label} c=64: CPU per request (proxy; direct: the sim)", *cpu,
                      f"{w['tokenradar']['cpu_us_per_req'] / w['nginx']['cpu_us_per_req']:.2f}x", "", ""])
 
-    # Streaming TTFT: direct, nginx and TokenRadar from one interleaved bench run; Portkey
-    # from a run of its own, against the direct baseline measured in that run.
-    def ttft_p50(name, routes):
-        text = read(workdir, name)
-        if not text:
-            return None
-        targets = {t["name"]: t for t in json.loads(text)["targets"]}
-        for r in routes:
-            if r in targets and targets[r]["errors"]:
-                failures.append(f"TTFT bench {r}: {targets[r]['errors']} errors")
-        p50 = {r: targets[r]["ttft_ms"]["p50"] for r in routes if r in targets and targets[r]["ttft_ms"]["count"]}
-        if len(p50) != len(routes):
-            failures.append(f"TTFT bench ({name}): a route has no successful stream")
-            return None
-        return p50
-
-    p50 = ttft_p50("ttft.json", ["direct", "nginx", "tokenradar"])
-    if p50:
-        portkey = ttft_p50("ttft-portkey.json", ["direct", "portkey"])
-        portkey_added = added(portkey["portkey"] - portkey["direct"]) if portkey else ""
+    # Streaming TTFT, from the c=1 stream runs.
+    b, bp = c1["stream"], c1_portkey["stream"]
+    if b:
+        p50 = {r: b[r]["ttft_ms"]["p50"] for r in b}
+        portkey_added = added(bp["portkey"]["ttft_ms"]["p50"] - bp["direct"]["ttft_ms"]["p50"]) if bp else ""
         tr_added = p50["tokenradar"] - p50["direct"]
-        rows.append(["stream c=1: TTFT p50 (tokenradar bench), added", ms(p50["direct"]),
+        rows.append(["stream c=1: TTFT p50, added (bench, interleaved)", ms(p50["direct"]),
                      added(p50["nginx"] - p50["direct"]), added(tr_added), portkey_added,
-                     "", f"TokenRadar < {TTFT_ADDED_MAX_MS} ms", verdict(tr_added < TTFT_ADDED_MAX_MS)])
+                     f"{tr_added / (p50['nginx'] - p50['direct']):.2f}x" if p50["nginx"] > p50["direct"] else "",
+                     f"TokenRadar < {TTFT_ADDED_MAX_MS} ms", verdict(tr_added < TTFT_ADDED_MAX_MS)])
 
     # Per-chunk relay delay from TokenRadar's own histogram, per streaming run.
     relay = []
+    streams = {1: c1["stream"]["tokenradar"]["requests"] if c1["stream"] else None,
+               64: wrk[("tokenradar", "stream")]["requests"] if wrk[("tokenradar", "stream")] else None}
     for c in (1, 64):
         bound, chunks = relay_p99(workdir, "stream", c)
-        w = wrk[("tokenradar", "stream", c)]
-        if bound is not None and w is not None:
-            relay.append((c, bound, chunks / w["requests"] if w["requests"] else math.nan))
+        if bound is not None and streams[c]:
+            relay.append((c, bound, chunks / streams[c]))
     if relay:
         text = " / ".join((f"c={c}: <= {b * 1e6:g} us" if b != math.inf else f"c={c}: > 100 ms") +
                           f" ({writes:.0f} writes per stream)" for c, b, writes in relay)
