@@ -17,6 +17,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -407,6 +408,13 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     EXPECT_EQ(s.text.size(), std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
     EXPECT_EQ(gw.records().wait_for(1).at(0).status, "ok");
     EXPECT_EQ(relayed_writes(gw) - before, 2);
+    // Buckets close around the 100 us bound, so a p99 can be placed next to it.
+    const auto metrics = testing::fetch(http::verb::get, gw.url("/metrics")).body;
+    for (const char* bound : {"7.5e-05", "0.0001", "0.00015"}) {
+        EXPECT_NE(metrics.find(fmt::format("tokenradar_relay_delay_seconds_bucket{{le=\"{}\"}}", bound)),
+                  std::string::npos)
+            << bound;
+    }
 }
 
 TEST(GatewayRelay, MalformedUpstreamChunkIsAProtocolError) {
