@@ -3,6 +3,9 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace tokenradar::dialect {
@@ -244,30 +247,93 @@ json::parse_options scan_options() {
     return opts;
 }
 
+
+// The bytes around the content string of the last chunk the parser accepted. The chunks of
+// one stream differ only in their text (id, created, model and the choice around it repeat),
+// so a chunk that repeats these bytes exactly, around a content string of plain printable
+// ASCII (no quote, no backslash: its bytes are its text), is the same document with another
+// text: it is taken without parsing, with the same finish reason.
+class Envelope {
+  public:
+    // After the parser accepted `data` with a non-empty text: remembers the bytes around its
+    // content string when `"content":"` occurs exactly once (a raw quote cannot occur inside
+    // a JSON string, so that is the delta's content key).
+    void learn(std::string_view data, std::optional<std::string_view> finish) {
+        valid_ = false;
+        constexpr std::string_view kKey = "\"content\":\"";
+        const std::size_t key = data.find(kKey);
+        if (key == std::string_view::npos || data.find(kKey, key + 1) != std::string_view::npos) return;
+        const std::size_t start = key + kKey.size();
+        std::size_t end = start;
+        while (end < data.size() && data[end] != '"') end += data[end] == '\\' ? 2 : 1;
+        if (end >= data.size()) return;
+        before_.assign(data.substr(0, start));
+        after_.assign(data.substr(end));
+        has_finish_ = finish.has_value();
+        finish_.assign(finish.value_or(std::string_view{}));
+        valid_ = true;
+    }
+    // The text of `data` when it is the remembered envelope around a plain ASCII text.
+    std::optional<std::string_view> text_of(std::string_view data) const noexcept {
+        if (!valid_ || data.size() <= before_.size() + after_.size()) return std::nullopt;
+        if (!data.starts_with(before_) || !data.ends_with(after_)) return std::nullopt;
+        const std::string_view text = data.substr(before_.size(), data.size() - before_.size() - after_.size());
+        for (const char c : text) {
+            if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return std::nullopt;
+        }
+        return text;
+    }
+    std::optional<std::string_view> finish() const noexcept {
+        if (!has_finish_) return std::nullopt;
+        return std::string_view(finish_);
+    }
+
+  private:
+    std::string before_;  // through the content string's opening quote
+    std::string after_;   // from its closing quote to the end
+    std::string finish_;
+    bool has_finish_ = false;
+    bool valid_ = false;
+};
+
 }  // namespace
 
 struct OpenAiChunkScanner::Impl {
     json::basic_parser<Handler> parser{scan_options()};
+    Envelope envelope;
+    bool enveloped = false;     // the envelope took the last chunk
+    std::string enveloped_text;  // its text (a copy: the caller's bytes may go)
 };
 
 OpenAiChunkScanner::OpenAiChunkScanner() : impl_(std::make_unique<Impl>()) {}
 OpenAiChunkScanner::~OpenAiChunkScanner() = default;
 
 bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
-    auto& parser = impl_->parser;
+    Impl& s = *impl_;
+    if (const auto text = s.envelope.text_of(data)) {
+        s.enveloped = true;
+        s.enveloped_text.assign(*text);
+        return true;
+    }
+    s.enveloped = false;
+    auto& parser = s.parser;
     parser.reset();
     parser.handler().reset();
     ErrorCode ec;
     const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
-    return !ec && n == data.size() && parser.done();
+    const bool accepted = !ec && n == data.size() && parser.done();
+    if (accepted && !parser.handler().text().empty()) s.envelope.learn(data, parser.handler().finish());
+    return accepted;
 }
 
 std::string_view OpenAiChunkScanner::text() const noexcept {
-    return impl_->parser.handler().text();
+    return impl_->enveloped ? std::string_view(impl_->enveloped_text) : impl_->parser.handler().text();
 }
 
+bool OpenAiChunkScanner::enveloped() const noexcept { return impl_->enveloped; }
+
 std::optional<std::string_view> OpenAiChunkScanner::finish() const noexcept {
-    return impl_->parser.handler().finish();
+    return impl_->enveloped ? impl_->envelope.finish() : impl_->parser.handler().finish();
 }
 
 }  // namespace tokenradar::dialect

@@ -34,6 +34,9 @@ class OpenAiChunkScanner {
     std::string_view text() const noexcept;
     // choices[0].finish_reason when it is a string.
     std::optional<std::string_view> finish() const noexcept;
+    // The last scan() matched the previous parsed chunk's bytes around a plain ASCII text and
+    // took it without parsing (the chunks of one stream differ only in their text).
+    bool enveloped() const noexcept;
 
   private:
     struct Impl;

@@ -1,6 +1,32 @@
-// libFuzzer target: see stream_fuzz.hpp.
+// libFuzzer target: see stream_fuzz.hpp. For OpenAI also differential: every event must
+// decode exactly alike through the decoder's fast paths (the chunk scanner and its envelope
+// match) and through the full DOM decoder, fed the same events in the same order.
 #include "stream_fuzz.hpp"
 
+#include <tokenradar/dialect/openai.hpp>
+
+namespace {
+
+void fast_paths_match_the_full_decoder(std::string_view bytes) {
+    using tokenradar::dialect::OpenAiStreamDecoder;
+    using tokenradar::dialect::StreamDelta;
+    tokenradar::sse::SseParser parser(tokenradar::sse::SseParser::Options{.max_buffered_bytes = 64 * 1024});
+    OpenAiStreamDecoder fast;
+    OpenAiStreamDecoder full(false);
+    std::vector<StreamDelta> a;
+    std::vector<StreamDelta> b;
+    (void)parser.feed(bytes, [&](const tokenradar::sse::SseEvent& e) {
+        a.clear();
+        b.clear();
+        const bool fast_ok = fast.decode(e.event, e.data, a).has_value();
+        const bool full_ok = full.decode(e.event, e.data, b).has_value();
+        if (fast_ok != full_ok || a != b) std::abort();
+    });
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    fast_paths_match_the_full_decoder(std::string_view(reinterpret_cast<const char*>(data), size));
     return tokenradar::dialect::fuzz_stream(tokenradar::dialect::Api::openai, data, size);
 }

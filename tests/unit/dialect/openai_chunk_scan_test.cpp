@@ -151,6 +151,63 @@ TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
     }
 }
 
+TEST(OpenAiChunkScan, AChunkRepeatingTheLastEnvelopeIsTakenWithoutParsing) {
+    OpenAiChunkScanner scan;
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"Hel"})")));
+    EXPECT_FALSE(scan.enveloped());  // the first one is parsed
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"lo, world"})")));
+    EXPECT_TRUE(scan.enveloped());
+    EXPECT_EQ(scan.text(), "lo, world");
+    EXPECT_FALSE(scan.finish().has_value());
+    // Escapes and non-ASCII text are parsed (their bytes are not their text).
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"a\"b"})")));
+    EXPECT_FALSE(scan.enveloped());
+    EXPECT_EQ(scan.text(), "a\"b");
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"été"})")));
+    EXPECT_FALSE(scan.enveloped());
+    // Another envelope (a finish reason) is parsed, then becomes the one to match.
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"end"})", R"("stop")")));
+    EXPECT_FALSE(scan.enveloped());
+    ASSERT_TRUE(scan.scan(chunk(R"({"content":"again"})", R"("stop")")));
+    EXPECT_TRUE(scan.enveloped());
+    EXPECT_EQ(scan.text(), "again");
+    EXPECT_EQ(scan.finish(), "stop");
+    // The envelope's bytes around a quote or a control character: not taken, and invalid JSON.
+    const std::string around = chunk(R"({"content":"X"})", R"("stop")");
+    const std::size_t x = around.find("\"X\"") + 1;
+    for (const std::string middle : {"a\"b", "a\nb", "a\\"}) {
+        SCOPED_TRACE(middle);
+        EXPECT_FALSE(scan.scan(around.substr(0, x) + middle + around.substr(x + 1)));
+        EXPECT_FALSE(scan.enveloped());
+    }
+}
+
+TEST(OpenAiChunkScan, EnvelopedChunksDecodeAsTheFullDecoderDecodesThem) {
+    // One decoder through a sequence whose envelopes repeat, change and break: every event's
+    // result must be the full decoder's.
+    const std::string base = chunk(R"({"content":"one"})");
+    const std::vector<std::string> events{
+        chunk(R"({"role":"assistant","content":""})"),
+        base,
+        chunk(R"({"content":"two three"})"),
+        chunk(R"({"content":"x"})"),
+        chunk(R"({"content":"tab\tescaped"})"),
+        chunk(R"({"content":"after"})"),
+        chunk(R"({"content":"other"})", "null", R"("service_tier":"default",)"),
+        chunk(R"({"content":"more"})", "null", R"("service_tier":"default",)"),
+        base.substr(0, base.size() - 1),             // the envelope without its last brace
+        base.substr(0, base.size() - 3) + "}}}",     // a different tail
+        chunk(R"({"content":"last"})", R"("length")"),
+        chunk(R"({"content":"last2"})", R"("length")"),
+    };
+    OpenAiStreamDecoder fast;
+    OpenAiStreamDecoder full(false);
+    for (const std::string& data : events) {
+        EXPECT_EQ(decode_with(fast, data), decode_with(full, data)) << data;
+    }
+    EXPECT_GE(fast.fast_events(), 8u);
+}
+
 TEST(OpenAiChunkScan, AStreamMetersAlikeOnBothPaths) {
     for (const std::string& name : stream_fixtures("openai")) {
         SCOPED_TRACE(name);
