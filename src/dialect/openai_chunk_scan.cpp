@@ -247,7 +247,6 @@ json::parse_options scan_options() {
     return opts;
 }
 
-
 // The bytes around the content string of the last chunk the parser accepted. The chunks of
 // one stream differ only in their text (id, created, model and the choice around it repeat),
 // so a chunk that repeats these bytes exactly, around a content string of plain printable
