@@ -156,7 +156,7 @@ awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream, const n
 //
 // Writes: one per upstream read (a read is up to 16 KiB: ~70 of the sim's events), plus one
 // as soon as the first token is decoded. A write costs far more than decoding an event (a
-// syscall that wakes the client: ~10 us here, against ~0.5 us), so splitting a read's events
+// syscall that wakes the client: ~10 us here, against 0.1-0.5 us), so splitting a read's events
 // over several writes would delay its last events by the extra writes and cost CPU. The read
 // that brings the terminal event leaves with the end of the stream, in one write.
 awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,

@@ -36,10 +36,10 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
                                     const Secret& key);
 
 // A non-streaming upstream response body (2xx) as an OpenAI chat.completion. An OpenAI
-// upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini: usage, finish reason, tool calls
-// and reasoning (as `reasoning_content`) are translated; `created` (unix seconds, which neither
-// dialect sends) goes into the body. Errc::protocol_error when the body is not the dialect's
-// response.
+// upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini:
+// usage, finish reason, tool calls and reasoning (as `reasoning_content`) are translated;
+// `created` (unix seconds, which neither dialect sends) goes into the body.
+// Errc::protocol_error when the body is not the dialect's response.
 Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
                                        std::int64_t created = 0);
 

@@ -378,9 +378,13 @@ TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
     EXPECT_EQ(m.output_events, 2);
 }
 
-// tokenradar_relay_delay_seconds_count: the client writes that carried upstream bytes.
-std::int64_t relayed_writes(const GatewayFixture& gw) {
-    const auto metrics = testing::fetch(http::verb::get, gw.url("/metrics")).body;
+std::string metrics_text(const GatewayFixture& gw) {
+    return testing::fetch(http::verb::get, gw.url("/metrics")).body;
+}
+
+// tokenradar_relay_delay_seconds_count in a /metrics text: the client writes that carried
+// upstream bytes.
+std::int64_t relayed_writes(const std::string& metrics) {
     const std::string_view name = "tokenradar_relay_delay_seconds_count{} ";
     const auto at = metrics.find(name);
     if (at == std::string::npos) return -1;
@@ -398,7 +402,7 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     ASSERT_LT(events.size(), 15u * 1024);
     ScriptedServer upstream(sse_script({{milliseconds(0), events}}));
     GatewayFixture gw(only_upstream(upstream));
-    const std::int64_t before = relayed_writes(gw);
+    const std::int64_t before = relayed_writes(metrics_text(gw));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 60));
     ASSERT_EQ(f.status, 200u) << f.body;
     const auto s = read_openai_stream(f.body);
@@ -407,9 +411,9 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     EXPECT_EQ(s.text.substr(0, 14), "token0 token1 ");
     EXPECT_EQ(s.text.size(), std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
     EXPECT_EQ(gw.records().wait_for(1).at(0).status, "ok");
-    EXPECT_EQ(relayed_writes(gw) - before, 2);
+    const std::string metrics = metrics_text(gw);
+    EXPECT_EQ(relayed_writes(metrics) - before, 2);
     // Buckets close around the 100 us bound, so a p99 can be placed next to it.
-    const auto metrics = testing::fetch(http::verb::get, gw.url("/metrics")).body;
     for (const char* bound : {"7.5e-05", "0.0001", "0.00015"}) {
         EXPECT_NE(metrics.find(fmt::format("tokenradar_relay_delay_seconds_bucket{{le=\"{}\"}}", bound)),
                   std::string::npos)
