@@ -261,7 +261,8 @@ class Envelope {
         valid_ = false;
         constexpr std::string_view kKey = "\"content\":\"";
         const std::size_t key = data.find(kKey);
-        if (key == std::string_view::npos || data.find(kKey, key + 1) != std::string_view::npos) return;
+        if (key == std::string_view::npos || data.find(kKey, key + 1) != std::string_view::npos)
+            return;
         const std::size_t start = key + kKey.size();
         std::size_t end = start;
         while (end < data.size() && data[end] != '"') end += data[end] == '\\' ? 2 : 1;
@@ -276,7 +277,8 @@ class Envelope {
     std::optional<std::string_view> text_of(std::string_view data) const noexcept {
         if (!valid_ || data.size() <= before_.size() + after_.size()) return std::nullopt;
         if (!data.starts_with(before_) || !data.ends_with(after_)) return std::nullopt;
-        const std::string_view text = data.substr(before_.size(), data.size() - before_.size() - after_.size());
+        const std::string_view text =
+            data.substr(before_.size(), data.size() - before_.size() - after_.size());
         for (const char c : text) {
             if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return std::nullopt;
         }
@@ -300,7 +302,7 @@ class Envelope {
 struct OpenAiChunkScanner::Impl {
     json::basic_parser<Handler> parser{scan_options()};
     Envelope envelope;
-    bool enveloped = false;     // the envelope took the last chunk
+    bool enveloped = false;      // the envelope took the last chunk
     std::string enveloped_text;  // its text (a copy: the caller's bytes may go)
 };
 
@@ -321,12 +323,14 @@ bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
     ErrorCode ec;
     const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
     const bool accepted = !ec && n == data.size() && parser.done();
-    if (accepted && !parser.handler().text().empty()) s.envelope.learn(data, parser.handler().finish());
+    if (accepted && !parser.handler().text().empty())
+        s.envelope.learn(data, parser.handler().finish());
     return accepted;
 }
 
 std::string_view OpenAiChunkScanner::text() const noexcept {
-    return impl_->enveloped ? std::string_view(impl_->enveloped_text) : impl_->parser.handler().text();
+    return impl_->enveloped ? std::string_view(impl_->enveloped_text)
+                            : impl_->parser.handler().text();
 }
 
 bool OpenAiChunkScanner::enveloped() const noexcept { return impl_->enveloped; }

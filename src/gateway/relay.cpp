@@ -135,8 +135,9 @@ void observe_relay(Gateway::Impl& gw, RelayFigures& figures, std::int64_t read_n
 // Writes `out` to the client, with the response head when it is still pending (`head` is
 // then cleared; with an empty `out` the head goes alone), and empties `out`. Counts the
 // relay delay from the upstream read at `read_ns`. False when the client is gone.
-awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream, const net::HeaderList*& head,
-                                std::string& out, std::int64_t read_ns, RelayFigures& figures) {
+awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream,
+                                const net::HeaderList*& head, std::string& out,
+                                std::int64_t read_ns, RelayFigures& figures) {
     if (head != nullptr) {
         const net::HeaderList& headers = *std::exchange(head, nullptr);
         if (auto ec = co_await start_client(stream, headers, out)) co_return false;
@@ -219,7 +220,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             if (!first_token_out && acc.times().first_token) {
                 first_token_out = true;
                 first_token_watchdog.disarm();
-                if (!rest.empty() && !co_await flush_to_client(gw, *stream, head, out, now, figures)) {
+                if (!rest.empty() &&
+                    !co_await flush_to_client(gw, *stream, head, out, now, figures)) {
                     client_gone = true;
                     break;
                 }
@@ -245,7 +247,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         spdlog::info("upstream {} stream failed: {}", upstream_label(a), failure->message);
         translator.fail(errc_of(*failure), fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
-        status = fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
+        status =
+            fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
         translator.finish(out);
     } else if (!acc.saw_done()) {
         status = "protocol_error";

@@ -332,8 +332,10 @@ asio::awaitable<boost::system::error_code> ResponseWriter::finish(std::string_vi
         // The last chunk and the terminating one in one write: one wake-up of the client.
         const ChunkFrame frame(last_bytes.size());
         const std::array<asio::const_buffer, 4> buffers{
-            asio::buffer(frame.line.data(), frame.length), asio::buffer(last_bytes.data(), last_bytes.size()),
-            asio::buffer(kCrlf.data(), kCrlf.size()), asio::buffer(kLastChunk.data(), kLastChunk.size())};
+            asio::buffer(frame.line.data(), frame.length),
+            asio::buffer(last_bytes.data(), last_bytes.size()),
+            asio::buffer(kCrlf.data(), kCrlf.size()),
+            asio::buffer(kLastChunk.data(), kLastChunk.size())};
         ec = co_await write_buffers(*conn_, buffers);
     }
     if (ec) {

@@ -10,7 +10,8 @@ namespace {
 void fast_paths_match_the_full_decoder(std::string_view bytes) {
     using tokenradar::dialect::OpenAiStreamDecoder;
     using tokenradar::dialect::StreamDelta;
-    tokenradar::sse::SseParser parser(tokenradar::sse::SseParser::Options{.max_buffered_bytes = 64 * 1024});
+    tokenradar::sse::SseParser parser(
+        tokenradar::sse::SseParser::Options{.max_buffered_bytes = 64 * 1024});
     OpenAiStreamDecoder fast;
     OpenAiStreamDecoder full(false);
     std::vector<StreamDelta> a;

@@ -409,14 +409,16 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     EXPECT_TRUE(s.all_json);
     EXPECT_TRUE(s.done);
     EXPECT_EQ(s.text.substr(0, 14), "token0 token1 ");
-    EXPECT_EQ(s.text.size(), std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
+    EXPECT_EQ(s.text.size(),
+              std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
     EXPECT_EQ(gw.records().wait_for(1).at(0).status, "ok");
     const std::string metrics = metrics_text(gw);
     EXPECT_EQ(relayed_writes(metrics) - before, 2);
     // Buckets close around the 100 us bound, so a p99 can be placed next to it.
     for (const char* bound : {"7.5e-05", "0.0001", "0.00015"}) {
-        EXPECT_NE(metrics.find(fmt::format("tokenradar_relay_delay_seconds_bucket{{le=\"{}\"}}", bound)),
-                  std::string::npos)
+        EXPECT_NE(
+            metrics.find(fmt::format("tokenradar_relay_delay_seconds_bucket{{le=\"{}\"}}", bound)),
+            std::string::npos)
             << bound;
     }
 }

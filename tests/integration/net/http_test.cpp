@@ -416,21 +416,25 @@ TEST_P(HttpTest, FirstChunkLeavesWithTheHead) {
 TEST_P(HttpTest, LastChunkLeavesWithTheEndOfTheBody) {
     TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
-    auto response = run(ioc, get(&client, server.url("/"), {{"x-chunks", "3"}, {"x-last-with-end", "1"}}));
+    auto response =
+        run(ioc, get(&client, server.url("/"), {{"x-chunks", "3"}, {"x-last-with-end", "1"}}));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(response->body, "chunk-0\nchunk-1\nchunk-2\n");
     EXPECT_EQ(client.idle_connections(), 1u);  // the chunked framing ended cleanly
 
     tcp::socket socket(ioc);
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
-    asio::write(socket, asio::buffer(std::string_view(
-                            "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
+    asio::write(
+        socket,
+        asio::buffer(std::string_view("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                      "x-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
     const std::string all = read_until_close(socket);
     EXPECT_TRUE(all.ends_with("\r\n8\r\nchunk-0\n\r\n8\r\nchunk-1\n\r\n0\r\n\r\n")) << all;
 
     tcp::socket old_client(ioc);
     old_client.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
-    asio::write(old_client, asio::buffer(std::string_view("GET / HTTP/1.0\r\nx-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
+    asio::write(old_client, asio::buffer(std::string_view(
+                                "GET / HTTP/1.0\r\nx-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
     const std::string unframed = read_until_close(old_client);
     EXPECT_TRUE(unframed.ends_with("\r\n\r\nchunk-0\nchunk-1\n")) << unframed;
 }

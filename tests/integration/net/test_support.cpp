@@ -66,7 +66,8 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
     const int chunk_delay = header_int(request, "x-chunk-delay", 0);
     const int stall = header_int(request, "x-stall", 0);
     // x-last-with-end: the last chunk leaves in finish()'s write.
-    const bool last_with_end = header(request, "x-last-with-end") == "1" && chunks > (first_with_head ? 1 : 0);
+    const bool last_with_end =
+        header(request, "x-last-with-end") == "1" && chunks > (first_with_head ? 1 : 0);
     const int written_chunks = last_with_end ? chunks - 1 : chunks;
     for (int i = first_with_head ? 1 : 0; i < written_chunks; ++i) {
         if (i > 0) co_await sleep_ms(chunk_delay);
@@ -92,7 +93,8 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
         }
     }
     if (!writer.client_gone()) {
-        const std::string last = last_with_end ? "chunk-" + std::to_string(chunks - 1) + "\n" : std::string();
+        const std::string last =
+            last_with_end ? "chunk-" + std::to_string(chunks - 1) + "\n" : std::string();
         co_await writer.finish(last);
     }
     seen.handlers_done.fetch_add(1);

@@ -195,8 +195,8 @@ TEST(OpenAiChunkScan, EnvelopedChunksDecodeAsTheFullDecoderDecodesThem) {
         chunk(R"({"content":"after"})"),
         chunk(R"({"content":"other"})", "null", R"("service_tier":"default",)"),
         chunk(R"({"content":"more"})", "null", R"("service_tier":"default",)"),
-        base.substr(0, base.size() - 1),             // the envelope without its last brace
-        base.substr(0, base.size() - 3) + "}}}",     // a different tail
+        base.substr(0, base.size() - 1),          // the envelope without its last brace
+        base.substr(0, base.size() - 3) + "}}}",  // a different tail
         chunk(R"({"content":"last"})", R"("length")"),
         chunk(R"({"content":"last2"})", R"("length")"),
     };
