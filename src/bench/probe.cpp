@@ -194,14 +194,11 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
             result.error = body.error().message;
             co_return result;
         }
-        auto parsed = dialect::parse_response(target.api, *body);
-        if (!parsed) {
-            m.status = "protocol_error";
-            result.error = parsed.error().message;
-            co_return result;
-        }
         // A whole response has no first token of its own: only TTFB and E2E are measured.
-        dialect::record_response(m, *parsed);
+        if (auto metered = dialect::meter_response(m, target.api, *body); !metered) {
+            m.status = "protocol_error";
+            result.error = metered.error().message;
+        }
         co_return result;
     }
 

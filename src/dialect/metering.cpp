@@ -1,6 +1,9 @@
 #include <tokenradar/dialect/metering.hpp>
 
+#include "openai_response_scan.hpp"
+
 #include <tokenradar/core/token_estimate.hpp>
+#include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/stats/percentiles.hpp>
 
 namespace tokenradar::dialect {
@@ -13,13 +16,39 @@ void record_usage(Measurement& m, const Usage& usage) {
     m.reasoning_tokens = usage.reasoning_tokens;
 }
 
-void record_response(Measurement& m, const ChatResponse& response) {
-    m.response_id = response.id;
-    record_usage(m, response.usage);
+namespace {
+
+// What metering reads of a whole response, from a DOM or a scan: one place for both.
+void record_answer(Measurement& m, std::string_view id, const Usage& usage, std::size_t text_bytes,
+                   std::size_t reasoning_bytes) {
+    m.response_id = id;
+    record_usage(m, usage);
     if (!m.output_tokens) {
-        m.output_tokens = estimate_tokens(response.text) + estimate_tokens(response.reasoning);
+        m.output_tokens =
+            estimate_tokens_from_bytes(text_bytes) + estimate_tokens_from_bytes(reasoning_bytes);
         m.token_source = TokenSource::estimate;
     }
+}
+
+}  // namespace
+
+void record_response(Measurement& m, const ChatResponse& response) {
+    record_answer(m, response.id, response.usage, response.text.size(), response.reasoning.size());
+}
+
+Result<void> meter_response(Measurement& m, Api api, std::string_view body) {
+    if (api == Api::openai) {
+        thread_local OpenAiResponseScanner scanner;  // its parser's buffers are reused
+        if (scanner.scan(body)) {
+            record_answer(m, scanner.id(), scanner.usage(), scanner.text_bytes(),
+                          scanner.reasoning_bytes());
+            return {};
+        }
+    }
+    auto parsed = parse_response(api, body);
+    if (!parsed) return parsed.error();
+    record_response(m, *parsed);
+    return {};
 }
 
 void record_stream(Measurement& m, const StreamAccumulator& acc) {

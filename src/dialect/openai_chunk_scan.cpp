@@ -1,5 +1,7 @@
 #include "openai_chunk_scan.hpp"
 
+#include "json_sax.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <cstddef>
@@ -35,13 +37,8 @@ enum class Field : std::uint8_t {
 // duplicate the DOM keeps never matters.
 constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
 
-class Handler {
+class Handler : public SaxHandlerBase {
   public:
-    static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
-    static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
-    static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
-    static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
-
     void reset() {
         stack_.clear();
         field_ = Field::ignored;
@@ -58,9 +55,6 @@ class Handler {
         if (!has_finish_) return std::nullopt;
         return std::string_view(finish_);
     }
-
-    bool on_document_begin(ErrorCode&) { return true; }
-    bool on_document_end(ErrorCode&) { return true; }
 
     bool on_object_begin(ErrorCode& ec) {
         if (stack_.empty()) {
@@ -150,7 +144,6 @@ class Handler {
         return true;
     }
 
-    bool on_number_part(json::string_view, ErrorCode&) { return true; }
     bool on_int64(std::int64_t v, json::string_view, ErrorCode& ec) {
         if (known() && top() == Place::choice && field_ == Field::index && v == 0)
             return done_value();
@@ -170,8 +163,6 @@ class Handler {
         if (stack_.empty()) return decline(ec);
         return done_value();
     }
-    bool on_comment_part(json::string_view, ErrorCode&) { return true; }
-    bool on_comment(json::string_view, ErrorCode&) { return true; }
 
   private:
     Place top() const { return stack_.back(); }
@@ -184,10 +175,6 @@ class Handler {
     bool done_value() {
         field_ = Field::ignored;
         return true;
-    }
-    static bool decline(ErrorCode& ec) {
-        ec = json::error::exception;  // any error: the caller only sees "declined"
-        return false;
     }
     // A number, a bool or a string where the scan reads only `allowed` (strings: content,
     // finish).

@@ -4,6 +4,7 @@
 #include "json_util.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/metering.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
 
 #include <fmt/format.h>
@@ -338,6 +339,20 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
     return make_http_call(upstream_api, base_path, upstream, key);
 }
 
+namespace {
+
+// A parsed Anthropic / Gemini response in OpenAI's shape.
+std::string emit_for_client(ChatResponse resp, std::int64_t created) {
+    resp.created = created;
+    for (std::size_t i = 0; i < resp.tool_calls.size(); ++i) {
+        if (resp.tool_calls[i].id.empty())
+            resp.tool_calls[i].id = synthetic_tool_id(resp.id, static_cast<int>(i));
+    }
+    return emit_openai_response(resp);
+}
+
+}  // namespace
+
 Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
                                        std::int64_t created) {
     if (upstream_api == Api::openai) return upstream_body;
@@ -346,12 +361,20 @@ Result<std::string> translate_response(Api upstream_api, std::string upstream_bo
         return Error(Errc::protocol_error,
                      fmt::format("{} response: {}", to_string(upstream_api), resp.error().message));
     }
-    resp->created = created;
-    for (std::size_t i = 0; i < resp->tool_calls.size(); ++i) {
-        if (resp->tool_calls[i].id.empty())
-            resp->tool_calls[i].id = synthetic_tool_id(resp->id, static_cast<int>(i));
+    return emit_for_client(std::move(*resp), created);
+}
+
+Result<std::string> relay_response(Api upstream_api, std::string upstream_body,
+                                   std::int64_t created, Measurement& m) {
+    if (upstream_api == Api::openai) {
+        if (auto metered = meter_response(m, upstream_api, upstream_body); !metered)
+            return metered.error();
+        return upstream_body;
     }
-    return emit_openai_response(*resp);
+    auto resp = parse_response(upstream_api, upstream_body);
+    if (!resp) return resp.error();
+    record_response(m, *resp);
+    return emit_for_client(std::move(*resp), created);
 }
 
 ClientError translate_error(Api upstream_api, int upstream_status, std::string_view upstream_body) {

@@ -353,20 +353,17 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         auto body = co_await response.read_all(kMaxUpstreamBody);
         const std::int64_t t_body = steady_now_ns();
         m.t.done = t_body;
-        std::optional<Result<std::string>> translated;
+        std::string client_body;
         if (!body) {
             m.status = std::string(status_name(body.error().code));
             reply = reply_for(errc_of(body.error()), body.error().message, a);
-        } else if (auto parsed = dialect::parse_response(a.provider.api, *body); !parsed) {
+        } else if (auto relayed = dialect::relay_response(a.provider.api, std::move(*body),
+                                                          wall_now_us() / 1'000'000, m);
+                   !relayed) {
             m.status = "protocol_error";
-            reply = reply_for(Errc::protocol_error, parsed.error().message, a);
+            reply = reply_for(Errc::protocol_error, relayed.error().message, a);
         } else {
-            dialect::record_response(m, *parsed);
-            translated = dialect::translate_response(a.provider.api, std::move(*body), wall_now_us() / 1'000'000);
-            if (!*translated) {
-                m.status = "protocol_error";
-                reply = reply_for(Errc::protocol_error, translated->error().message, a);
-            }
+            client_body = std::move(*relayed);
         }
         if (m.status != "ok") {
             reply.headers = headers;
@@ -377,7 +374,6 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
         m.overhead_ns = total_overhead;
         headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
-        std::string client_body = std::move(**translated);
         auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body), headers);
         if (ec) m.status = "cancelled";
         gw.metrics.observe_request(m.status);

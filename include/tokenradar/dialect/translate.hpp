@@ -14,6 +14,7 @@
 // time).
 
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/core/measurement.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/dialect/http_call.hpp>
@@ -42,6 +43,12 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
 // Errc::protocol_error when the body is not the dialect's response.
 Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
                                        std::int64_t created = 0);
+
+// The gateway's way: translate_response, with the response metered into `m` (meter_response,
+// metering.hpp) from the one parse, or for an OpenAI body of the usual shape from a scan. The
+// error is parse_response's.
+Result<std::string> relay_response(Api upstream_api, std::string upstream_body,
+                                   std::int64_t created, Measurement& m);
 
 // What the client gets for an upstream error answer.
 struct ClientError {
