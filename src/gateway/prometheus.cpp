@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace tokenradar::gateway {
@@ -26,17 +27,16 @@ constexpr std::array<double, 14> kRelayBounds{0.000005, 0.00001, 0.000025, 0.000
 
 enum class Kind { histogram, counter };
 
+// Label values are escaped as the exposition format says; the runs between escapes are
+// appended whole (a label set is built per observation).
 void escape_into(std::string_view value, std::string& out) {
-    for (char c : value) {
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c == '"') {
-            out += "\\\"";
-        } else if (c == '\n') {
-            out += "\\n";
-        } else {
-            out += c;
-        }
+    while (!value.empty()) {
+        const std::size_t plain = std::min(value.find_first_of("\\\"\n"), value.size());
+        out.append(value.substr(0, plain));
+        if (plain == value.size()) return;
+        const char c = value[plain];
+        out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\";
+        value.remove_prefix(plain + 1);
     }
 }
 
@@ -60,6 +60,31 @@ std::string_view scratch_labels(
     thread_local std::string buffer;
     labels_into(labels, buffer);
     return buffer;
+}
+
+// The value of `key` in a map of owned values (their addresses never change), made on first
+// use; a shared lock for the usual find.
+template <class Map, class Make>
+auto& find_or_add(std::shared_mutex& mu, Map& map, std::string_view key, Make make) {
+    {
+        std::shared_lock lock(mu);
+        if (auto it = map.find(key); it != map.end()) return *it->second;
+    }
+    std::unique_lock lock(mu);
+    auto it = map.find(key);
+    if (it == map.end()) it = map.emplace(std::string(key), make()).first;
+    return *it->second;
+}
+
+// The series in `slot`, found by `find` the first time.
+template <class Series, class Find>
+Series& resolved(std::atomic<Series*>& slot, Find find) {
+    Series* series = slot.load(std::memory_order_acquire);
+    if (series == nullptr) {
+        series = &find();
+        slot.store(series, std::memory_order_release);
+    }
+    return *series;
 }
 
 }  // namespace
@@ -106,24 +131,13 @@ struct Metrics::Family {
     std::map<std::string, std::unique_ptr<HistogramSeries>, std::less<>> histograms;
     std::map<std::string, std::unique_ptr<std::atomic<std::uint64_t>>, std::less<>> counters;
 
-    template <class Map, class Make>
-    auto& series(Map& map, std::string_view labels, Make make) {
-        {
-            std::shared_lock lock(mu);
-            if (auto it = map.find(labels); it != map.end()) return *it->second;
-        }
-        std::unique_lock lock(mu);
-        auto it = map.find(labels);
-        if (it == map.end()) it = map.emplace(std::string(labels), make()).first;
-        return *it->second;
+    HistogramSeries& histogram(std::string_view labels) {
+        return find_or_add(mu, histograms, labels,
+                           [&] { return std::make_unique<HistogramSeries>(bounds); });
     }
-    void observe(std::string_view labels, double seconds) {
-        series(histograms, labels, [&] { return std::make_unique<HistogramSeries>(bounds); })
-            .observe(seconds);
-    }
-    void add(std::string_view labels, std::uint64_t n) {
-        series(counters, labels, [] { return std::make_unique<std::atomic<std::uint64_t>>(0); })
-            .fetch_add(n, std::memory_order_relaxed);
+    std::atomic<std::uint64_t>& counter(std::string_view labels) {
+        return find_or_add(mu, counters, labels,
+                           [] { return std::make_unique<std::atomic<std::uint64_t>>(0); });
     }
     void render(std::string& out) const {
         fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name,
@@ -166,36 +180,77 @@ Metrics::Metrics() : relay_(kRelayBounds) {
 
 Metrics::~Metrics() = default;
 
+// The series an attempt of one (provider, model, status, route) touches, found with one lookup
+// (seven label sets were built and looked up per attempt). Each is filled when first needed, so
+// a series still appears in /metrics only once something was observed in it.
+struct Metrics::AttemptSeries {
+    std::atomic<HistogramSeries*> ttft{nullptr};
+    std::atomic<HistogramSeries*> tpot{nullptr};
+    std::atomic<HistogramSeries*> duration{nullptr};
+    std::atomic<HistogramSeries*> overhead{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> input_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> cached_input_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> output_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> attempts{nullptr};
+};
+
+Metrics::AttemptSeries& Metrics::attempt_series(const Measurement& m) {
+    thread_local std::string key;
+    key.clear();
+    for (std::string_view part :
+         {std::string_view(m.labels.provider), std::string_view(m.labels.model),
+          std::string_view(m.status), std::string_view(m.labels.route)}) {
+        key.append(part);
+        key.push_back('\0');
+    }
+    return find_or_add(attempts_mu_, attempts_, key,
+                       [] { return std::make_unique<AttemptSeries>(); });
+}
+
 void Metrics::observe_attempt(const Measurement& m) {
     const Derived d = derive(m);
-    const std::string_view labels =
-        scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}, {"status", m.status}});
-    if (d.ttft_ms) families_[kTtft]->observe(labels, *d.ttft_ms / 1e3);
-    if (d.tpot_ms) families_[kTpot]->observe(labels, *d.tpot_ms / 1e3);
-    if (d.e2e_ms) families_[kDuration]->observe(labels, *d.e2e_ms / 1e3);
-    if (m.overhead_ns) {
-        families_[kOverhead]->observe(scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}}),
-                                      static_cast<double>(*m.overhead_ns) / 1e9);
-    }
-    auto tokens = [&](std::string_view type, const std::optional<std::int64_t>& n) {
-        if (n && *n > 0) {
-            families_[kTokens]->add(
-                scratch_labels({{"provider", m.labels.provider}, {"model", m.labels.model}, {"type", type}}),
-                static_cast<std::uint64_t>(*n));
-        }
+    AttemptSeries& series = attempt_series(m);
+    const std::string_view provider = m.labels.provider;
+    const std::string_view model = m.labels.model;
+    auto by_status = [&](std::atomic<HistogramSeries*>& slot,
+                         FamilyIndex family) -> HistogramSeries& {
+        return resolved(slot, [&]() -> HistogramSeries& {
+            return families_[family]->histogram(
+                scratch_labels({{"provider", provider}, {"model", model}, {"status", m.status}}));
+        });
     };
-    tokens("input", m.prompt_tokens);
-    tokens("cached_input", m.cached_prompt_tokens);
-    tokens("output", m.output_tokens);
-    families_[kAttempts]->add(scratch_labels({{"provider", m.labels.provider},
-                                              {"model", m.labels.model},
-                                              {"status", m.status},
-                                              {"route", m.labels.route}}),
-                              1);
+    if (d.ttft_ms) by_status(series.ttft, kTtft).observe(*d.ttft_ms / 1e3);
+    if (d.tpot_ms) by_status(series.tpot, kTpot).observe(*d.tpot_ms / 1e3);
+    if (d.e2e_ms) by_status(series.duration, kDuration).observe(*d.e2e_ms / 1e3);
+    if (m.overhead_ns) {
+        resolved(series.overhead, [&]() -> HistogramSeries& {
+            return families_[kOverhead]->histogram(
+                scratch_labels({{"provider", provider}, {"model", model}}));
+        }).observe(static_cast<double>(*m.overhead_ns) / 1e9);
+    }
+    auto tokens = [&](std::atomic<std::atomic<std::uint64_t>*>& slot, std::string_view type,
+                      const std::optional<std::int64_t>& n) {
+        if (!n || *n <= 0) return;
+        resolved(slot, [&]() -> std::atomic<std::uint64_t>& {
+            return families_[kTokens]->counter(
+                scratch_labels({{"provider", provider}, {"model", model}, {"type", type}}));
+        }).fetch_add(static_cast<std::uint64_t>(*n), std::memory_order_relaxed);
+    };
+    tokens(series.input_tokens, "input", m.prompt_tokens);
+    tokens(series.cached_input_tokens, "cached_input", m.cached_prompt_tokens);
+    tokens(series.output_tokens, "output", m.output_tokens);
+    resolved(series.attempts, [&]() -> std::atomic<std::uint64_t>& {
+        return families_[kAttempts]->counter(scratch_labels({{"provider", provider},
+                                                             {"model", model},
+                                                             {"status", m.status},
+                                                             {"route", m.labels.route}}));
+    }).fetch_add(1, std::memory_order_relaxed);
 }
 
 void Metrics::observe_request(std::string_view status) {
-    families_[kRequests]->add(scratch_labels({{"status", status}}), 1);
+    families_[kRequests]
+        ->counter(scratch_labels({{"status", status}}))
+        .fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string Metrics::render(std::string_view extra) const {

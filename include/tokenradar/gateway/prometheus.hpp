@@ -10,9 +10,9 @@
 //   tokenradar_relay_delay_seconds              histogram (per chunk: upstream read -> client written)
 //   tokenradar_requests_total                   counter   {status}  (client-facing)
 //   tokenradar_active_requests                  gauge
-// Thread-safe: observe() from any thread (a shared lock to find the series, then relaxed
-// atomics); render() from any thread. Label values come from configuration and the finite
-// status set, so the number of series is bounded.
+// Thread-safe: observe() from any thread (a shared lock to find an attempt's series, then
+// relaxed atomics); render() from any thread. Label values come from configuration and the
+// finite status set, so the number of series is bounded.
 
 #include <tokenradar/core/measurement.hpp>
 
@@ -64,7 +64,12 @@ class Metrics {
 
   private:
     struct Family;
+    struct AttemptSeries;
+    AttemptSeries& attempt_series(const Measurement& m);
+
     std::vector<std::unique_ptr<Family>> families_;
+    std::shared_mutex attempts_mu_;
+    std::map<std::string, std::unique_ptr<AttemptSeries>, std::less<>> attempts_;
     HistogramSeries relay_;
     std::atomic<std::int64_t> active_{0};
 };
