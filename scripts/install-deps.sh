@@ -13,7 +13,7 @@ packages=(
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
     libmaxminddb-dev
     # tests and benchmarks
-    libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl
+    libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl valgrind
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)
     chromium
 )

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Instructions the gateway executes per request (user space, all its threads, store on), under
+# valgrind's callgrind: a count that repeats from run to run whatever else the machine does,
+# where CPU time on this shared VM moves 5-15% (compare.sh). Kernel time is not counted, so it
+# ranks user-space changes; compare.sh and run.sh say what they are worth in requests/s.
+# For each binary: one instant sim (not measured), the gateway under callgrind with a fresh
+# store, 5 s of wrk at c=8 to warm up, then 20 s counted. Prints instructions per request
+# and keeps the profile (callgrind_annotate --inclusive=yes FILE) when KEEP=1.
+#   bench/gateway/instructions.sh [stream] BINARY...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. bench/lib.sh
+mode=nonstream
+if [ "${1:-}" = stream ]; then mode=stream; shift; fi
+[ $# -ge 1 ] || { echo "usage: $0 [stream] BINARY..." >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/install-deps.sh)" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/tokenradar-instructions.XXXXXX)
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+export TOKENRADAR_BENCH_KEY=sk-bench
+
+script=bench/client/nonstream.lua env=()
+if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
+load() {  # load PORT SECONDS OUTPUT
+    env REQUEST_SCRIPT="$script" "${env[@]}" taskset -c 0 wrk -t1 -c8 -d"$2s" --timeout 10s \
+        -s bench/gateway/wrk.lua "http://127.0.0.1:$1/v1/chat/completions" >"$3"
+}
+
+sim_port=$(free_port)
+taskset -c 1 "$1" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
+pids+=($!)
+wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+
+for i in $(seq 1 $#); do
+    bin=${!i}
+    port=$(free_port)
+    sed -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" -e "s|@STORE@|$tmp/gw$i.db|" \
+        bench/gateway/tokenradar.toml >"$tmp/gw$i.toml"
+    taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.$i.%p" \
+        "$bin" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
+    vg=$!
+    pids+=("$vg")
+    wait_ready "http://127.0.0.1:$port/healthz" 300 || { echo "$bin did not start" >&2; exit 1; }
+    load "$port" 5 "$tmp/warm$i.txt"
+    sleep 1  # the store writer's last batch of the warm-up
+    callgrind_control -z "$vg" >/dev/null 2>&1
+    load "$port" 20 "$tmp/wrk$i.txt"
+    sleep 1
+    callgrind_control -d "$vg" >/dev/null 2>&1
+    kill "$vg"
+    wait "$vg" 2>/dev/null || true
+    requests=$(grep -o 'requests=[0-9]*' "$tmp/wrk$i.txt" | cut -d= -f2)
+    profile=$(ls "$tmp"/callgrind."$i".*.1)
+    total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    echo "$bin $mode requests=$requests instructions/request=$((total / requests))" \
+        "$(grep -o 'errors=[0-9]* non2xx=[0-9]*' "$tmp/wrk$i.txt")"
+done
