@@ -5,6 +5,8 @@
 # Portkey's gateway. Prints one markdown table: added latency, request rate, ratios to nginx,
 # streaming TTFT, TokenRadar's per-chunk relay delay and its memory with 1,000 open streams.
 #   bench/gateway/run.sh [seconds]          (default 10 s per scenario; 13 scenarios, ~3 min)
+#   ROUNDS=3 bench/gateway/run.sh           rounds of the c=64 runs, every route in each round;
+#                                           the table shows each route's median round
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
 #   KEEP=1 bench/gateway/run.sh             keep the work directory (logs, raw wrk output)
 #   PIN=0 bench/gateway/run.sh              do not pin the client and the servers to CPUs
@@ -14,6 +16,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-10}
 bin=${TOKENRADAR:-build/release/tokenradar}
 here=bench/gateway
+rounds=${ROUNDS:-3}
 stream_tokens=100  # tokens (= SSE events: the instant sim sends one token per chunk) per stream
 memory_streams=1000
 
@@ -44,7 +47,7 @@ if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null
 fi
 
 tmp=$(mktemp -d /tmp/tokenradar-gwbench.XXXXXX)
-echo "seconds=$seconds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
+echo "seconds=$seconds rounds=$rounds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
 pids=()
 cleanup() {
     local pid
@@ -177,14 +180,19 @@ for route in "${routes[@]}"; do
 done 2>/dev/null || true
 
 metrics() { curl -sf "http://127.0.0.1:$gw_port/metrics"; }
-# Concurrency 64: wrk, one route at a time (each needs the machine to itself).
+# Concurrency 64: wrk, one route at a time (each needs the machine to itself), in rounds that
+# visit every route: this VM has slow spells of seconds to minutes (the sim alone took 18 or
+# 31 us per small request in runs ten minutes apart), and one run per route put whole spells
+# on one route. summary.py takes each route's median round.
 for mode in nonstream stream; do
-    for route in "${routes[@]}"; do
-        echo "wrk: $route $mode c=64, ${seconds}s" >&2
-        [ "$route" = tokenradar ] && metrics > "$tmp/metrics-before-$mode-c64.txt"
-        run_wrk "$route" "$mode" 64 "$seconds" "$tmp/wrk-$route-$mode-c64.txt"
-        [ "$route" = tokenradar ] && metrics > "$tmp/metrics-after-$mode-c64.txt"
+    metrics > "$tmp/metrics-before-$mode-c64.txt"
+    for round in $(seq "$rounds"); do
+        for route in "${routes[@]}"; do
+            echo "wrk: $route $mode c=64, ${seconds}s, round $round of $rounds" >&2
+            run_wrk "$route" "$mode" 64 "$seconds" "$tmp/wrk-$route-$mode-c64.r$round.txt"
+        done
     done
+    metrics > "$tmp/metrics-after-$mode-c64.txt"
 done
 
 # Concurrency 1: tokenradar bench, direct, nginx and TokenRadar in one run. Its closed loop

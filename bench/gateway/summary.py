@@ -29,8 +29,20 @@ def read(workdir, name):
 
 
 def load_wrk(workdir, route, mode, c):
-    text = read(workdir, f"wrk-{route}-{mode}-c{c}.txt") or ""
-    kv = key_values(" ".join(line for line in text.splitlines() if line.startswith(("RESULT", "CPU"))))
+    """The route's median round (by requests/s) of its wrk runs: wrk-ROUTE-MODE-cC.rN.txt."""
+    rounds = sorted(name for name in os.listdir(workdir)
+                    if re.fullmatch(rf"wrk-{route}-{mode}-c{c}\.r\d+\.txt", name))
+    runs = [run for run in (load_wrk_run(read(workdir, name)) for name in rounds) if run]
+    if not runs:
+        return None
+    runs.sort(key=lambda run: run["rps"])
+    median = dict(runs[(len(runs) - 1) // 2])
+    median["all_requests"] = sum(run["requests"] for run in runs)  # what /metrics saw
+    return median
+
+
+def load_wrk_run(text):
+    kv = key_values(" ".join(line for line in (text or "").splitlines() if line.startswith(("RESULT", "CPU"))))
     if "requests" not in kv:
         return None
     requests = int(kv["requests"])
@@ -165,7 +177,7 @@ def main():
     # Per-chunk relay delay from TokenRadar's own histogram, per streaming run.
     relay = []
     streams = {1: c1["stream"]["tokenradar"]["requests"] if c1["stream"] else None,
-               64: wrk[("tokenradar", "stream")]["requests"] if wrk[("tokenradar", "stream")] else None}
+               64: wrk[("tokenradar", "stream")]["all_requests"] if wrk[("tokenradar", "stream")] else None}
     for c in (1, 64):
         bound, chunks = relay_p99(workdir, "stream", c)
         if bound is not None and streams[c]:
@@ -192,7 +204,8 @@ def main():
         print("| " + " | ".join(row) + " |")
     print()
     pinned = "clients on CPU 0, upstream and proxy on CPU 1" if run.get("pinned") == "yes" else "not pinned"
-    print(f"{run.get('seconds', '?')} s per scenario; streams of {run.get('stream_tokens', '?')} tokens (one SSE "
+    print(f"{run.get('seconds', '?')} s per scenario (c=64: each route's median of {run.get('rounds', '?')} "
+          f"rounds); streams of {run.get('stream_tokens', '?')} tokens (one SSE "
           f"event each); {pinned}; load average {run.get('loadavg_start', '?')} at the start, {run.get('loadavg_end', '?')} "
           f"at the end. TokenRadar: {(read(workdir, 'store.txt') or 'store=?').strip()}.")
     for f in failures:
