@@ -49,15 +49,19 @@ for i in $(seq 1 $#); do
     wait_ready "http://127.0.0.1:$port/healthz" 300 || { echo "$bin did not start" >&2; exit 1; }
     load "$port" 5 "$tmp/warm$i.txt"
     sleep 1  # the store writer's last batch of the warm-up
-    callgrind_control -z "$vg" >/dev/null 2>&1
+    callgrind_control -z "$vg" >/dev/null 2>&1 || { echo "callgrind_control -z failed" >&2; exit 1; }
     load "$port" 20 "$tmp/wrk$i.txt"
     sleep 1
-    callgrind_control -d "$vg" >/dev/null 2>&1
+    callgrind_control -d "$vg" >/dev/null 2>&1 || { echo "callgrind_control -d failed" >&2; exit 1; }
     kill "$vg"
     wait "$vg" 2>/dev/null || true
     requests=$(grep -o 'requests=[0-9]*' "$tmp/wrk$i.txt" | cut -d= -f2)
     profile=$(ls "$tmp"/callgrind."$i".*.1)
     total=$(callgrind_annotate "$profile" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+    if [ -z "$total" ] || [ "${requests:-0}" -eq 0 ]; then
+        echo "$bin: no count (requests=${requests:-none}; see $tmp/gw$i.log)" >&2
+        exit 1
+    fi
     echo "$bin $mode requests=$requests instructions/request=$((total / requests))" \
         "$(grep -o 'errors=[0-9]* non2xx=[0-9]*' "$tmp/wrk$i.txt")"
 done

@@ -4,7 +4,8 @@
 # floor), through TokenRadar (metering on, store on when the binary has one) and through
 # Portkey's gateway. Prints one markdown table: added latency, request rate, ratios to nginx,
 # streaming TTFT, TokenRadar's per-chunk relay delay and its memory with 1,000 open streams.
-#   bench/gateway/run.sh [seconds]          (default 10 s per scenario; 13 scenarios, ~3 min)
+#   bench/gateway/run.sh [seconds]          (default 10 s per run: 8 x ROUNDS wrk runs at c=64,
+#                                           4 bench runs at c=1, the memory run; ~4 min at 4 s)
 #   ROUNDS=3 bench/gateway/run.sh           rounds of the c=64 runs, every route in each round;
 #                                           the table shows each route's median round
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary

@@ -29,7 +29,9 @@ def read(workdir, name):
 
 
 def load_wrk(workdir, route, mode, c):
-    """The route's median round (by requests/s) of its wrk runs: wrk-ROUTE-MODE-cC.rN.txt."""
+    """The route's median round of its wrk runs (wrk-ROUTE-MODE-cC.rN.txt), chosen by
+    requests/s (the lower one of the middle two for an even count): its latency and CPU
+    come from that same round. all_requests, all_failed and rounds count every round."""
     rounds = sorted(name for name in os.listdir(workdir)
                     if re.fullmatch(rf"wrk-{route}-{mode}-c{c}\.r\d+\.txt", name))
     runs = [run for run in (load_wrk_run(read(workdir, name)) for name in rounds) if run]
@@ -38,6 +40,8 @@ def load_wrk(workdir, route, mode, c):
     runs.sort(key=lambda run: run["rps"])
     median = dict(runs[(len(runs) - 1) // 2])
     median["all_requests"] = sum(run["requests"] for run in runs)  # what /metrics saw
+    median["all_failed"] = sum(run["failed"] for run in runs)
+    median["rounds"] = len(runs)
     return median
 
 
@@ -115,8 +119,11 @@ def main():
     for (r, m), w in wrk.items():
         if w is None:
             failures.append(f"{r} {m} c=64: no result")
-        elif w["failed"]:
-            failures.append(f"{r} {m} c=64: {w['failed']} failed requests")
+            continue
+        if w["all_failed"]:
+            failures.append(f"{r} {m} c=64: {w['all_failed']} failed requests")
+        if str(w["rounds"]) != run.get("rounds"):
+            failures.append(f"{r} {m} c=64: {w['rounds']} of {run.get('rounds', '?')} rounds have a result")
     # Concurrency 1: interleaved bench runs (direct, nginx, TokenRadar; Portkey against direct).
     c1 = {m: load_bench(workdir, f"bench-{m}-c1.json", ["direct", "nginx", "tokenradar"], failures) for m, _ in MODES}
     c1_portkey = {m: load_bench(workdir, f"bench-{m}-c1-portkey.json", ["direct", "portkey"], failures)

@@ -10,6 +10,8 @@
 namespace tokenradar::dialect {
 
 struct SaxHandlerBase {
+    // The DOM parser's own limits (object, array and string max_size) are over 2 GiB; the
+    // bodies and events read here are capped far below (16 MiB), so both accept the same.
     static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);

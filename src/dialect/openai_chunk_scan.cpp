@@ -5,6 +5,7 @@
 #include <boost/json/basic_parser_impl.hpp>
 
 #include <cstddef>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -305,14 +306,20 @@ bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
     }
     s.enveloped = false;
     auto& parser = s.parser;
-    parser.reset();
-    parser.handler().reset();
-    ErrorCode ec;
-    const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
-    const bool accepted = !ec && n == data.size() && parser.done();
-    if (accepted && !parser.handler().text().empty())
-        s.envelope.learn(data, parser.handler().finish());
-    return accepted;
+    try {
+        parser.reset();
+        parser.handler().reset();
+        ErrorCode ec;
+        const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
+        const bool accepted = !ec && n == data.size() && parser.done();
+        if (accepted && !parser.handler().text().empty())
+            s.envelope.learn(data, parser.handler().finish());
+        return accepted;
+    } catch (const std::bad_alloc&) {
+        // A buffer could not grow: the full decoder decides. The envelope may be half-learnt.
+        s.envelope = Envelope{};
+        return false;
+    }
 }
 
 std::string_view OpenAiChunkScanner::text() const noexcept {

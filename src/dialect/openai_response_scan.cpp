@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,9 @@ bool is_integer_field(Field f) { return f >= Field::created && f <= Field::reaso
 class Handler : public SaxHandlerBase {
   public:
     void reset() {
+        // The scanner lives as long as its thread: a rare huge id is not kept.
+        if (id_.capacity() > kKeptCapacity) std::string().swap(id_);
+        if (key_.capacity() > kKeptCapacity) std::string().swap(key_);
         stack_.clear();
         field_ = Field::ignored;
         seen_.fill(0);
@@ -187,6 +191,8 @@ class Handler : public SaxHandlerBase {
     }
 
   private:
+    static constexpr std::size_t kKeptCapacity = 4096;
+
     Place top() const { return stack_.back(); }
     bool open(Place p) {
         stack_.push_back(p);
@@ -297,11 +303,15 @@ OpenAiResponseScanner::~OpenAiResponseScanner() = default;
 
 bool OpenAiResponseScanner::scan(std::string_view body) noexcept {
     auto& parser = impl_->parser;
-    parser.reset();
-    parser.handler().reset();
-    ErrorCode ec;
-    const std::size_t n = parser.write_some(false, body.data(), body.size(), ec);
-    return !ec && n == body.size() && parser.done();
+    try {
+        parser.reset();
+        parser.handler().reset();
+        ErrorCode ec;
+        const std::size_t n = parser.write_some(false, body.data(), body.size(), ec);
+        return !ec && n == body.size() && parser.done();
+    } catch (const std::bad_alloc&) {
+        return false;  // the handler's buffers could not grow: the DOM path decides
+    }
 }
 
 std::string_view OpenAiResponseScanner::id() const noexcept { return impl_->parser.handler().id(); }

@@ -339,31 +339,6 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
     return make_http_call(upstream_api, base_path, upstream, key);
 }
 
-namespace {
-
-// A parsed Anthropic / Gemini response in OpenAI's shape.
-std::string emit_for_client(ChatResponse resp, std::int64_t created) {
-    resp.created = created;
-    for (std::size_t i = 0; i < resp.tool_calls.size(); ++i) {
-        if (resp.tool_calls[i].id.empty())
-            resp.tool_calls[i].id = synthetic_tool_id(resp.id, static_cast<int>(i));
-    }
-    return emit_openai_response(resp);
-}
-
-}  // namespace
-
-Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
-                                       std::int64_t created) {
-    if (upstream_api == Api::openai) return upstream_body;
-    auto resp = parse_response(upstream_api, upstream_body);
-    if (!resp) {
-        return Error(Errc::protocol_error,
-                     fmt::format("{} response: {}", to_string(upstream_api), resp.error().message));
-    }
-    return emit_for_client(std::move(*resp), created);
-}
-
 Result<std::string> relay_response(Api upstream_api, std::string upstream_body,
                                    std::int64_t created, Measurement& m) {
     if (upstream_api == Api::openai) {
@@ -374,7 +349,24 @@ Result<std::string> relay_response(Api upstream_api, std::string upstream_body,
     auto resp = parse_response(upstream_api, upstream_body);
     if (!resp) return resp.error();
     record_response(m, *resp);
-    return emit_for_client(std::move(*resp), created);
+    resp->created = created;
+    for (std::size_t i = 0; i < resp->tool_calls.size(); ++i) {
+        if (resp->tool_calls[i].id.empty())
+            resp->tool_calls[i].id = synthetic_tool_id(resp->id, static_cast<int>(i));
+    }
+    return emit_openai_response(*resp);
+}
+
+Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
+                                       std::int64_t created) {
+    if (upstream_api == Api::openai) return upstream_body;  // unread, as the gateway relays it
+    Measurement unused;
+    auto out = relay_response(upstream_api, std::move(upstream_body), created, unused);
+    if (!out) {
+        return Error(Errc::protocol_error,
+                     fmt::format("{} response: {}", to_string(upstream_api), out.error().message));
+    }
+    return out;
 }
 
 ClientError translate_error(Api upstream_api, int upstream_status, std::string_view upstream_body) {

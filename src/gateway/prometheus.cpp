@@ -28,7 +28,7 @@ constexpr std::array<double, 14> kRelayBounds{0.000005, 0.00001, 0.000025, 0.000
 enum class Kind { histogram, counter };
 
 // Label values are escaped as the exposition format says; the runs between escapes are
-// appended whole (a label set is built per observation).
+// appended whole.
 void escape_into(std::string_view value, std::string& out) {
     while (!value.empty()) {
         const std::size_t plain = std::min(value.find_first_of("\\\"\n"), value.size());
@@ -151,6 +151,20 @@ struct Metrics::Family {
     }
 };
 
+// The series an attempt of one (provider, model, status, route) touches, found with one lookup
+// (seven label sets were built and looked up per attempt). Each is filled when first needed, so
+// a series still appears in /metrics only once something was observed in it.
+struct Metrics::AttemptSeries {
+    std::atomic<HistogramSeries*> ttft{nullptr};
+    std::atomic<HistogramSeries*> tpot{nullptr};
+    std::atomic<HistogramSeries*> duration{nullptr};
+    std::atomic<HistogramSeries*> overhead{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> input_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> cached_input_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> output_tokens{nullptr};
+    std::atomic<std::atomic<std::uint64_t>*> attempts{nullptr};
+};
+
 namespace {
 enum FamilyIndex { kTtft, kTpot, kDuration, kTokens, kOverhead, kAttempts, kRequests };
 }
@@ -180,28 +194,17 @@ Metrics::Metrics() : relay_(kRelayBounds) {
 
 Metrics::~Metrics() = default;
 
-// The series an attempt of one (provider, model, status, route) touches, found with one lookup
-// (seven label sets were built and looked up per attempt). Each is filled when first needed, so
-// a series still appears in /metrics only once something was observed in it.
-struct Metrics::AttemptSeries {
-    std::atomic<HistogramSeries*> ttft{nullptr};
-    std::atomic<HistogramSeries*> tpot{nullptr};
-    std::atomic<HistogramSeries*> duration{nullptr};
-    std::atomic<HistogramSeries*> overhead{nullptr};
-    std::atomic<std::atomic<std::uint64_t>*> input_tokens{nullptr};
-    std::atomic<std::atomic<std::uint64_t>*> cached_input_tokens{nullptr};
-    std::atomic<std::atomic<std::uint64_t>*> output_tokens{nullptr};
-    std::atomic<std::atomic<std::uint64_t>*> attempts{nullptr};
-};
-
 Metrics::AttemptSeries& Metrics::attempt_series(const Measurement& m) {
     thread_local std::string key;
     key.clear();
     for (std::string_view part :
          {std::string_view(m.labels.provider), std::string_view(m.labels.model),
           std::string_view(m.status), std::string_view(m.labels.route)}) {
+        // Length-prefixed, so no label value (a configured name may hold any byte) can make
+        // two label sets one key.
+        const auto size = static_cast<std::uint32_t>(part.size());
+        key.append(reinterpret_cast<const char*>(&size), sizeof size);
         key.append(part);
-        key.push_back('\0');
     }
     return find_or_add(attempts_mu_, attempts_, key,
                        [] { return std::make_unique<AttemptSeries>(); });

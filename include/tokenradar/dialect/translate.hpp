@@ -44,9 +44,10 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
 Result<std::string> translate_response(Api upstream_api, std::string upstream_body,
                                        std::int64_t created = 0);
 
-// The gateway's way: translate_response, with the response metered into `m` (meter_response,
-// metering.hpp) from the one parse, or for an OpenAI body of the usual shape from a scan. The
-// error is parse_response's.
+// The gateway's way: translate_response's body, with the response metered into `m`
+// (meter_response, metering.hpp) from the same single parse, or for an OpenAI body of the
+// usual shape from a scan. An OpenAI body is read too, so it fails when it is not a
+// chat.completion; the error is parse_response's (Errc::protocol_error, no dialect prefix).
 Result<std::string> relay_response(Api upstream_api, std::string upstream_body,
                                    std::int64_t created, Measurement& m);
 

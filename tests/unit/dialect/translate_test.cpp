@@ -540,6 +540,45 @@ TEST(TranslateResponse, OpenAiPassesUnchangedAndGarbageIsAProtocolError) {
     }
 }
 
+TEST(RelayResponse, MetersFromTheOneParseAndGivesTranslateResponsesBody) {
+    // Anthropic: usage in OpenAI's sense (prompt includes cached), the id, the same body.
+    const std::string anthropic =
+        R"({"id":"msg_1","model":"c","content":[{"type":"text","text":"hello"}],)"
+        R"("stop_reason":"end_turn","usage":{"input_tokens":10,"cache_read_input_tokens":90,)"
+        R"("output_tokens":5}})";
+    Measurement m;
+    auto relayed = relay_response(Api::anthropic, anthropic, kCreated, m);
+    ASSERT_TRUE(relayed) << relayed.error().message;
+    EXPECT_EQ(*relayed, translate_response(Api::anthropic, anthropic, kCreated).value());
+    EXPECT_EQ(m.response_id, "msg_1");
+    EXPECT_EQ(m.prompt_tokens, 100);
+    EXPECT_EQ(m.cached_prompt_tokens, 90);
+    EXPECT_EQ(m.output_tokens, 5);
+    EXPECT_EQ(m.token_source, TokenSource::usage);
+
+    // OpenAI: the bytes unchanged, metered; without usage, the estimate.
+    const std::string openai = read_fixture("openai/response_basic.json");
+    Measurement o;
+    ASSERT_EQ(relay_response(Api::openai, openai, kCreated, o).value(), openai);
+    EXPECT_EQ(o.response_id, parse_openai_response(openai)->id);
+    EXPECT_EQ(o.output_tokens, parse_openai_response(openai)->usage.output_tokens);
+    Measurement e;
+    ASSERT_TRUE(relay_response(
+        Api::openai, R"({"id":"x","choices":[{"message":{"content":"abcdefg"}}]})", kCreated, e));
+    EXPECT_EQ(e.output_tokens, 2);
+    EXPECT_EQ(e.token_source, TokenSource::estimate);
+
+    // What is not the dialect's response fails with parse_response's error, OpenAI too
+    // (translate_response passes an OpenAI body unread).
+    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+        Measurement bad;
+        auto out = relay_response(api, "<html>502</html>", kCreated, bad);
+        ASSERT_FALSE(out);
+        EXPECT_EQ(out.error().code, Errc::protocol_error);
+        EXPECT_EQ(out.error().message, parse_response(api, "<html>502</html>").error().message);
+    }
+}
+
 // ---- errors --------------------------------------------------------------------------------
 
 TEST(TranslateError, StatusAndBodyForEachDialect) {
