@@ -6,6 +6,8 @@
 #include <boost/json/basic_parser.hpp>
 
 #include <cstddef>
+#include <string>
+#include <string_view>
 
 namespace tokenradar::dialect {
 
@@ -28,6 +30,36 @@ struct SaxHandlerBase {
         ec = boost::json::error::exception;
         return false;
     }
+
+  protected:
+    // Keys usually arrive whole (on_key); an escaped or split one comes in parts first
+    // (on_key_part). A handler passes the parts of the keys it reads to key_part(), then
+    // the last piece to classify_key(), which hands `classify` the whole key either way.
+    void key_part(boost::json::string_view part) { key_.append(part.data(), part.size()); }
+    template <class Classify>
+    auto classify_key(boost::json::string_view last, Classify classify) {
+        if (key_.empty()) return classify(std::string_view(last.data(), last.size()));
+        key_.append(last.data(), last.size());
+        const auto field = classify(std::string_view(key_));
+        key_.clear();
+        return field;
+    }
+    // Between documents. A scanner may live as long as its thread: a rare huge key is not kept.
+    void reset_key() {
+        if (key_.capacity() > kKeptCapacity) std::string().swap(key_);
+        key_.clear();
+    }
+    static constexpr std::size_t kKeptCapacity = 4096;
+
+  private:
+    std::string key_;
 };
+
+// The bit of a field in a per-container "seen" mask: a repeated field declines, so which
+// duplicate the DOM keeps never matters.
+template <class Field>
+constexpr unsigned bit(Field f) {
+    return 1u << static_cast<unsigned>(f);
+}
 
 }  // namespace tokenradar::dialect

@@ -34,10 +34,6 @@ enum class Field : std::uint8_t {
     decline,    // root.error: always the full decoder's
 };
 
-// Bits of the fields seen in the current container: a repeated field declines, so which
-// duplicate the DOM keeps never matters.
-constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
-
 class Handler : public SaxHandlerBase {
   public:
     void reset() {
@@ -45,7 +41,7 @@ class Handler : public SaxHandlerBase {
         field_ = Field::ignored;
         seen_root_ = seen_choice_ = seen_delta_ = 0;
         choices_ = 0;
-        key_.clear();
+        reset_key();
         text_.clear();
         finish_.clear();
         has_finish_ = false;
@@ -100,18 +96,12 @@ class Handler : public SaxHandlerBase {
     }
 
     bool on_key_part(json::string_view s, std::size_t, ErrorCode&) {
-        if (known()) key_.append(s.data(), s.size());
+        if (known()) key_part(s);
         return true;
     }
     bool on_key(json::string_view s, std::size_t, ErrorCode& ec) {
         if (!known()) return true;
-        if (key_.empty()) {
-            field_ = classify(top(), std::string_view(s.data(), s.size()));  // the usual, whole key
-        } else {
-            key_.append(s.data(), s.size());
-            field_ = classify(top(), key_);
-            key_.clear();
-        }
+        field_ = classify_key(s, [&](std::string_view key) { return classify(top(), key); });
         if (field_ == Field::decline) return decline(ec);
         if (field_ == Field::ignored) return true;
         unsigned& seen = top() == Place::root     ? seen_root_
@@ -221,7 +211,6 @@ class Handler : public SaxHandlerBase {
     unsigned seen_choice_ = 0;
     unsigned seen_delta_ = 0;
     int choices_ = 0;
-    std::string key_;
     std::string text_;
     std::string finish_;
     bool has_finish_ = false;

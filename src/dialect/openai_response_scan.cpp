@@ -54,8 +54,6 @@ enum class Field : std::uint8_t {
     tool_calls,          // anything but null declines (the full parser validates each call)
 };
 
-constexpr unsigned bit(Field f) { return 1u << static_cast<unsigned>(f); }
-
 bool is_string_field(Field f) { return f >= Field::id && f <= Field::reasoning; }
 bool is_integer_field(Field f) { return f >= Field::created && f <= Field::reasoning_tokens; }
 
@@ -64,13 +62,12 @@ class Handler : public SaxHandlerBase {
     void reset() {
         // The scanner lives as long as its thread: a rare huge id is not kept.
         if (id_.capacity() > kKeptCapacity) std::string().swap(id_);
-        if (key_.capacity() > kKeptCapacity) std::string().swap(key_);
+        reset_key();
         stack_.clear();
         field_ = Field::ignored;
         seen_.fill(0);
         choices_ = 0;
         has_choices_ = has_message_ = false;
-        key_.clear();
         string_ = std::nullopt;
         id_.clear();
         usage_ = Usage{};
@@ -124,18 +121,12 @@ class Handler : public SaxHandlerBase {
     bool on_array_end(std::size_t, ErrorCode&) { return close(); }
 
     bool on_key_part(json::string_view s, std::size_t, ErrorCode&) {
-        if (top() != Place::other) key_.append(s.data(), s.size());
+        if (top() != Place::other) key_part(s);
         return true;
     }
     bool on_key(json::string_view s, std::size_t, ErrorCode& ec) {
         if (top() == Place::other) return true;
-        if (key_.empty()) {
-            field_ = classify(top(), std::string_view(s.data(), s.size()));  // the usual, whole key
-        } else {
-            key_.append(s.data(), s.size());
-            field_ = classify(top(), key_);
-            key_.clear();
-        }
+        field_ = classify_key(s, [&](std::string_view key) { return classify(top(), key); });
         if (field_ == Field::ignored) return true;
         // A repeated field declines, so which duplicate the DOM keeps never matters.
         unsigned& seen = seen_[static_cast<std::size_t>(top())];
@@ -191,8 +182,6 @@ class Handler : public SaxHandlerBase {
     }
 
   private:
-    static constexpr std::size_t kKeptCapacity = 4096;
-
     Place top() const { return stack_.back(); }
     bool open(Place p) {
         stack_.push_back(p);
@@ -281,7 +270,6 @@ class Handler : public SaxHandlerBase {
     int choices_ = 0;
     bool has_choices_ = false;
     bool has_message_ = false;
-    std::string key_;              // a key arriving in parts
     std::optional<Field> string_;  // the field of the string being read
     std::string id_;
     Usage usage_;
