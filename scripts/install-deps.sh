@@ -11,7 +11,7 @@ packages=(
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     libssl-dev ca-certificates libsqlite3-dev zlib1g-dev
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
-    libmaxminddb-dev
+    libmaxminddb-dev libmimalloc-dev
     # tests and benchmarks
     libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl valgrind
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)

@@ -70,6 +70,19 @@ TEST(Cli, InvalidWorkloadFileNamesFileLineAndKey) {
     EXPECT_THAT(o.err, HasSubstr(file.path() + ":1: max_tokens: expected an integer"));
 }
 
+// The release binary's malloc is mimalloc's (CMakeLists.txt): --version says which allocator
+// actually serves malloc, so a link that loses the override (library order, --as-needed)
+// fails here rather than only in the gateway benchmark.
+TEST(Cli, VersionNamesTheAllocatorThatServesMalloc) {
+    auto o = run("--version");
+    EXPECT_EQ(o.exit_code, 0) << o.err;
+#ifdef TOKENRADAR_WITH_MIMALLOC
+    EXPECT_THAT(o.out, ::testing::MatchesRegex("[0-9.]+ \\(malloc: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+#else
+    EXPECT_THAT(o.out, ::testing::MatchesRegex("[0-9.]+ \\(malloc: system\\)\n"));
+#endif
+}
+
 TEST(Cli, SimBadProfileIsOneLineAndExitCode2) {
     auto o = run("sim --profile no-such-profile --port 0");
     EXPECT_EQ(o.exit_code, 2);
