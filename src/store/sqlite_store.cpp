@@ -96,7 +96,7 @@ std::string column_list(bool with_derived) {
 
 class Binder {
   public:
-    explicit Binder(sqlite3_stmt* s) : s_(s) {}
+    explicit Binder(sqlite3_stmt* s, int first = 1) : s_(s), i_(first) {}
     void integer(std::int64_t v) { sqlite3_bind_int64(s_, i_++, v); }
     // The string must outlive the statement's step (SQLITE_STATIC: no copy).
     void text(std::string_view v) {
@@ -117,7 +117,7 @@ class Binder {
 
   private:
     sqlite3_stmt* s_;
-    int i_ = 1;
+    int i_;
 };
 
 class Reader {
@@ -142,8 +142,14 @@ class Reader {
     int i_ = 0;
 };
 
-void bind_record(sqlite3_stmt* s, const Measurement& m) {
-    Binder b(s);
+// Parameters per record in an INSERT, and records per multi-row INSERT of those measured here
+// (no client id): 16 took 3.0 -> 2.5 us of CPU per record (bench/README.md, store).
+constexpr std::size_t kBoundColumns = kRecordColumns.size() + kDerivedColumns.size();
+constexpr std::size_t kRowsPerInsert = 16;
+
+// Binds `m` to the parameters from `first` (1-based) on: kBoundColumns of them.
+void bind_record(sqlite3_stmt* s, const Measurement& m, int first = 1) {
+    Binder b(s, first);
     const Labels& l = m.labels;
     const std::int64_t send = m.t.send;
     b.integer(m.ts_us);
@@ -232,7 +238,8 @@ int step_once(sqlite3_stmt* s) {
 }  // namespace
 
 struct SqliteStore::Statements {
-    Statement begin, commit, rollback, insert, delete_chunk, last_id, save_rollup, save_watermark;
+    Statement begin, commit, rollback, insert, insert_rows, delete_chunk, last_id, save_rollup,
+        save_watermark;
 };
 
 SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
@@ -328,7 +335,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     auto statements = std::make_unique<Statements>();
     const std::string placeholders = [] {
         std::string p;
-        for (std::size_t i = 0; i < kRecordColumns.size() + kDerivedColumns.size(); ++i) {
+        for (std::size_t i = 0; i < kBoundColumns; ++i) {
             p += i == 0 ? "?" : ", ?";
         }
         return p;
@@ -336,6 +343,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     const std::string insert_sql =
         fmt::format("INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true),
                     placeholders);
+    std::string rows_sql = fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(true));
+    for (std::size_t i = 0; i < kRowsPerInsert; ++i) {
+        rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders);
+    }
     const std::string delete_sql = fmt::format(
         "DELETE FROM measurements WHERE id IN "
         "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
@@ -344,6 +355,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
                              std::pair{&statements->commit, std::string("COMMIT")},
                              std::pair{&statements->rollback, std::string("ROLLBACK")},
                              std::pair{&statements->insert, insert_sql},
+                             std::pair{&statements->insert_rows, rows_sql},
                              std::pair{&statements->delete_chunk, delete_sql},
                              std::pair{&statements->last_id, std::string(kLastIdSql)},
                              std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
@@ -368,11 +380,27 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
     stored.reserve(records.size());
     auto written = in_transaction("insert", [&]() -> Result<void> {
         sqlite3_stmt* insert = statements_->insert.get();
-        for (const Measurement& m : records) {
-            bind_record(insert, m);
+        sqlite3_stmt* rows = statements_->insert_rows.get();
+        std::size_t i = 0;
+        while (i < records.size()) {
+            // Records measured here (no client id) skip the de-duplication index and are never
+            // ignored: kRowsPerInsert of them go in one statement.
+            if (records.size() - i >= kRowsPerInsert &&
+                std::all_of(records.begin() + i, records.begin() + i + kRowsPerInsert,
+                            [](const Measurement& m) { return m.client_id.empty(); })) {
+                for (std::size_t r = 0; r < kRowsPerInsert; ++r) {
+                    bind_record(rows, records[i + r], static_cast<int>(r * kBoundColumns) + 1);
+                }
+                if (step_once(rows) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
+                stored.insert(stored.end(), kRowsPerInsert, true);
+                i += kRowsPerInsert;
+                continue;
+            }
+            bind_record(insert, records[i]);
             if (step_once(insert) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
             // OR IGNORE: no change means a duplicate submission.
             stored.push_back(sqlite3_changes(db_) == 1);
+            ++i;
         }
         return {};
     });

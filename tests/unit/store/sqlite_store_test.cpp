@@ -275,6 +275,47 @@ TEST(SqliteStore, ASubmittersDuplicateIsSkippedAndLocalRecordsNeverAre) {
     EXPECT_EQ(all->size(), 5u);
 }
 
+// Records measured here (no client id) go in multi-row INSERTs of 16; the rest one by one.
+// A batch mixing both, with empty optionals at varying row offsets, round-trips every field in
+// order, and only the submitter's repeated record is reported as not stored.
+TEST(SqliteStore, LocalRecordsInMultiRowInsertsRoundTripBesideSubmittedOnes) {
+    TempDb db;
+    auto store = open_ok(db.path());
+    ASSERT_TRUE(store);
+    constexpr std::int64_t kTs = 1'764'460'800'000'000;
+    std::vector<Measurement> records;
+    for (int i = 0; i < 41; ++i) {  // rows of 16: 0-15, then 21-36; the rest one at a time
+        Measurement m = i % 7 == 3 ? bare_record(kTs + i) : full_record(i, kTs);
+        if (i != 20) m.client_id.clear();
+        records.push_back(m);
+    }
+    auto first = store->insert(records);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(*first, std::vector<bool>(records.size(), true));
+    auto again = store->insert(records);
+    ASSERT_TRUE(again);
+    std::vector<bool> expected(records.size(), true);
+    expected[20] = false;  // the submitted record, seen before
+    EXPECT_EQ(*again, expected);
+
+    auto back = store->select({});
+    ASSERT_TRUE(back);
+    ASSERT_EQ(back->size(), 2 * records.size() - 1);
+    std::size_t locals = 0;
+    for (const Measurement& got : *back) locals += got.client_id.empty() ? 1 : 0;
+    EXPECT_EQ(locals, 2 * (records.size() - 1));
+    // Each record and its second copy sit side by side in ts order (the ids tell the copies
+    // apart); every field matches the original's.
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        SCOPED_TRACE(i);
+        const std::size_t at = i < 20 ? 2 * i : (i == 20 ? 40 : 2 * i - 1);
+        EXPECT_EQ((*back)[at], relative_to_send(records[i]));
+        if (i != 20) {
+            EXPECT_EQ((*back)[at + 1], relative_to_send(records[i]));
+        }
+    }
+}
+
 TEST(SqliteStore, ScanAfterAnIdSeesOnlyNewerRecords) {
     TempDb db;
     auto store = open_ok(db.path());
