@@ -61,6 +61,12 @@ struct WalCheckpointCounts {
     std::uint64_t on_writer = 0;  // the fallback: the background thread fell behind
 };
 
+// INSERT statements run since open(), by kind.
+struct InsertStatementCounts {
+    std::uint64_t multi_row = 0;   // 16 records measured here (no client id) at once
+    std::uint64_t single_row = 0;  // one record: a submitted one, or what a batch leaves over
+};
+
 class SqliteStore final : public MeasurementStore {
   public:
     // Opens or creates `path`, sets WAL, synchronous=NORMAL and busy_timeout, and applies
@@ -73,7 +79,9 @@ class SqliteStore final : public MeasurementStore {
     SqliteStore(const SqliteStore&) = delete;
     SqliteStore& operator=(const SqliteStore&) = delete;
 
-    // One transaction and one prepared statement for the whole span.
+    // One transaction for the whole span. Records measured here (no client id) go 16 to a
+    // multi-row INSERT where 16 follow each other; every other record is one INSERT OR
+    // IGNORE, false in the result when it is a submitter's duplicate.
     Result<std::vector<bool>> insert(std::span<const Measurement> records) override;
     Result<std::int64_t> last_id() override;
     // In chunks of 10,000 rows, one transaction each, so a long backlog never holds the
@@ -86,6 +94,7 @@ class SqliteStore final : public MeasurementStore {
 
     // From the thread that uses the store.
     [[nodiscard]] WalCheckpointCounts wal_checkpoints() const noexcept;
+    [[nodiscard]] InsertStatementCounts insert_statements() const noexcept { return inserts_; }
     // The WAL's size in pages after this store's last commit (0 before any, or without
     // background_checkpoint). Small again once a complete checkpoint let the WAL restart.
     [[nodiscard]] int wal_pages() const noexcept { return wal_pages_; }
@@ -110,6 +119,7 @@ class SqliteStore final : public MeasurementStore {
     int checkpoint_pages_ = 0;
     int wal_pages_ = 0;
     std::uint64_t writer_checkpoints_ = 0;
+    InsertStatementCounts inserts_;
     int schema_version_ = 0;
 };
 

@@ -70,9 +70,9 @@ TEST(Cli, InvalidWorkloadFileNamesFileLineAndKey) {
     EXPECT_THAT(o.err, HasSubstr(file.path() + ":1: max_tokens: expected an integer"));
 }
 
-// The release binary's malloc is mimalloc's (CMakeLists.txt): --version says which allocator
-// actually serves malloc, so a link that loses the override (library order, --as-needed)
-// fails here rather than only in the gateway benchmark.
+// Outside sanitizer and fuzz builds the binary's malloc is mimalloc's (CMakeLists.txt).
+// --version says which allocator actually serves malloc, so a link that loses the override
+// (library order, --as-needed) fails here rather than only in the gateway benchmark.
 TEST(Cli, VersionNamesTheAllocatorThatServesMalloc) {
     auto o = run("--version");
     EXPECT_EQ(o.exit_code, 0) << o.err;

@@ -292,6 +292,8 @@ TEST(SqliteStore, LocalRecordsInMultiRowInsertsRoundTripBesideSubmittedOnes) {
     auto first = store->insert(records);
     ASSERT_TRUE(first);
     EXPECT_EQ(*first, std::vector<bool>(records.size(), true));
+    EXPECT_EQ(store->insert_statements().multi_row, 2u);
+    EXPECT_EQ(store->insert_statements().single_row, 9u);
     auto again = store->insert(records);
     ASSERT_TRUE(again);
     std::vector<bool> expected(records.size(), true);
