@@ -5,6 +5,7 @@
 # gateway's CPU per request (/proc/PID/stat) and wrk's p50/p99 per run. Copy each build's
 # binary somewhere first (a rebuild replaces build/release/tokenradar).
 #   bench/gateway/compare.sh SECONDS ROUNDS BINARY...
+#   SCENARIOS="nonstream:64 stream:64"   which MODE:CONNECTIONS runs, in order (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -54,10 +55,8 @@ run() {
 for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$rounds"); do
-    for mode in nonstream stream; do
-        for c in 64 1; do
-            for i in "${!bins[@]}"; do run "$i" "$mode" "$c" "$secs"; done
-        done
+    for scenario in ${SCENARIOS:-nonstream:64 nonstream:1 stream:64 stream:1}; do
+        for i in "${!bins[@]}"; do run "$i" "${scenario%%:*}" "${scenario#*:}" "$secs"; done
     done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
