@@ -210,9 +210,11 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
                 if (const auto end = rest.find("\n\n"); end != std::string_view::npos) part = rest.substr(0, end + 2);
             }
             rest.remove_prefix(part.size());
-            auto fed = meter.feed(part, now, [&](const sse::SseEvent& event, std::span<const dialect::StreamDelta> deltas) {
-                translator.on_event(event.event, event.data, deltas, out);
-            });
+            auto fed = meter.feed(
+                part, now,
+                [&](const sse::SseEvent& event, std::span<const dialect::StreamDelta> deltas) {
+                    translator.on_event(event, deltas, out);
+                });
             if (!fed) {
                 failure = fed.error();
                 break;

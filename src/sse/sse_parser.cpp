@@ -112,6 +112,7 @@ void SseParser::process_line(std::string_view line, Sink sink) {
     if (field == "data") {
         data_.append(value);
         data_.push_back('\n');
+        ++data_lines_;
         has_fields_ = true;
     } else if (field == "event") {
         event_.assign(value);
@@ -146,10 +147,12 @@ void SseParser::dispatch(Sink sink) {
     SseEvent e;
     e.event = event_.empty() ? std::string_view("message") : std::string_view(event_);
     e.data = std::string_view(data_).substr(0, data_.size() - 1);
+    e.data_lines = data_lines_;
     e.id = last_id_;
     e.retry = retry_;
     sink.fn(sink.ctx, e);
     data_.clear();
+    data_lines_ = 0;
     event_.clear();
     retry_.reset();
     has_fields_ = false;
@@ -159,6 +162,7 @@ bool SseParser::finish() noexcept {
     bool truncated = has_fields_ || !data_.empty() || !line_.empty();
     line_.clear();
     data_.clear();
+    data_lines_ = 0;
     event_.clear();
     retry_.reset();
     has_fields_ = false;

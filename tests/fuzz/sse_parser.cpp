@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes through SseParser, once whole and once split at points
 // derived from the input; both must give the same events (and comments) and the same
-// truncation verdict.
+// truncation verdict. An event of one data line holds no CR or LF (SseWriter::data_line
+// relies on it), and a comment counts no data lines.
 
 #include <tokenradar/sse/sse_parser.hpp>
 
@@ -17,6 +18,7 @@ struct Owned {
     std::string event, data, id;
     std::optional<std::uint32_t> retry;
     bool is_comment;
+    std::uint32_t data_lines;
     bool operator==(const Owned&) const = default;
 };
 
@@ -32,8 +34,11 @@ Run run(std::string_view bytes, std::uint64_t split_seed) {
     SseParser p(SseParser::Options{.max_buffered_bytes = 1 << 24, .expose_comments = true});
     Run r;
     auto sink = [&](const SseEvent& e) {
-        r.events.push_back(
-            {std::string(e.event), std::string(e.data), std::string(e.id), e.retry, e.is_comment});
+        if (e.is_comment ? e.data_lines != 0 : e.data_lines == 0) std::abort();
+        if (e.data_lines == 1 && e.data.find_first_of("\r\n") != std::string_view::npos)
+            std::abort();
+        r.events.push_back({std::string(e.event), std::string(e.data), std::string(e.id), e.retry,
+                            e.is_comment, e.data_lines});
     };
     std::uint64_t x = split_seed | 1;
     while (!bytes.empty() && r.ok) {

@@ -72,7 +72,7 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
         if (auto d = decoder->decode(e.event, e.data, deltas); !d)
             translator.fail(Errc::protocol_error, d.error().message, out);
         else
-            translator.on_event(e.event, e.data, deltas, out);
+            translator.on_event(e, deltas, out);
     };
     std::string_view rest = body;
     bool ok = true;

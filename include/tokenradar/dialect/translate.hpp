@@ -20,6 +20,7 @@
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/dialect/openai.hpp>
 #include <tokenradar/dialect/stream_delta.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -86,10 +87,11 @@ class StreamTranslator {
     // stream_options.include_usage: the upstream call always asks for usage).
     StreamTranslator(Api upstream_api, bool client_wants_usage, StreamMeta meta);
 
-    // One upstream event that decoded without error. Nothing is written after the stream
-    // terminated (done, error, fail). On a decode error call fail() instead.
-    void on_event(std::string_view event_name, std::string_view data,
-                  std::span<const StreamDelta> deltas, std::string& out);
+    // One upstream event that decoded without error (`deltas`, from event.data). Nothing is
+    // written after the stream terminated (done, error, fail). On a decode error call fail()
+    // instead.
+    void on_event(const sse::SseEvent& event, std::span<const StreamDelta> deltas,
+                  std::string& out);
 
     // The upstream body ended cleanly (EOF). If its terminal event ([DONE], message_stop,
     // Gemini's chunk with finishReason) never came, the answer may be cut short, so the client
@@ -108,7 +110,8 @@ class StreamTranslator {
     bool complete() const noexcept { return complete_; }
 
   private:
-    void relay_openai(std::string_view data, std::span<const StreamDelta> deltas, std::string& out);
+    void relay_openai(const sse::SseEvent& event, std::span<const StreamDelta> deltas,
+                      std::string& out);
     void write_error(Errc code, std::string_view message, std::string_view upstream_type,
                      std::string& out);
     Api api_;

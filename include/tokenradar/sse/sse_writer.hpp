@@ -17,6 +17,13 @@ class SseWriter {
                       std::string_view id = {});
     // Only data lines; the common OpenAI/Gemini case.
     static void data(std::string& out, std::string_view data) { event(out, {}, data); }
+    // "data: <line>\n\n" for a line that holds no CR or LF (the caller knows: an SseEvent
+    // with data_lines == 1): data() without its line-break scan.
+    static void data_line(std::string& out, std::string_view line) {
+        out.append("data: ");
+        out.append(line);
+        out.append("\n\n");
+    }
     // ": <text>\n\n" (a heartbeat). Line breaks in text start new comment lines.
     static void comment(std::string& out, std::string_view text);
     // "retry: <ms>\n\n"

@@ -82,7 +82,7 @@ Translated translate_chunks(Api api, const std::vector<std::string>& chunks, boo
             if (auto d = decoder->decode(e.event, e.data, deltas); !d)
                 tr.fail(Errc::protocol_error, d.error().message, t.bytes);
             else
-                tr.on_event(e.event, e.data, deltas, t.bytes);
+                tr.on_event(e, deltas, t.bytes);
         });
         EXPECT_TRUE(fed);
     }
@@ -738,7 +738,7 @@ TEST(StreamTranslator, FailMidStreamWritesWholeJsonThenDone) {
             ASSERT_TRUE(parser.feed(upstream.substr(0, cut), [&](const sse::SseEvent& e) {
                 deltas.clear();
                 ASSERT_TRUE(decoder->decode(e.event, e.data, deltas));
-                tr.on_event(e.event, e.data, deltas, out);
+                tr.on_event(e, deltas, out);
             }));
             tr.fail(Errc::timeout_idle, "no upstream event for 30 s", out);
             EXPECT_TRUE(tr.terminated());

@@ -23,6 +23,7 @@ struct Owned {
     std::string event, data, id;
     std::optional<std::uint32_t> retry;
     bool is_comment = false;
+    std::uint32_t data_lines = 0;
     bool operator==(const Owned&) const = default;
 };
 
@@ -38,7 +39,7 @@ std::vector<Owned> parse_chunks(const std::vector<std::string>& chunks, bool com
     for (const auto& c : chunks) {
         auto r = p.feed(c, [&](const SseEvent& e) {
             out.push_back({std::string(e.event), std::string(e.data), std::string(e.id), e.retry,
-                           e.is_comment});
+                           e.is_comment, e.data_lines});
         });
         EXPECT_TRUE(r.has_value());
     }
@@ -66,6 +67,7 @@ TEST(SseParser, BasicEventAndDefaults) {
     EXPECT_EQ(ev[0].event, "message");
     EXPECT_EQ(ev[0].data, "hello");
     EXPECT_EQ(ev[0].id, "");
+    EXPECT_EQ(ev[0].data_lines, 1u);
 }
 
 TEST(SseParser, MultiLineDataJoinedWithLf) {
@@ -73,6 +75,7 @@ TEST(SseParser, MultiLineDataJoinedWithLf) {
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].event, "x");
     EXPECT_EQ(ev[0].data, "a\nb\n\n c");  // only one leading space is stripped
+    EXPECT_EQ(ev[0].data_lines, 4u);
 }
 
 TEST(SseParser, LineEndingsLfCrCrlfMixed) {
@@ -81,8 +84,10 @@ TEST(SseParser, LineEndingsLfCrCrlfMixed) {
         auto ev = parse(with_line_endings(s, eol));
         ASSERT_EQ(ev.size(), 2u) << "eol size " << eol.size();
         EXPECT_EQ(ev[0].data, "1\n2");
+        EXPECT_EQ(ev[0].data_lines, 2u);
         EXPECT_EQ(ev[0].event, "e");
         EXPECT_EQ(ev[1].data, "3");
+        EXPECT_EQ(ev[1].data_lines, 1u);  // counted afresh for each event
         EXPECT_EQ(ev[1].event, "message");
     }
     auto ev = parse("data: a\r\ndata: b\rdata: c\n\r\n");
@@ -166,9 +171,11 @@ TEST(SseParser, FieldWithoutColonAndEmptyData) {
     auto ev = parse("data\n\n");
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].data, "");
+    EXPECT_EQ(ev[0].data_lines, 1u);
     ev = parse("data:\ndata:\n\n");
     ASSERT_EQ(ev.size(), 1u);
     EXPECT_EQ(ev[0].data, "\n");
+    EXPECT_EQ(ev[0].data_lines, 2u);
     EXPECT_TRUE(parse("event: only\n\n").empty());  // no data: nothing dispatched
     ev = parse("event: only\n\ndata: x\n\n");
     ASSERT_EQ(ev.size(), 1u);
