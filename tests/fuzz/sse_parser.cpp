@@ -1,10 +1,11 @@
 // libFuzzer target: arbitrary bytes through SseParser, once whole and once split at points
 // derived from the input; both must give the same events (and comments) and the same
-// truncation verdict. An event of one data line holds no CR or LF (SseWriter::data_line
-// relies on it), and a comment counts no data lines.
+// truncation verdict. An event's data is its data_lines lines joined with LF and holds no CR
+// (SseWriter::data_line relies on it for one line); a comment counts no data lines.
 
 #include <tokenradar/sse/sse_parser.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,7 +19,7 @@ struct Owned {
     std::string event, data, id;
     std::optional<std::uint32_t> retry;
     bool is_comment;
-    std::uint32_t data_lines;
+    std::size_t data_lines;
     bool operator==(const Owned&) const = default;
 };
 
@@ -35,8 +36,12 @@ Run run(std::string_view bytes, std::uint64_t split_seed) {
     Run r;
     auto sink = [&](const SseEvent& e) {
         if (e.is_comment ? e.data_lines != 0 : e.data_lines == 0) std::abort();
-        if (e.data_lines == 1 && e.data.find_first_of("\r\n") != std::string_view::npos)
+        // data is data_lines lines joined with LF, and holds no CR.
+        if (!e.is_comment && (e.data.find('\r') != std::string_view::npos ||
+                              static_cast<std::size_t>(std::count(e.data.begin(), e.data.end(),
+                                                                  '\n')) != e.data_lines - 1)) {
             std::abort();
+        }
         r.events.push_back({std::string(e.event), std::string(e.data), std::string(e.id), e.retry,
                             e.is_comment, e.data_lines});
     };

@@ -22,9 +22,9 @@ struct SseEvent {
     std::string_view id;                 // the last event ID (persists across events, per the spec)
     std::optional<std::uint32_t> retry;  // a valid `retry:` seen in this event's block
     bool is_comment = false;             // a ':' line; data holds the text after the ':'
-    // How many `data:` lines were joined into data (0 for a comment). At 1, data holds no CR
-    // or LF, so it can be written back as one line without a scan (SseWriter::data_line).
-    std::uint32_t data_lines = 0;
+    // How many `data:` lines SseParser joined into data (0 for a comment). At 1, data holds no
+    // CR or LF, so it can be written back as one line without a scan (SseWriter::data_line).
+    std::size_t data_lines = 0;
 };
 
 class SseParser {
@@ -78,7 +78,7 @@ class SseParser {
     Options options_{};
     std::string line_;   // partial line carried over from the previous feed
     std::string data_;   // data buffer of the event being built (each line + '\n')
-    std::uint32_t data_lines_ = 0;  // lines in data_
+    std::size_t data_lines_ = 0;  // lines in data_
     std::string event_;  // event type buffer
     std::string last_id_;
     std::optional<std::uint32_t> retry_;

@@ -1,6 +1,7 @@
 #pragma once
 // Formats server-sent events into a caller-owned buffer (appends; never clears it).
 
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ class SseWriter {
     // "data: <line>\n\n" for a line that holds no CR or LF (the caller knows: an SseEvent
     // with data_lines == 1): data() without its line-break scan.
     static void data_line(std::string& out, std::string_view line) {
+        assert(line.find_first_of("\r\n") == std::string_view::npos);
         out.append("data: ");
         out.append(line);
         out.append("\n\n");

@@ -692,6 +692,29 @@ TEST(StreamTranslator, UsageChunkOnlyWhenTheClientAskedForIt) {
     EXPECT_EQ(translate_stream(Api::openai, basic, true).bytes, basic);
 }
 
+// A relayed OpenAI event is written again, not copied: CRLF framing becomes LF, and a payload
+// the upstream split over two data lines stays split (one line: SseWriter::data_line; more:
+// SseWriter::data, which splits at the LF the parser joined them with).
+TEST(StreamTranslator, OpenAiEventsAreReframedWithLfAndKeepTheirDataLines) {
+    const std::string head =
+        R"({"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",)";
+    const std::string first =
+        head +
+        R"("choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]})";
+    const std::string second =
+        R"("choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]})";
+    const std::string upstream = "data: " + first + "\r\n\r\n" + "data: " + head +
+                                 "\r\ndata: " + second + "\r\n\r\n" + "data: [DONE]\r\n\r\n";
+    for (const auto& chunks :
+         {std::vector<std::string>{upstream},
+          std::vector<std::string>{upstream.substr(0, 150), upstream.substr(150)}}) {
+        Translated t = translate_chunks(Api::openai, chunks, true);
+        EXPECT_EQ(t.bytes, "data: " + first + "\n\n" + "data: " + head + "\ndata: " + second +
+                               "\n\n" + "data: [DONE]\n\n");
+        EXPECT_TRUE(t.complete);
+    }
+}
+
 TEST(StreamTranslator, UpstreamErrorsBecomeOpenAiErrorEventsAndDone) {
     struct Case {
         Api api;

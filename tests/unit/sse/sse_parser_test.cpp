@@ -23,13 +23,13 @@ struct Owned {
     std::string event, data, id;
     std::optional<std::uint32_t> retry;
     bool is_comment = false;
-    std::uint32_t data_lines = 0;
+    std::size_t data_lines = 0;
     bool operator==(const Owned&) const = default;
 };
 
 std::ostream& operator<<(std::ostream& os, const Owned& e) {
     return os << (e.is_comment ? "comment" : "event") << "{" << e.event << "|" << e.data << "|"
-              << e.id << "}";
+              << e.id << "|" << e.data_lines << " lines}";
 }
 
 std::vector<Owned> parse_chunks(const std::vector<std::string>& chunks, bool comments = false,
@@ -136,10 +136,12 @@ TEST(SseParser, CommentsIgnoredOrExposed) {
     ASSERT_EQ(ev.size(), 3u);
     EXPECT_TRUE(ev[0].is_comment);
     EXPECT_EQ(ev[0].data, "ping");
+    EXPECT_EQ(ev[0].data_lines, 0u);
     EXPECT_TRUE(ev[1].is_comment);
     EXPECT_EQ(ev[1].data, "");
     EXPECT_FALSE(ev[2].is_comment);
     EXPECT_EQ(ev[2].data, "x");
+    EXPECT_EQ(ev[2].data_lines, 1u);
 }
 
 TEST(SseParser, IdPersistsAndNulIsIgnored) {
@@ -193,6 +195,14 @@ TEST(SseParser, IncompleteEventAtEofIsDiscarded) {
     EXPECT_TRUE(truncated);
     ev = parse_chunks({"data: a\n\n"}, false, &truncated);
     EXPECT_FALSE(truncated);
+    // The lines of the discarded event are not counted into the next one.
+    SseParser p;
+    std::vector<std::size_t> lines;
+    auto sink = [&](const SseEvent& e) { lines.push_back(e.data_lines); };
+    ASSERT_TRUE(p.feed("data: a\ndata: b\n", sink));
+    EXPECT_TRUE(p.finish());
+    ASSERT_TRUE(p.feed("data: c\n\n", sink));
+    EXPECT_EQ(lines, std::vector<std::size_t>{1});
 }
 
 TEST(SseParser, BoundedBuffer) {
