@@ -39,16 +39,19 @@ for i in "${!bins[@]}"; do
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
 done
 
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # run INDEX MODE CONNECTIONS SECONDS
 run() {
     local i=$1 mode=$2 c=$3 s=$4 script=bench/client/nonstream.lua env=() before after req
     if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
-    before=$(ticks "${gw_pids[$i]}")
+    before=$(cpu_ticks "${gw_pids[$i]}")
     env REQUEST_SCRIPT="$script" "${env[@]}" taskset -c 0 wrk -t1 -c"$c" -d"${s}s" --timeout 10s \
         -s bench/gateway/wrk.lua "http://127.0.0.1:${ports[$i]}/v1/chat/completions" >"$tmp/wrk.txt"
-    after=$(ticks "${gw_pids[$i]}")
+    after=$(cpu_ticks "${gw_pids[$i]}")
     req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
+    if [ -z "$req" ] || [ "$req" -eq 0 ]; then
+        echo "bin$i $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
+        return 1
+    fi
     echo "bin$i $mode c=$c req/s=$((req / s)) cpu_us/req=$(((after - before) * 10000 / req))" \
         "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")"
 }

@@ -72,8 +72,9 @@ void keep_large_buffers_mapped() {
 
 int main(int argc, char** argv) {
     CLI::App app{"TokenRadar: makes LLM latency visible, then makes it smaller."};
-    app.set_version_flag("--version", fmt::format("{} (malloc: {})", tokenradar::version(),
-                                                  tokenradar::app::allocator()));
+    app.set_version_flag("--version", [] {  // built only when asked for: it probes malloc
+        return fmt::format("{} (malloc: {})", tokenradar::version(), tokenradar::app::allocator());
+    });
     app.require_subcommand(1);
     std::string log_level = "info";
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")

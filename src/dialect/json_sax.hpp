@@ -45,9 +45,11 @@ struct SaxHandlerBase {
         return field;
     }
     // Between documents. A scanner may live as long as its thread: a rare huge key is not kept.
-    void reset_key() {
-        if (key_.capacity() > kKeptCapacity) std::string().swap(key_);
-        key_.clear();
+    void reset_key() { clear_keeping_small(key_); }
+    // Empties `s`, and frees its buffer when a rare huge value grew it past kKeptCapacity.
+    static void clear_keeping_small(std::string& s) {
+        if (s.capacity() > kKeptCapacity) std::string().swap(s);
+        s.clear();
     }
     static constexpr std::size_t kKeptCapacity = 4096;
 

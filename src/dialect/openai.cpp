@@ -534,7 +534,7 @@ void write_chunk(const StreamMeta& meta, json::object delta, const char* finish,
                        {"model", meta.model}};
     chunk["choices"] = json::array{std::move(choice)};
     if (meta.include_usage) chunk["usage"] = nullptr;
-    sse::SseWriter::data(out, json::serialize(chunk));
+    sse::SseWriter::data_line(out, json::serialize(chunk));  // JSON text: one line
 }
 
 }  // namespace

@@ -288,14 +288,14 @@ OpenAiChunkScanner::~OpenAiChunkScanner() = default;
 
 bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
     Impl& s = *impl_;
-    if (const auto text = s.envelope.text_of(data)) {
-        s.enveloped = true;
-        s.enveloped_text.assign(*text);
-        return true;
-    }
     s.enveloped = false;
     auto& parser = s.parser;
     try {
+        if (const auto text = s.envelope.text_of(data)) {
+            s.enveloped_text.assign(*text);  // may allocate: inside the try
+            s.enveloped = true;
+            return true;
+        }
         parser.reset();
         parser.handler().reset();
         ErrorCode ec;

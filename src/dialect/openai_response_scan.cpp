@@ -60,8 +60,7 @@ bool is_integer_field(Field f) { return f >= Field::created && f <= Field::reaso
 class Handler : public SaxHandlerBase {
   public:
     void reset() {
-        // The scanner lives as long as its thread: a rare huge id is not kept.
-        if (id_.capacity() > kKeptCapacity) std::string().swap(id_);
+        clear_keeping_small(id_);  // the scanner lives as long as its thread
         reset_key();
         stack_.clear();
         field_ = Field::ignored;

@@ -456,11 +456,7 @@ void StreamTranslator::relay_openai(const sse::SseEvent& event, std::span<const 
     // Written again as SSE, not copied: the client gets LF-framed events whatever line ends
     // the upstream used. A one-line payload (OpenAI's every event) skips the line-break scan
     // (7% of a relayed stream's instructions, bench/README.md "Stop 14's head").
-    if (event.data_lines == 1) {
-        sse::SseWriter::data_line(out, event.data);
-    } else {
-        sse::SseWriter::data(out, event.data);
-    }
+    sse::SseWriter::data(out, event);
     if (error) {
         sse::SseWriter::data(out, "[DONE]");
         terminated_ = true;

@@ -1,6 +1,8 @@
 #pragma once
 // Formats server-sent events into a caller-owned buffer (appends; never clears it).
 
+#include <tokenradar/sse/sse_parser.hpp>
+
 #include <cassert>
 #include <cstdint>
 #include <string>
@@ -25,6 +27,14 @@ class SseWriter {
         out.append("data: ");
         out.append(line);
         out.append("\n\n");
+    }
+    // A parsed event's data written back as data lines: data_line when the parser saw one line.
+    static void data(std::string& out, const SseEvent& parsed) {
+        if (parsed.data_lines == 1) {
+            data_line(out, parsed.data);
+        } else {
+            data(out, parsed.data);
+        }
     }
     // ": <text>\n\n" (a heartbeat). Line breaks in text start new comment lines.
     static void comment(std::string& out, std::string_view text);
