@@ -26,10 +26,11 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -53,6 +54,8 @@ constexpr std::size_t kBodyReadRoom = 64 * 1024;
 // before closing avoids a RST that would destroy the response in flight.
 constexpr std::chrono::milliseconds kLingerTime{500};
 constexpr std::size_t kLingerBytes = 256 * 1024;
+// A handler gets a peer watch once it has run for one to two of these (PeerWatchSweep).
+constexpr std::chrono::milliseconds kPeerWatchDelay{10};
 
 // co_spawn completion: every spawned coroutine's exception is logged, never dropped.
 struct LogCompletion {
@@ -73,13 +76,59 @@ struct LogCompletion {
 
 namespace detail {
 
+class ServerConnection;
+
+// Starts the peer watch (watch_peer) of handlers that have run for one to two sweep periods,
+// so the short ones never pay for it. A watch is a wait for readability, which Asio 1.81
+// re-arms with an epoll_ctl each time: one syscall per request, ~2% of the gateway's CPU at
+// c=64 when every handler had one (docs/NOTES.md). The cost is a disconnect noticed up to
+// two periods late while a handler is young: the upstream request is cancelled 10-20 ms
+// after the client left instead of at once.
+//
+// Handlers enter and leave from their connection's thread; the timer ticks on its own strand
+// while handlers run and stops after a period in which none ran, so an idle server has no
+// timer pending. After stop(), every running handler and every new one is watched at once.
+class PeerWatchSweep : public std::enable_shared_from_this<PeerWatchSweep> {
+  public:
+    explicit PeerWatchSweep(asio::io_context& ioc) : timer_(asio::make_strand(ioc)) {}
+
+    // A handler starts on `conn`: true when the caller must watch it at once (stopped).
+    bool enter(ServerConnection& conn);
+    void leave(ServerConnection& conn);
+    // Watches every running handler now, and every later one as it enters. Idempotent.
+    void stop();
+    // Watches started by the sweep so far (tests).
+    std::uint64_t watches_started() const {
+        std::lock_guard lock(mu_);
+        return watches_started_;
+    }
+
+  private:
+    void arm();
+    void tick();
+    void remove_at(std::size_t index);
+    // Posts watch_peer for each to its connection's executor, if the same handler still runs.
+    static void start_watches(
+        std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
+
+    mutable std::mutex mu_;
+    std::vector<ServerConnection*> running_;  // each knows its index (sweep_index)
+    std::uint64_t tick_ = 0;                  // ticks so far; a handler records it on entry
+    std::uint64_t watches_started_ = 0;
+    bool armed_ = false;  // a tick is due
+    bool entered_since_tick_ = false;
+    bool stopped_ = false;
+    asio::steady_timer timer_;  // on its own strand
+};
+
 struct ServerState {
     ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
         : ioc(io),
           handler(std::move(h)),
           limits(l),
           workers(std::move(w)),
-          acceptor(asio::make_strand(io)) {}
+          acceptor(asio::make_strand(io)),
+          peer_watch(std::make_shared<PeerWatchSweep>(io)) {}
 
     // A new connection's executor: its own strand on ioc, or the next worker io_context's
     // executor itself. A worker runs on one thread, so nothing of a connection can run
@@ -100,6 +149,7 @@ struct ServerState {
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> active{0};
+    std::shared_ptr<PeerWatchSweep> peer_watch;  // its pending operations hold it
 
     std::mutex mu;  // guards connections and next_id
     std::unordered_map<std::uint64_t, std::weak_ptr<ServerConnection>> connections;
@@ -124,6 +174,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
     bool watch_pending = false;                // the peer watcher's wait is queued
+    std::uint64_t handlers = 0;                // handlers started on this connection
+    // PeerWatchSweep's: where the running handler is in its list (npos: not in it), and the
+    // sweep's tick when it entered. Guarded by the sweep's mutex.
+    std::size_t sweep_index = kNotSwept;
+    std::uint64_t sweep_tick = 0;
+    static constexpr std::size_t kNotSwept = static_cast<std::size_t>(-1);
     asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
 
     // Both run on the strand.
@@ -355,15 +411,15 @@ namespace {
 // first token): that closes the socket, which cancels the handler. A wait for readability,
 // then (only while a handler runs) a non-blocking MSG_PEEK of one byte to tell the peer's
 // close from a pipelined request's bytes, which it never consumes. Not a coroutine: a wait
-// with a plain callback costs no frame and no spawn.
+// with a plain callback costs no frame and no spawn. Started by PeerWatchSweep for handlers
+// that run longer than kPeerWatchDelay.
 //
 // The wait is not cancelled when the handler ends: it completes when the next request's bytes
 // (or the peer's close) arrive, in the same reactor pass as the loop's read, where a cancel
 // cost a posted completion per request; the callback then has nothing to do. One wait is
 // pending at a time; whichever handler runs when it completes is the one it watches.
-// Syscalls: the wait's epoll_ctl (re-arm) per request. A MSG_PEEK receive instead cost two
-// per request (a speculative one that found nothing, and the one that found the next
-// request's first byte).
+// Syscalls: the wait's epoll_ctl (re-arm). A MSG_PEEK receive instead cost two (a
+// speculative one that found nothing, and the one that found the next request's first byte).
 void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
     if (conn->watch_pending) return;
     conn->watch_pending = true;
@@ -385,6 +441,123 @@ void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
         conn->close();  // orderly close (eof) or a socket error
     });
 }
+
+// The running handler of a connection, in the peer watch sweep for as long as it runs (a
+// frame local: leaves even when the coroutine is destroyed mid-handler).
+class SweptHandler {
+  public:
+    explicit SweptHandler(const std::shared_ptr<ServerConnection>& conn)
+        : conn_(*conn), sweep_(*conn->state->peer_watch) {
+        if (sweep_.enter(conn_)) watch_peer(conn);
+    }
+    ~SweptHandler() { sweep_.leave(conn_); }
+    SweptHandler(const SweptHandler&) = delete;
+    SweptHandler& operator=(const SweptHandler&) = delete;
+
+  private:
+    ServerConnection& conn_;
+    detail::PeerWatchSweep& sweep_;
+};
+
+}  // namespace
+
+namespace detail {
+
+bool PeerWatchSweep::enter(ServerConnection& conn) {
+    bool arm_now = false;
+    {
+        std::lock_guard lock(mu_);
+        if (stopped_) return true;
+        conn.sweep_index = running_.size();
+        conn.sweep_tick = tick_;
+        running_.push_back(&conn);
+        entered_since_tick_ = true;
+        arm_now = !armed_;
+        armed_ = true;
+    }
+    if (arm_now) asio::post(timer_.get_executor(), [self = shared_from_this()] { self->arm(); });
+    return false;
+}
+
+void PeerWatchSweep::leave(ServerConnection& conn) {
+    std::lock_guard lock(mu_);
+    if (conn.sweep_index != ServerConnection::kNotSwept) remove_at(conn.sweep_index);
+}
+
+void PeerWatchSweep::remove_at(std::size_t index) {
+    running_[index]->sweep_index = ServerConnection::kNotSwept;
+    if (index + 1 != running_.size()) {
+        running_[index] = running_.back();
+        running_[index]->sweep_index = index;
+    }
+    running_.pop_back();
+}
+
+void PeerWatchSweep::stop() {
+    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due;
+    {
+        std::lock_guard lock(mu_);
+        if (stopped_) return;
+        stopped_ = true;
+        for (ServerConnection* conn : running_) {
+            conn->sweep_index = ServerConnection::kNotSwept;
+            due.emplace_back(conn->shared_from_this(), conn->handlers);
+        }
+        running_.clear();
+        watches_started_ += due.size();
+    }
+    start_watches(std::move(due));
+    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
+}
+
+// On the timer's strand; armed_ is already true.
+void PeerWatchSweep::arm() {
+    timer_.expires_after(kPeerWatchDelay);
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+        if (ec == asio::error::operation_aborted) {
+            std::lock_guard lock(self->mu_);
+            self->armed_ = false;
+            return;
+        }
+        self->tick();
+    });
+}
+
+void PeerWatchSweep::tick() {
+    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due;
+    bool again = false;
+    {
+        std::lock_guard lock(mu_);
+        // Handlers that entered before the previous tick have run for at least one period.
+        for (std::size_t i = running_.size(); i-- > 0;) {
+            ServerConnection* conn = running_[i];
+            if (conn->sweep_tick >= tick_) continue;
+            due.emplace_back(conn->shared_from_this(), conn->handlers);
+            remove_at(i);
+        }
+        watches_started_ += due.size();
+        ++tick_;
+        again = !stopped_ && (!running_.empty() || entered_since_tick_);
+        entered_since_tick_ = false;
+        armed_ = again;
+    }
+    start_watches(std::move(due));
+    if (again) arm();
+}
+
+void PeerWatchSweep::start_watches(
+    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due) {
+    for (auto& [conn, handler] : due) {
+        auto ex = conn->socket.get_executor();
+        asio::post(ex, [conn = std::move(conn), handler = handler] {
+            if (conn->in_handler && conn->handlers == handler) watch_peer(conn);
+        });
+    }
+}
+
+}  // namespace detail
+
+namespace {
 
 asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
     boost::system::error_code ignored;
@@ -476,7 +649,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                               req.method() == http::verb::head);
 
         conn->in_handler = true;
-        watch_peer(conn);
+        ++conn->handlers;
+        std::optional<SweptHandler> swept(std::in_place, conn);
         // The handler runs in this coroutine (a co_spawn per request cost a frame, a post and
         // a completion): this connection's coroutine was spawned with handler_cancel's slot,
         // so close() cancels whatever the handler awaits. A fresh cancellation state and
@@ -490,6 +664,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             failure = std::current_exception();
         }
         co_await asio::this_coro::throw_if_cancelled(false);
+        swept.reset();
         conn->in_handler = false;
         if (conn->buffer.capacity() > kReadChunk * 4) conn->buffer.shrink_to_fit();  // body room
         if (failure) {
@@ -612,6 +787,7 @@ HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limi
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;
     state_->stopping.store(true);
+    state_->peer_watch->stop();
     state_->acceptor.close(ignored);
 }
 
@@ -651,8 +827,13 @@ std::uint16_t HttpServer::port() const { return state_->port; }
 
 std::size_t HttpServer::active_connections() const { return state_->active.load(); }
 
+std::uint64_t HttpServer::peer_watches_started() const {
+    return state_->peer_watch->watches_started();
+}
+
 void HttpServer::stop(std::chrono::milliseconds grace) {
     if (state_->stopping.exchange(true)) return;
+    state_->peer_watch->stop();
     asio::post(state_->acceptor.get_executor(), [s = state_] {
         boost::system::error_code ignored;
         s->acceptor.close(ignored);

@@ -4,7 +4,8 @@
 // run on several threads; or, given worker io_contexts of one thread each, on one of those.
 //
 // What suspends: every ResponseWriter function except abort()/client_gone(); the Handler.
-// Cancellation: when the peer closes or errors while a handler runs, or when stop()'s grace
+// Cancellation: when the peer closes or errors while a handler runs (noticed once the handler
+// has run 10-20 ms, at once after that: peer_watches_started()), or when stop()'s grace
 // period ends, the handler coroutine receives terminal cancellation (its pending awaits,
 // e.g. an HttpClient read, complete with operation_aborted) and the socket is closed.
 
@@ -116,6 +117,10 @@ class HttpServer {
     // Thread-safe; returns at once.
     void stop(std::chrono::milliseconds grace);
     std::size_t active_connections() const;
+    // Handlers that ran long enough to have their peer watched (a wait for the client's close
+    // that cancels the handler), so far. Shorter handlers go without: the watch costs a
+    // syscall. For tests.
+    std::uint64_t peer_watches_started() const;
 
   private:
     std::shared_ptr<detail::ServerState> state_;

@@ -161,6 +161,23 @@ TEST_P(HttpTest, CancelClosesTheSocketAndTheServerSeesTheClientGo) {
                          std::chrono::milliseconds(3000)));
 }
 
+// The peer watch costs a syscall, so only handlers that run past the sweep period (10-20 ms)
+// get one (the test above: a client leaving such a handler is noticed at once).
+TEST_P(HttpTest, OnlyHandlersThatRunLongHaveTheirPeerWatched) {
+    TestServer server({}, steered_handler, GetParam());
+    HttpClient client(ioc.get_executor());
+    for (int i = 0; i < 20; ++i) {
+        auto quick = run(ioc, get(&client, server.url("/quick"), {}));
+        ASSERT_TRUE(quick) << quick.error().message;
+    }
+    // Each takes well under a millisecond; a loaded machine may stall one past a period.
+    EXPECT_LT(server.server().peer_watches_started(), 3u);
+    const auto before = server.server().peer_watches_started();
+    auto slow = run(ioc, get(&client, server.url("/slow"), {{"x-delay-headers", "100"}}));
+    ASSERT_TRUE(slow) << slow.error().message;
+    EXPECT_EQ(server.server().peer_watches_started(), before + 1);
+}
+
 // A server handler's client that hangs up while the handler is not waiting on a socket (its
 // read just completed, or it has not started one) emits terminal cancellation with nothing
 // pending to cancel. The next read must still see it: read_all went on reading the upstream
