@@ -284,15 +284,16 @@ asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::s
     co_return e;
 }
 
-template <class Stream>
-asio::awaitable<ErrorCode> read_head(Stream& stream, beast::flat_buffer& buffer,
+// TLS connections read through Beast; plain ones straight from the socket (sync_io.hpp).
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+asio::awaitable<ErrorCode> read_head(TlsStream& stream, beast::flat_buffer& buffer,
                                      http::response_parser<http::buffer_body>& parser) {
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     co_return ec;
 }
 
-template <class Stream>
-asio::awaitable<ErrorCode> read_body_some(Stream& stream, beast::flat_buffer& buffer,
+asio::awaitable<ErrorCode> read_body_some(TlsStream& stream, beast::flat_buffer& buffer,
                                           http::response_parser<http::buffer_body>& parser) {
     auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, use_nothrow);
     co_return ec;
@@ -461,11 +462,11 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
             if (ec == http::error::need_more || ec == http::error::need_buffer) ec = {};
         }
         if (!ec && used == 0 && !s.parser.is_done()) {
-            // if/else, not ?: -- GCC 12 mis-compiles co_await inside a conditional expression.
             if (conn.tls) {
                 ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
             } else {
-                ec = co_await read_body_some(*conn.plain, conn.buffer, s.parser);
+                ec = co_await detail::read_more(conn.plain->socket(), conn.buffer, s.parser);
+                if (!ec && !s.parser.is_done()) continue;  // parse what arrived
             }
         }
         if (ec == http::error::need_buffer) ec = {};
@@ -581,7 +582,8 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         if (conn.tls) {
             ec = co_await read_head(*conn.tls, conn.buffer, parser);
         } else {
-            ec = co_await read_head(*conn.plain, conn.buffer, parser);
+            ec = co_await detail::read_until(conn.plain->socket(), conn.buffer, parser,
+                                             detail::ParseUntil::header);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {

@@ -610,9 +610,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // when it needed no bytes.
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
-            auto [hec, hn] =
-                co_await http::async_read_header(conn->socket, conn->buffer, parser, use_nothrow);
-            ec = hec;
+            ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
+                                             detail::ParseUntil::header);
         }
         if (!ec && !parser.is_done()) {
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
@@ -628,9 +627,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                     std::min<std::uint64_t>(conn->buffer.size() + announced, kBodyReadRoom)));
             }
             if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::message, ec)) {
-                auto [bec, bn] =
-                    co_await http::async_read(conn->socket, conn->buffer, parser, use_nothrow);
-                ec = bec;
+                ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
+                                                 detail::ParseUntil::message);
             }
         }
         if (ec) {

@@ -2,10 +2,13 @@
 
 #include <tokenradar/net/request_reader.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <gtest/gtest.h>
@@ -133,6 +136,120 @@ TEST(WriteNow, WhatTheSocketCannotTakeIsLeftForTheAsyncWrite) {
     runner.join();
     EXPECT_EQ(written, left);
     EXPECT_EQ(got, bytes);
+}
+
+// read_until reads and parses straight from the socket what Beast's async_read_header and
+// async_read would, with the same errors: both run on the same bytes, then the peer's close
+// when the case says so, and must agree.
+struct ReadCase {
+    const char* name;
+    std::string bytes;
+    bool close_after;
+    ParseUntil until;
+    std::size_t max_buffer = 1 << 20;
+};
+
+struct ReadOutcome {
+    boost::system::error_code ec;
+    bool header_done = false;
+    bool done = false;
+    std::string body;
+};
+
+template <class Reader>
+ReadOutcome read_with(const ReadCase& c, Reader reader) {
+    SocketPair p;
+    p.b.write_some(asio::buffer(c.bytes));  // small: the socket buffer takes it at once
+    if (c.close_after) p.b.shutdown(tcp::socket::shutdown_send);
+    beast::flat_buffer buffer(c.max_buffer);
+    http::response_parser<http::string_body> parser;
+    ReadOutcome out;
+    asio::co_spawn(p.ioc, reader(p.a, buffer, parser, out), asio::detached);
+    p.ioc.run();
+    out.header_done = parser.is_header_done();
+    out.done = parser.is_done();
+    if (out.done) out.body = parser.get().body();
+    return out;
+}
+
+asio::awaitable<void> read_ours(tcp::socket& socket, beast::flat_buffer& buffer,
+                                http::response_parser<http::string_body>& parser, ParseUntil until,
+                                ReadOutcome& out) {
+    out.ec = co_await read_until(socket, buffer, parser, until);
+}
+
+asio::awaitable<void> read_beasts(tcp::socket& socket, beast::flat_buffer& buffer,
+                                  http::response_parser<http::string_body>& parser,
+                                  ParseUntil until, ReadOutcome& out) {
+    if (until == ParseUntil::header) {
+        auto [ec, n] = co_await http::async_read_header(socket, buffer, parser, use_nothrow);
+        out.ec = ec;
+    } else {
+        auto [ec, n] = co_await http::async_read(socket, buffer, parser, use_nothrow);
+        out.ec = ec;
+    }
+}
+
+TEST(ReadUntil, ReadsAndFailsAsBeastsReadDoes) {
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+    const std::vector<ReadCase> cases = {
+        {"whole response, head only", head + "hello", false, ParseUntil::header},
+        {"whole response", head + "hello", false, ParseUntil::message},
+        {"close before any byte", "", true, ParseUntil::header},
+        {"close mid-head", "HTTP/1.1 200 OK\r\nContent-Le", true, ParseUntil::header},
+        {"close mid-body", head + "hel", true, ParseUntil::message},
+        {"body ended by the close", "HTTP/1.1 200 OK\r\n\r\nuntil close", true,
+         ParseUntil::message},
+        {"chunked body",
+         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", false,
+         ParseUntil::message},
+        {"malformed status line", "HTTP/1.1 2x0 OK\r\n\r\n", false, ParseUntil::header},
+        {"head larger than the buffer may grow",
+         "HTTP/1.1 200 OK\r\nX-Long: " + std::string(300, 'a') + "\r\n\r\n", false,
+         ParseUntil::header, 100},
+    };
+    for (const ReadCase& c : cases) {
+        SCOPED_TRACE(c.name);
+        const ReadOutcome ours =
+            read_with(c, [&](tcp::socket& s, beast::flat_buffer& b,
+                             http::response_parser<http::string_body>& parser,
+                             ReadOutcome& out) { return read_ours(s, b, parser, c.until, out); });
+        const ReadOutcome beasts =
+            read_with(c, [&](tcp::socket& s, beast::flat_buffer& b,
+                             http::response_parser<http::string_body>& parser,
+                             ReadOutcome& out) { return read_beasts(s, b, parser, c.until, out); });
+        EXPECT_EQ(ours.ec, beasts.ec) << ours.ec.message() << " vs " << beasts.ec.message();
+        EXPECT_EQ(ours.header_done, beasts.header_done);
+        EXPECT_EQ(ours.done, beasts.done);
+        EXPECT_EQ(ours.body, beasts.body);
+    }
+}
+
+TEST(ReadUntil, TheErrorsAreTheOnesTheCallersMap) {
+    // Spot checks of the table above against the errors by name, so that both readers being
+    // wrong the same way would show.
+    SocketPair p;
+    p.b.shutdown(tcp::socket::shutdown_send);
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    ReadOutcome out;
+    asio::co_spawn(p.ioc, read_ours(p.a, buffer, parser, ParseUntil::header, out), asio::detached);
+    p.ioc.run();
+    EXPECT_EQ(out.ec, http::error::end_of_stream);
+
+    SocketPair q;
+    const std::string bytes = "HTTP/1.1 200 OK\r\n\r\nuntil close";
+    q.b.write_some(asio::buffer(bytes));
+    q.b.shutdown(tcp::socket::shutdown_send);
+    beast::flat_buffer buffer2;
+    http::response_parser<http::string_body> parser2;
+    ReadOutcome out2;
+    asio::co_spawn(q.ioc, read_ours(q.a, buffer2, parser2, ParseUntil::message, out2),
+                   asio::detached);
+    q.ioc.run();
+    EXPECT_FALSE(out2.ec) << out2.ec.message();
+    ASSERT_TRUE(parser2.is_done());
+    EXPECT_EQ(parser2.get().body(), "until close");
 }
 
 }  // namespace
