@@ -1,5 +1,6 @@
 #include "json_util.hpp"
 
+#include <algorithm>
 #include <memory>
 
 namespace tokenradar::dialect {
@@ -26,7 +27,22 @@ void Reader::fail(const Path& p, std::string_view what) {
 }
 
 const json::value* Reader::find(const json::object& o, std::string_view key) noexcept {
-    const json::value* v = o.if_contains(key);
+    // Request objects are small and a request makes ~20 lookups, most for absent options:
+    // an inline scan that compares sizes first costs a fraction of if_contains's ~80
+    // instructions (an out-of-line call, a memcmp per key). Large objects keep its hash index.
+    constexpr std::size_t kScanned = 16;
+    const json::value* v = nullptr;
+    if (o.size() <= kScanned) {
+        for (const json::key_value_pair& field : o) {
+            const json::string_view k = field.key();
+            if (k.size() == key.size() && std::equal(k.begin(), k.end(), key.begin())) {
+                v = &field.value();
+                break;
+            }
+        }
+    } else {
+        v = o.if_contains(key);
+    }
     return (v == nullptr || v->is_null()) ? nullptr : v;
 }
 

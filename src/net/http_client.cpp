@@ -524,14 +524,14 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     const ClientOptions& options = pool_->options;
     const auto total_deadline = Clock::now() + options.total_timeout;
     const std::string authority = url.authority();
-    const std::string key = fmt::format("{}://{}", url.scheme, authority);
+    const std::string key = url.scheme + "://" + authority;
 
     const bool default_port = url.port == (url.tls() ? 443 : 80);
     std::string host_field;
     if (!default_port) {
         host_field = authority;
     } else if (url.host.find(':') != std::string::npos) {
-        host_field = fmt::format("[{}]", url.host);
+        host_field = '[' + url.host + ']';
     } else {
         host_field = url.host;
     }
