@@ -2,8 +2,8 @@
 # Several tokenradar builds side by side: one instant sim, one gateway per binary (store on,
 # tokenradar.toml), all on CPU 1, wrk on CPU 0. Each round runs every scenario on every
 # binary in turn, so load from other processes hits them alike. Prints requests/s, the
-# gateway's CPU per request (/proc/PID/stat) and wrk's p50/p99 per run. Copy each build's
-# binary somewhere first (a rebuild replaces build/release/tokenradar).
+# gateway's and the sim's CPU per request (/proc/PID/stat) and wrk's p50/p99 per run. Copy
+# each build's binary somewhere first (a rebuild replaces build/release/tokenradar).
 #   bench/gateway/compare.sh SECONDS ROUNDS BINARY...
 #   SCENARIOS="nonstream:64 stream:64"   which MODE:CONNECTIONS runs, in order (default: all four)
 set -euo pipefail
@@ -27,7 +27,8 @@ ulimit -n "$(ulimit -Hn)"
 
 sim_port=$(free_port)
 taskset -c 1 "${bins[0]}" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
-pids+=($!)
+sim_pid=$!
+pids+=($sim_pid)
 wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
 ports=() gw_pids=()
 for i in "${!bins[@]}"; do
@@ -39,20 +40,25 @@ for i in "${!bins[@]}"; do
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
 done
 
+# per_request TICKS REQUESTS: microseconds of CPU per request, one decimal (a tick is 10 ms).
+per_request() { awk -v t="$1" -v n="$2" 'BEGIN { printf "%.1f", t * 10000 / n }'; }
 # run INDEX MODE CONNECTIONS SECONDS
 run() {
     local i=$1 mode=$2 c=$3 s=$4 script=bench/client/nonstream.lua env=() before after req
     if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
-    before=$(cpu_ticks "${gw_pids[$i]}")
+    before=$(cpu_ticks "${gw_pids[$i]}") sim_before=$(cpu_ticks "$sim_pid")
     env REQUEST_SCRIPT="$script" "${env[@]}" taskset -c 0 wrk -t1 -c"$c" -d"${s}s" --timeout 10s \
         -s bench/gateway/wrk.lua "http://127.0.0.1:${ports[$i]}/v1/chat/completions" >"$tmp/wrk.txt"
-    after=$(cpu_ticks "${gw_pids[$i]}")
+    after=$(cpu_ticks "${gw_pids[$i]}") sim_after=$(cpu_ticks "$sim_pid")
     req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
     if [ -z "$req" ] || [ "$req" -eq 0 ]; then
         echo "bin$i $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
         return 1
     fi
-    echo "bin$i $mode c=$c req/s=$((req / s)) cpu_us/req=$(((after - before) * 10000 / req))" \
+    # The sim's CPU per request too: it moves with the machine's slow spells, not with the
+    # gateway, so a round where it rose was a slow one for every binary.
+    echo "bin$i $mode c=$c req/s=$((req / s)) cpu_us/req=$(per_request "$((after - before))" "$req")" \
+        "sim_us/req=$(per_request "$((sim_after - sim_before))" "$req")" \
         "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")"
 }
 for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done
