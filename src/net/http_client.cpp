@@ -77,9 +77,9 @@ struct ClientConnection {
     explicit ClientConnection(asio::any_io_executor ex)
         : plain(std::in_place, ex),
           deadline(std::make_shared<LazyDeadline>(ex, [this] { close(); })) {
-        // Beast reads max(512, capacity - size) bytes at a time: without capacity a relayed
-        // stream took ~47 reads and writes per 22 KB (docs/NOTES.md). Pages are touched only
-        // when data arrives, so idle pooled connections cost little.
+        // Reads take max(512, capacity - size) bytes (read_more, as Beast's): without capacity
+        // a relayed stream took ~47 reads and writes per 22 KB (docs/NOTES.md). Pages are
+        // touched only when data arrives, so idle pooled connections cost little.
         buffer.reserve(kReadCapacity);
     }
     ClientConnection(const ClientConnection&) = delete;

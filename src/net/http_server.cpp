@@ -40,11 +40,11 @@ using asio::ip::tcp;
 
 namespace {
 
-// Bytes read while waiting for the next request on a keep-alive connection, and while
-// watching for the peer going away during a handler. Small: 1,000s of connections idle.
+// Bytes read while waiting for the next request on a keep-alive connection. Small: 1,000s of
+// connections idle.
 constexpr std::size_t kReadChunk = 1024;
-// Read room for a body larger than that. Beast reads at most the buffer's free capacity (at
-// least 512 bytes) and the body parser empties the buffer after every read, so a body read
+// Read room for a body larger than that. read_more (as Beast's read did) reads at most the
+// buffer's free capacity (at least 512 bytes) and the body parser empties the buffer after every read, so a body read
 // through the 1 KiB buffer took one recvmsg, one timer re-arm and one coroutine step per KiB:
 // ~10 us of the I/O thread per KiB, the limit of observatory ingestion (bench/observatory).
 // The room is released after the request, so idle connections stay small.
@@ -84,40 +84,38 @@ class ServerConnection;
 // two periods late while a handler is young: the upstream request is cancelled 10-20 ms
 // after the client left instead of at once.
 //
-// Handlers enter and leave from their connection's thread; the timer ticks on its own strand
-// while handlers run and stops after a period in which none ran, so an idle server has no
-// timer pending. After stop(), every running handler and every new one is watched at once.
+// One per worker io_context (its timer on that worker: no strand, no cross-thread post), or
+// one on a strand of the server's io_context when connections run on strands. Handlers
+// enter and leave from their connection's thread; the timer ticks while handlers run and
+// stops after a period in which none ran, so an idle server has no timer pending. After
+// stop(), every running handler and every new one is watched at once.
 class PeerWatchSweep : public std::enable_shared_from_this<PeerWatchSweep> {
   public:
-    explicit PeerWatchSweep(asio::io_context& ioc) : timer_(asio::make_strand(ioc)) {}
+    explicit PeerWatchSweep(asio::any_io_executor ex) : timer_(std::move(ex)) {}
 
     // A handler starts on `conn`: true when the caller must watch it at once (stopped).
     bool enter(ServerConnection& conn);
     void leave(ServerConnection& conn);
     // Watches every running handler now, and every later one as it enters. Idempotent.
     void stop();
-    // Watches started by the sweep so far (tests).
-    std::uint64_t watches_started() const {
-        std::lock_guard lock(mu_);
-        return watches_started_;
-    }
+    // Handlers whose watch the sweep started, so far (tests).
+    std::uint64_t watches_started() const { return watches_started_.load(); }
 
   private:
     void arm();
     void tick();
     void remove_at(std::size_t index);
     // Posts watch_peer for each to its connection's executor, if the same handler still runs.
-    static void start_watches(
-        std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
+    void start_watches(std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
 
     mutable std::mutex mu_;
     std::vector<ServerConnection*> running_;  // each knows its index (sweep_index)
     std::uint64_t tick_ = 0;                  // ticks so far; a handler records it on entry
-    std::uint64_t watches_started_ = 0;
-    bool armed_ = false;  // a tick is due
+    bool armed_ = false;                      // a tick is due
     bool entered_since_tick_ = false;
     bool stopped_ = false;
-    asio::steady_timer timer_;  // on its own strand
+    std::atomic<std::uint64_t> watches_started_{0};  // counted on the connections' threads
+    asio::steady_timer timer_;                       // on a worker, or on its own strand
 };
 
 struct ServerState {
@@ -126,16 +124,23 @@ struct ServerState {
           handler(std::move(h)),
           limits(l),
           workers(std::move(w)),
-          acceptor(asio::make_strand(io)),
-          peer_watch(std::make_shared<PeerWatchSweep>(io)) {}
+          acceptor(asio::make_strand(io)) {
+        if (workers.empty()) {
+            peer_watches.push_back(std::make_shared<PeerWatchSweep>(asio::make_strand(ioc)));
+        }
+        for (asio::io_context* worker : workers) {
+            peer_watches.push_back(std::make_shared<PeerWatchSweep>(worker->get_executor()));
+        }
+    }
 
-    // A new connection's executor: its own strand on ioc, or the next worker io_context's
-    // executor itself. A worker runs on one thread, so nothing of a connection can run
-    // concurrently there, and a strand would cost a mutex, a queue and an executor hop on
-    // every completion of every operation (e.g. each paced sim chunk).
-    asio::any_io_executor connection_executor() {
-        if (workers.empty()) return asio::make_strand(ioc);
-        return workers[next_worker++ % workers.size()]->get_executor();
+    // A new connection's executor and peer watch sweep: its own strand on ioc, or the next
+    // worker io_context's executor itself. A worker runs on one thread, so nothing of a
+    // connection can run concurrently there, and a strand would cost a mutex, a queue and an
+    // executor hop on every completion of every operation (e.g. each paced sim chunk).
+    std::pair<asio::any_io_executor, std::shared_ptr<PeerWatchSweep>> next_connection_place() {
+        if (workers.empty()) return {asio::make_strand(ioc), peer_watches.front()};
+        const std::size_t i = next_worker++ % workers.size();
+        return {workers[i]->get_executor(), peer_watches[i]};
     }
 
     asio::io_context& ioc;
@@ -148,7 +153,8 @@ struct ServerState {
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> active{0};
-    std::shared_ptr<PeerWatchSweep> peer_watch;  // its pending operations hold it
+    // One per worker (or one for the strands); their pending operations hold them.
+    std::vector<std::shared_ptr<PeerWatchSweep>> peer_watches;
 
     std::mutex mu;  // guards connections and next_id
     std::unordered_map<std::uint64_t, std::weak_ptr<ServerConnection>> connections;
@@ -157,13 +163,16 @@ struct ServerState {
 
 class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   public:
-    ServerConnection(std::shared_ptr<ServerState> s, tcp::socket sock)
+    ServerConnection(std::shared_ptr<ServerState> s, tcp::socket sock,
+                     std::shared_ptr<PeerWatchSweep> sweep)
         : state(std::move(s)),
           socket(std::move(sock)),
+          peer_watch(std::move(sweep)),
           deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { close_socket(); })) {}
 
     std::shared_ptr<ServerState> state;
     tcp::socket socket;  // executor: this connection's strand, or its worker io_context
+    std::shared_ptr<PeerWatchSweep> peer_watch;  // its worker's (or the strands') sweep
     // Header, idle and write timeouts: closing the socket fails the pending operation, as
     // Beast's stream expiry did, without a timer arm and cancel around every operation.
     std::shared_ptr<LazyDeadline> deadline;
@@ -173,9 +182,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
     bool watch_pending = false;                // the peer watcher's wait is queued
-    std::uint64_t handlers = 0;                // handlers started on this connection
-    // PeerWatchSweep's: where the running handler is in its list (npos: not in it), and the
-    // sweep's tick when it entered. Guarded by the sweep's mutex.
+    // Handlers started on this connection. Written on the connection's thread only while it
+    // is not in the sweep's list (before enter(), after leave()), read under the sweep's
+    // mutex only while it is: the mutex orders the two.
+    std::uint64_t handlers = 0;
+    // PeerWatchSweep's: where the running handler is in its list (kNotSwept: not in it), and
+    // the sweep's tick when it entered. Guarded by the sweep's mutex.
     std::size_t sweep_index = kNotSwept;
     std::uint64_t sweep_tick = 0;
     static constexpr std::size_t kNotSwept = static_cast<std::size_t>(-1);
@@ -446,7 +458,7 @@ void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
 class SweptHandler {
   public:
     explicit SweptHandler(const std::shared_ptr<ServerConnection>& conn)
-        : conn_(*conn), sweep_(*conn->state->peer_watch) {
+        : conn_(*conn), sweep_(*conn->peer_watch) {
         if (sweep_.enter(conn_)) watch_peer(conn);
     }
     ~SweptHandler() { sweep_.leave(conn_); }
@@ -467,9 +479,9 @@ bool PeerWatchSweep::enter(ServerConnection& conn) {
     {
         std::lock_guard lock(mu_);
         if (stopped_) return true;
-        conn.sweep_index = running_.size();
-        conn.sweep_tick = tick_;
         running_.push_back(&conn);
+        conn.sweep_index = running_.size() - 1;
+        conn.sweep_tick = tick_;
         entered_since_tick_ = true;
         arm_now = !armed_;
         armed_ = true;
@@ -503,7 +515,6 @@ void PeerWatchSweep::stop() {
             due.emplace_back(conn->shared_from_this(), conn->handlers);
         }
         running_.clear();
-        watches_started_ += due.size();
     }
     start_watches(std::move(due));
     asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
@@ -534,7 +545,6 @@ void PeerWatchSweep::tick() {
             due.emplace_back(conn->shared_from_this(), conn->handlers);
             remove_at(i);
         }
-        watches_started_ += due.size();
         ++tick_;
         again = !stopped_ && (!running_.empty() || entered_since_tick_);
         entered_since_tick_ = false;
@@ -548,8 +558,14 @@ void PeerWatchSweep::start_watches(
     std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due) {
     for (auto& [conn, handler] : due) {
         auto ex = conn->socket.get_executor();
-        asio::post(ex, [conn = std::move(conn), handler = handler] {
-            if (conn->in_handler && conn->handlers == handler) watch_peer(conn);
+        asio::post(ex, [self = shared_from_this(), conn = std::move(conn), handler = handler] {
+            // The same handler, still running on an open socket (a timeout may have closed
+            // it without cancelling the handler, and must stay that way).
+            if (!conn->in_handler || conn->handlers != handler || conn->gone ||
+                !conn->socket.is_open())
+                return;
+            self->watches_started_.fetch_add(1);
+            watch_peer(conn);
         });
     }
 }
@@ -605,8 +621,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         conn->expires_after(limits.header_timeout);
         RequestParser parser;
         configure_request_parser(parser, limits);
-        // What is buffered is parsed inline; Beast's read would post its completion even
-        // when it needed no bytes.
+        // What is buffered is parsed inline; read_until, a coroutine, would cost a frame and
+        // a posted completion even when it needed no bytes.
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
             ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
@@ -710,7 +726,7 @@ asio::awaitable<void> run_connection_tracked(std::shared_ptr<ServerConnection> c
 
 asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
     while (!state->stopping.load()) {
-        auto executor = state->connection_executor();
+        auto [executor, sweep] = state->next_connection_place();
         auto [ec, socket] = co_await state->acceptor.async_accept(executor, use_nothrow);
         if (ec) {
             if (state->stopping.load() || ec == asio::error::operation_aborted ||
@@ -727,7 +743,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);  // stream chunks leave at once
         socket.non_blocking(true, ignored);  // writes are tried inline first (sync_io.hpp)
-        auto conn = std::make_shared<ServerConnection>(state, std::move(socket));
+        auto conn = std::make_shared<ServerConnection>(state, std::move(socket), std::move(sweep));
         {
             std::lock_guard lock(state->mu);
             conn->id = ++state->next_id;
@@ -752,8 +768,7 @@ std::vector<std::shared_ptr<ServerConnection>> snapshot(ServerState& state) {
     return out;
 }
 
-// After the grace period, whatever is still running is cut: closing the socket completes
-// the watcher, which cancels the handler.
+// After the grace period, whatever is still running is cut: close() cancels the handler.
 asio::awaitable<void> cancel_after_grace(std::shared_ptr<ServerState> state,
                                          std::chrono::milliseconds grace) {
     // Polls so that io_context::run() can return as soon as the last stream finished,
@@ -784,7 +799,7 @@ HttpServer::HttpServer(asio::io_context& ioc, Handler handler, ServerLimits limi
 HttpServer::~HttpServer() {
     boost::system::error_code ignored;
     state_->stopping.store(true);
-    state_->peer_watch->stop();
+    for (const auto& sweep : state_->peer_watches) sweep->stop();
     state_->acceptor.close(ignored);
 }
 
@@ -825,12 +840,14 @@ std::uint16_t HttpServer::port() const { return state_->port; }
 std::size_t HttpServer::active_connections() const { return state_->active.load(); }
 
 std::uint64_t HttpServer::peer_watches_started() const {
-    return state_->peer_watch->watches_started();
+    std::uint64_t started = 0;
+    for (const auto& sweep : state_->peer_watches) started += sweep->watches_started();
+    return started;
 }
 
 void HttpServer::stop(std::chrono::milliseconds grace) {
     if (state_->stopping.exchange(true)) return;
-    state_->peer_watch->stop();
+    for (const auto& sweep : state_->peer_watches) sweep->stop();
     asio::post(state_->acceptor.get_executor(), [s = state_] {
         boost::system::error_code ignored;
         s->acceptor.close(ignored);

@@ -68,8 +68,9 @@ bool write_now(SyncStream& stream, beast::buffers_suffix<Buffers>& rest,
 }
 
 // Reads more of a message into `buffer`, straight from the socket: Beast's async_read and
-// async_read_header over a beast::tcp_stream run three layers of composed operations, each
-// copying the executor and tracking work, which was ~3% of the gateway's CPU at c=64. Reads
+// async_read_header run two layers of composed operations (three over a beast::tcp_stream,
+// as the client's plain connections were), each copying the executor and tracking work:
+// ~3% of the gateway's CPU at c=64. Reads
 // as much as Beast would: the buffer's free capacity, at least 512 bytes, at most 64 KiB,
 // within its max_size (buffer_overflow when full). EOF is what Beast makes of it:
 // end_of_stream before any byte of the message, else the parser's put_eof() (which ends a

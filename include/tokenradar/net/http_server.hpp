@@ -4,10 +4,11 @@
 // run on several threads; or, given worker io_contexts of one thread each, on one of those.
 //
 // What suspends: every ResponseWriter function except abort()/client_gone(); the Handler.
-// Cancellation: when the peer closes or errors while a handler runs (noticed once the handler
-// has run 10-20 ms, at once after that: peer_watches_started()), or when stop()'s grace
-// period ends, the handler coroutine receives terminal cancellation (its pending awaits,
-// e.g. an HttpClient read, complete with operation_aborted) and the socket is closed.
+// Cancellation: when the peer closes or errors while a handler runs (noticed at once when the
+// handler has run 10-20 ms, else when it reaches that age: peer_watches_started()), or when
+// stop()'s grace period ends, the handler coroutine receives terminal cancellation (its
+// pending awaits, e.g. an HttpClient read, complete with operation_aborted) and the socket is
+// closed.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/asio.hpp>

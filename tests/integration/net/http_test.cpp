@@ -172,8 +172,10 @@ TEST_P(HttpTest, OnlyHandlersThatRunLongHaveTheirPeerWatched) {
     }
     // Each takes well under a millisecond; a loaded machine may stall one past a period.
     EXPECT_LT(server.server().peer_watches_started(), 3u);
+    // A stalled one may still be due at the next tick: let two periods pass first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
     const auto before = server.server().peer_watches_started();
-    auto slow = run(ioc, get(&client, server.url("/slow"), {{"x-delay-headers", "100"}}));
+    auto slow = run(ioc, get(&client, server.url("/slow"), {{"x-delay-headers", "300"}}));
     ASSERT_TRUE(slow) << slow.error().message;
     EXPECT_EQ(server.server().peer_watches_started(), before + 1);
 }

@@ -147,6 +147,8 @@ struct ReadCase {
     bool close_after;
     ParseUntil until;
     std::size_t max_buffer = 1 << 20;
+    std::uint32_t header_limit = 8192;
+    std::uint64_t body_limit = 1 << 20;
 };
 
 struct ReadOutcome {
@@ -154,6 +156,7 @@ struct ReadOutcome {
     bool header_done = false;
     bool done = false;
     std::string body;
+    std::size_t left_in_buffer = 0;  // bytes after the message (the next one's)
 };
 
 template <class Reader>
@@ -163,12 +166,15 @@ ReadOutcome read_with(const ReadCase& c, Reader reader) {
     if (c.close_after) p.b.shutdown(tcp::socket::shutdown_send);
     beast::flat_buffer buffer(c.max_buffer);
     http::response_parser<http::string_body> parser;
+    parser.header_limit(c.header_limit);
+    parser.body_limit(c.body_limit);
     ReadOutcome out;
     asio::co_spawn(p.ioc, reader(p.a, buffer, parser, out), asio::detached);
     p.ioc.run();
     out.header_done = parser.is_header_done();
     out.done = parser.is_done();
     if (out.done) out.body = parser.get().body();
+    out.left_in_buffer = buffer.size();
     return out;
 }
 
@@ -207,6 +213,12 @@ TEST(ReadUntil, ReadsAndFailsAsBeastsReadDoes) {
         {"head larger than the buffer may grow",
          "HTTP/1.1 200 OK\r\nX-Long: " + std::string(300, 'a') + "\r\n\r\n", false,
          ParseUntil::header, 100},
+        {"head over the header limit",
+         "HTTP/1.1 200 OK\r\nX-Long: " + std::string(300, 'a') + "\r\n\r\n", false,
+         ParseUntil::header, 1 << 20, 64},
+        {"body over the body limit", head + "hello", false, ParseUntil::message, 1 << 20, 8192, 3},
+        {"the next response's bytes stay buffered", head + "helloHTTP/1.1 204 No Content\r\n",
+         false, ParseUntil::message},
     };
     for (const ReadCase& c : cases) {
         SCOPED_TRACE(c.name);
@@ -222,6 +234,7 @@ TEST(ReadUntil, ReadsAndFailsAsBeastsReadDoes) {
         EXPECT_EQ(ours.header_done, beasts.header_done);
         EXPECT_EQ(ours.done, beasts.done);
         EXPECT_EQ(ours.body, beasts.body);
+        EXPECT_EQ(ours.left_in_buffer, beasts.left_in_buffer);
     }
 }
 
