@@ -6,6 +6,8 @@
 # each build's binary somewhere first (a rebuild replaces build/release/tokenradar).
 #   bench/gateway/compare.sh SECONDS ROUNDS BINARY...
 #   SCENARIOS="nonstream:64 stream:64"   which MODE:CONNECTIONS runs, in order (default: all four)
+#   NGINX=1   nginx (nginx.conf, one worker) in front of the same sim as one more route in every
+#             round: the ratio to it from alternated runs (its CPU is its worker's)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -30,15 +32,25 @@ taskset -c 1 "${bins[0]}" --log-level warn sim --profile instant --port "$sim_po
 sim_pid=$!
 pids+=($sim_pid)
 wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
-ports=() gw_pids=()
+ports=() gw_pids=() names=()
 for i in "${!bins[@]}"; do
     port=$(free_port)
     sed -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" -e "s|@STORE@|$tmp/gw$i.db|" \
         bench/gateway/tokenradar.toml >"$tmp/gw$i.toml"
     taskset -c 1 "${bins[$i]}" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
-    gw_pids+=($!) pids+=($!) ports+=("$port")
+    gw_pids+=($!) pids+=($!) ports+=("$port") names+=("bin$i")
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
 done
+if [ "${NGINX:-0}" = 1 ]; then
+    command -v nginx >/dev/null || { echo "nginx missing: bench/gateway/run.sh installs it" >&2; exit 1; }
+    port=$(free_port)
+    sed -e "s|@TMP@|$tmp|g" -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" \
+        bench/gateway/nginx.conf >"$tmp/nginx.conf"
+    taskset -c 1 nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
+    pids+=($!)
+    wait_ready "http://127.0.0.1:$port/healthz" || { echo "nginx did not start" >&2; exit 1; }
+    gw_pids+=("$(pgrep -P "${pids[-1]}" | head -1)") ports+=("$port") names+=(nginx)
+fi
 
 # per_request TICKS REQUESTS: microseconds of CPU per request, one decimal (a tick is 10 ms).
 per_request() { awk -v t="$1" -v n="$2" 'BEGIN { printf "%.1f", t * 10000 / n }'; }
@@ -52,20 +64,21 @@ run() {
     after=$(cpu_ticks "${gw_pids[$i]}") sim_after=$(cpu_ticks "$sim_pid")
     req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
     if [ -z "$req" ] || [ "$req" -eq 0 ]; then
-        echo "bin$i $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
+        echo "${names[$i]} $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
         return 1
     fi
     # The sim's CPU per request too: it moves with the machine's slow spells, not with the
     # gateway, so a round where it rose was a slow one for every binary.
-    echo "bin$i $mode c=$c req/s=$((req / s)) cpu_us/req=$(per_request "$((after - before))" "$req")" \
+    echo "${names[$i]} $mode c=$c req/s=$((req / s)) cpu_us/req=$(per_request "$((after - before))" "$req")" \
         "sim_us/req=$(per_request "$((sim_after - sim_before))" "$req")" \
         "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")"
 }
-for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done
+for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; done
+for i in "${!names[@]}"; do run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$rounds"); do
     for scenario in ${SCENARIOS:-nonstream:64 nonstream:1 stream:64 stream:1}; do
-        for i in "${!bins[@]}"; do run "$i" "${scenario%%:*}" "${scenario#*:}" "$secs"; done
+        for i in "${!names[@]}"; do run "$i" "${scenario%%:*}" "${scenario#*:}" "$secs"; done
     done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
