@@ -6,8 +6,8 @@
 # each build's binary somewhere first (a rebuild replaces build/release/tokenradar).
 #   bench/gateway/compare.sh SECONDS ROUNDS BINARY...
 #   SCENARIOS="nonstream:64 stream:64"   which MODE:CONNECTIONS runs, in order (default: all four)
-#   NGINX=1   nginx (nginx.conf, one worker) in front of the same sim as one more route in every
-#             round: the ratio to it from alternated runs (its CPU is its worker's)
+#   WITH_NGINX=1   nginx (nginx.conf, one worker) before the same sim, one more route in every
+#                  round: the ratio to it from alternated runs (its CPU is its worker's)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -41,7 +41,7 @@ for i in "${!bins[@]}"; do
     gw_pids+=($!) pids+=($!) ports+=("$port") names+=("bin$i")
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
 done
-if [ "${NGINX:-0}" = 1 ]; then
+if [ "${WITH_NGINX:-0}" = 1 ]; then
     command -v nginx >/dev/null || { echo "nginx missing: bench/gateway/run.sh installs it" >&2; exit 1; }
     port=$(free_port)
     sed -e "s|@TMP@|$tmp|g" -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" \
