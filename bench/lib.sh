@@ -11,5 +11,18 @@ wait_ready() {
     return 1
 }
 
-# cpu_ticks PID: user + system CPU of a process so far, in clock ticks (/proc/PID/stat 14+15).
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# cpu_ticks PID...: user + system CPU of the processes so far, in clock ticks (1/100 s;
+# /proc/PID/stat fields 14+15).
+cpu_ticks() {
+    local pid sum=0
+    for pid in "$@"; do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
+    echo "$sum"
+}
+
+# fill TEMPLATE OUT NAME=VALUE...: replaces @NAME@ in a config template.
+fill() {
+    local template=$1 out=$2 expr=() kv
+    shift 2
+    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
+    sed "${expr[@]}" "$template" > "$out"
+}

@@ -35,8 +35,7 @@ wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start
 ports=() gw_pids=() names=()
 for i in "${!bins[@]}"; do
     port=$(free_port)
-    sed -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" -e "s|@STORE@|$tmp/gw$i.db|" \
-        bench/gateway/tokenradar.toml >"$tmp/gw$i.toml"
+    fill bench/gateway/tokenradar.toml "$tmp/gw$i.toml" PORT="$port" UPSTREAM_PORT="$sim_port" STORE="$tmp/gw$i.db"
     taskset -c 1 "${bins[$i]}" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
     gw_pids+=($!) pids+=($!) ports+=("$port") names+=("bin$i")
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
@@ -44,8 +43,7 @@ done
 if [ "${WITH_NGINX:-0}" = 1 ]; then
     command -v nginx >/dev/null || { echo "nginx missing: bench/gateway/run.sh installs it" >&2; exit 1; }
     port=$(free_port)
-    sed -e "s|@TMP@|$tmp|g" -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" \
-        bench/gateway/nginx.conf >"$tmp/nginx.conf"
+    fill bench/gateway/nginx.conf "$tmp/nginx.conf" TMP="$tmp" PORT="$port" UPSTREAM_PORT="$sim_port"
     taskset -c 1 nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
     pids+=($!)
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "nginx did not start" >&2; exit 1; }

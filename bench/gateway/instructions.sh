@@ -40,8 +40,7 @@ wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start
 for i in $(seq 1 $#); do
     bin=${!i}
     port=$(free_port)
-    sed -e "s|@PORT@|$port|" -e "s|@UPSTREAM_PORT@|$sim_port|" -e "s|@STORE@|$tmp/gw$i.db|" \
-        bench/gateway/tokenradar.toml >"$tmp/gw$i.toml"
+    fill bench/gateway/tokenradar.toml "$tmp/gw$i.toml" PORT="$port" UPSTREAM_PORT="$sim_port" STORE="$tmp/gw$i.db"
     taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.$i.%p" \
         "$bin" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
     vg=$!

@@ -60,19 +60,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 die() { echo "bench/gateway: $*" >&2; exit 1; }
-# fill TEMPLATE OUT NAME=VALUE...: replaces @NAME@ in a config template.
-fill() {
-    local template=$1 out=$2 expr=() kv
-    shift 2
-    for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
-    sed "${expr[@]}" "$template" > "$out"
-}
-# CPU ticks (1/100 s) used so far by the given processes (fields 14+15 of /proc/PID/stat).
-cpu_ticks() {
-    local pid sum=0
-    for pid in "$@"; do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
-    echo "$sum"
-}
 # start_sim NAME PROFILE -> sets sim_port, sim_pid; one I/O thread, so the upstream's CPU
 # is bounded
 start_sim() {

@@ -68,7 +68,6 @@ class Handler : public SaxHandlerBase {
         choices_ = 0;
         has_choices_ = has_message_ = false;
         string_ = std::nullopt;
-        id_.clear();
         usage_ = Usage{};
         content_bytes_ = reasoning_content_bytes_ = reasoning_bytes_ = 0;
         has_reasoning_content_ = false;

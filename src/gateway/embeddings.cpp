@@ -92,7 +92,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
     m.t.sched = m.t.send;
     m.http_status = static_cast<int>(result->status);
     if (result->status != 200) m.status = fmt::format("http_{}", result->status);
-    headers.emplace_back(kUpstreamHeader, fmt::format("{}/{}", provider.name, ref->model));
+    headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
     gw.metrics.observe_request(m.status);
     const auto status = static_cast<http::status>(result->status);
     gw.record(std::move(m));

@@ -81,6 +81,13 @@ net::HeaderList base_headers(const std::string& request_id) {
     return headers;
 }
 
+std::string upstream_label(std::string_view provider, std::string_view model) {
+    std::string label;
+    label.reserve(provider.size() + 1 + model.size());
+    label.append(provider).append(1, '/').append(model);
+    return label;
+}
+
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers) {
     gw.metrics.observe_request(status_name(make_error_code(code)));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,9 @@ inline const net::HeaderName kOverheadHeader = net::HeaderName::constant("x-toke
 
 // Response headers every answer carries.
 net::HeaderList base_headers(const std::string& request_id);
+// "provider/model": the x-tokenradar-upstream value (built by hand: once per attempt, where
+// fmt::format cost ~500 instructions).
+std::string upstream_label(std::string_view provider, std::string_view model);
 
 // Sends an OpenAI-style error (status from the Errc) and counts it.
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,

@@ -102,13 +102,6 @@ awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, Clien
     co_await writer.send(reply.status, "application/json", std::move(body), reply.headers);
 }
 
-std::string upstream_label(const Attempt& a) {
-    std::string label;  // by hand: once per attempt, where fmt::format cost ~500 instructions
-    label.reserve(a.provider.name.size() + 1 + a.model.size());
-    label.append(a.provider.name).append(1, '/').append(a.model);
-    return label;
-}
-
 std::int64_t micros(std::int64_t ns) { return ns / 1000; }
 
 // metrics.md overhead_ns, request side: from ready (the client request read, or the
@@ -251,7 +244,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         status = "cancelled";
     } else if (failure) {
         status = std::string(status_name(failure->code));
-        spdlog::info("upstream {} stream failed: {}", upstream_label(a), failure->message);
+        spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
+                     failure->message);
         translator.fail(errc_of(*failure), fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
         status =
@@ -325,7 +319,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     const std::int64_t overhead_ns = request_overhead_ns(m, a.t_ready);
     m.overhead_ns = overhead_ns;
 
-    headers.emplace_back(kUpstreamHeader, upstream_label(a));
+    headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
     headers.emplace_back(kCacheHeader, "bypass");
 
     if (response.status() != 200) {

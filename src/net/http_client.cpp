@@ -280,7 +280,7 @@ asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::s
     beast::buffers_suffix<RequestBuffers> rest(RequestBuffers{asio::buffer(head), asio::buffer(body)});
     ErrorCode ec;
     if (detail::write_now(stream.socket(), rest, ec)) co_return ec;
-    auto [e, n] = co_await asio::async_write(stream, rest, use_nothrow);
+    auto [e, n] = co_await asio::async_write(stream.socket(), rest, use_nothrow);
     co_return e;
 }
 

@@ -29,7 +29,6 @@
 #include <cerrno>
 #include <charconv>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -621,8 +620,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         conn->expires_after(limits.header_timeout);
         RequestParser parser;
         configure_request_parser(parser, limits);
-        // What is buffered is parsed inline; read_until, a coroutine, would cost a frame and
-        // a posted completion even when it needed no bytes.
+        // What is buffered is parsed inline: read_until, a coroutine, would cost a frame even
+        // when it needed no bytes.
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
             ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
@@ -663,21 +662,22 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
 
         conn->in_handler = true;
         ++conn->handlers;
-        std::optional<SweptHandler> swept(std::in_place, conn);
-        // The handler runs in this coroutine (a co_spawn per request cost a frame, a post and
-        // a completion): this connection's coroutine was spawned with handler_cancel's slot,
-        // so close() cancels whatever the handler awaits. A fresh cancellation state and
-        // Asio's default throw_if_cancelled(true) per request, as a spawned handler had.
-        co_await asio::this_coro::reset_cancellation_state();
-        co_await asio::this_coro::throw_if_cancelled(true);
         std::exception_ptr failure;
-        try {
-            co_await state.handler(req, writer);
-        } catch (...) {
-            failure = std::current_exception();
+        {
+            const SweptHandler swept(conn);  // in the peer watch sweep while the handler runs
+            // The handler runs in this coroutine (a co_spawn per request cost a frame, a post
+            // and a completion): this connection's coroutine was spawned with handler_cancel's
+            // slot, so close() cancels whatever the handler awaits. A fresh cancellation state
+            // and Asio's default throw_if_cancelled(true) per request, as a spawned handler had.
+            co_await asio::this_coro::reset_cancellation_state();
+            co_await asio::this_coro::throw_if_cancelled(true);
+            try {
+                co_await state.handler(req, writer);
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            co_await asio::this_coro::throw_if_cancelled(false);
         }
-        co_await asio::this_coro::throw_if_cancelled(false);
-        swept.reset();
         conn->in_handler = false;
         if (conn->buffer.capacity() > kReadChunk * 4) conn->buffer.shrink_to_fit();  // body room
         if (failure) {

@@ -388,12 +388,17 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
         sqlite3_stmt* insert = statements_->insert.get();
         sqlite3_stmt* rows = statements_->insert_rows.get();
         std::size_t i = 0;
+        std::size_t local_end = 0;  // records[i, local_end) have no client id
         while (i < records.size()) {
+            if (local_end <= i) {  // the run from i: each record is looked at once
+                local_end = i;
+                while (local_end < records.size() && records[local_end].client_id.empty()) {
+                    ++local_end;
+                }
+            }
             // Records measured here (no client id) skip the de-duplication index and are never
             // ignored: kRowsPerInsert of them go in one statement.
-            if (records.size() - i >= kRowsPerInsert &&
-                std::all_of(records.begin() + i, records.begin() + i + kRowsPerInsert,
-                            [](const Measurement& m) { return m.client_id.empty(); })) {
+            if (local_end - i >= kRowsPerInsert) {
                 for (std::size_t r = 0; r < kRowsPerInsert; ++r) {
                     bind_record(rows, records[i + r], static_cast<int>(r * kBoundColumns) + 1);
                 }
