@@ -1,5 +1,6 @@
 #include <tokenradar/core/ids.hpp>
 
+#include <array>
 #include <chrono>
 #include <random>
 
@@ -14,12 +15,11 @@ std::mt19937_64& thread_generator() {
     return generator;
 }
 
-// The low `digits` hex digits of v, most significant first.
-void append_hex(std::string& out, std::uint64_t v, int digits) {
+// Writes the low `digits` hex digits of v at `out`, most significant first; returns the end.
+char* put_hex(char* out, std::uint64_t v, int digits) {
     static constexpr char kDigits[] = "0123456789abcdef";
-    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) {
-        out.push_back(kDigits[(v >> shift) & 0xf]);
-    }
+    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) *out++ = kDigits[(v >> shift) & 0xf];
+    return out;
 }
 
 }  // namespace
@@ -27,19 +27,21 @@ void append_hex(std::string& out, std::uint64_t v, int digits) {
 std::string new_request_id() { return new_request_id({}); }
 
 std::string new_request_id(std::string_view prefix) {
-    std::string id;
-    id.reserve(prefix.size() + 32);
-    id.append(prefix);
     // Milliseconds first (as UUIDv7 does): ids made later sort later, so a store's unique
     // index over them (the observatory's duplicate check) grows at its end instead of on a
     // random page per insert.
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    append_hex(id, static_cast<std::uint64_t>(ms), 12);
     auto& gen = thread_generator();
-    append_hex(id, gen(), 16);
-    append_hex(id, gen(), 4);
+    std::array<char, 32> digits{};
+    char* end = put_hex(digits.data(), static_cast<std::uint64_t>(ms), 12);
+    end = put_hex(end, gen(), 16);
+    put_hex(end, gen(), 4);
+    std::string id;
+    id.reserve(prefix.size() + digits.size());
+    id.append(prefix);
+    id.append(digits.data(), digits.size());
     return id;
 }
 
