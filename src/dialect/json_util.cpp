@@ -153,6 +153,78 @@ void adopt(json::object& target, json::object&& source) {
     std::construct_at(&target, std::move(source));  // the move constructor takes the storage
 }
 
+namespace {
+
+bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::size_t skip_space(std::string_view t, std::size_t i) noexcept {
+    while (i < t.size() && is_json_space(t[i])) ++i;
+    return i;
+}
+
+// From a string's opening quote to just past its closing one. A byte loop: request strings
+// are mostly short, where a memchr per quote cost more than it saved.
+std::size_t skip_string(std::string_view t, std::size_t open) noexcept {
+    for (std::size_t i = open + 1; i < t.size(); ++i) {
+        if (t[i] == '\\') {
+            ++i;  // the escaped character, whatever it is
+        } else if (t[i] == '"') {
+            return i + 1;
+        }
+    }
+    return t.size();
+}
+
+std::size_t skip_value(std::string_view t, std::size_t i) noexcept {
+    if (i >= t.size()) return i;
+    if (t[i] == '"') return skip_string(t, i);
+    if (t[i] == '{' || t[i] == '[') {
+        int depth = 0;
+        while (i < t.size()) {
+            const char c = t[i];
+            if (c == '"') {
+                i = skip_string(t, i);
+                continue;
+            }
+            if (c == '{' || c == '[') {
+                ++depth;
+            } else if ((c == '}' || c == ']') && --depth == 0) {
+                return i + 1;
+            }
+            ++i;
+        }
+        return i;
+    }
+    while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && !is_json_space(t[i])) ++i;
+    return i;  // a number, true, false or null
+}
+
+}  // namespace
+
+std::optional<std::size_t> for_each_member_text(
+    std::string_view text, const std::function<void(const MemberText&)>& member) {
+    std::size_t i = skip_space(text, 0);
+    if (i == text.size() || text[i] != '{') return std::nullopt;
+    i = skip_space(text, i + 1);
+    if (i < text.size() && text[i] == '}') return i;
+    while (i < text.size() && text[i] == '"') {
+        const std::size_t key_end = skip_string(text, i);
+        if (key_end - i < 2) return std::nullopt;
+        const std::string_view key = text.substr(i + 1, key_end - i - 2);
+        i = skip_space(text, key_end);
+        if (i == text.size() || text[i] != ':') return std::nullopt;
+        const std::size_t value_begin = skip_space(text, i + 1);
+        const std::size_t value_end = skip_value(text, value_begin);
+        if (value_end == value_begin) return std::nullopt;
+        member(MemberText{key, value_begin, value_end});
+        i = skip_space(text, value_end);
+        if (i < text.size() && text[i] == '}') return i;
+        if (i == text.size() || text[i] != ',') return std::nullopt;
+        i = skip_space(text, i + 1);
+    }
+    return std::nullopt;
+}
+
 Result<const json::object*> EventJson::parse(std::string_view data) {
     value_ = nullptr;  // drop the previous value (keeping the arena storage) before its memory is reused
     mr_.release();

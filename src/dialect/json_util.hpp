@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -94,6 +95,19 @@ json::storage_ptr request_storage(std::size_t body_size);
 // Replaces `target` with `source`, storage and all: an assignment keeps the target's storage
 // and deep-copies into it when the two differ.
 void adopt(json::object& target, json::object&& source);
+
+// One member of a JSON object's text: its key as written (between the quotes, escapes not
+// decoded) and the byte range of its value's text.
+struct MemberText {
+    std::string_view key;
+    std::size_t value_begin = 0;
+    std::size_t value_end = 0;
+};
+// Calls `member` for each top-level member of `text`, in order, and returns the offset of the
+// object's closing brace. `text` must be a JSON object that parsed without error: values are
+// skipped, not validated. nullopt when the text is not shaped like an object after all.
+std::optional<std::size_t> for_each_member_text(
+    std::string_view text, const std::function<void(const MemberText&)>& member);
 
 // A stack arena for parsing a response body that is read and dropped within one function: a
 // small body then needs no heap allocation per key and string (those mallocs were ~4% of

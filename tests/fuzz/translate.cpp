@@ -55,6 +55,20 @@ void fuzz_request(std::string_view body) {
         check(back.has_value());
         check(back->model == "up-model");
         check(!call->target.empty());
+        if (to == Api::openai) {
+            // The client's text with its members spliced must mean what the modified DOM
+            // means: the scan of the text found the members the parser found.
+            boost::json::value expected = req->original;
+            boost::json::object& o = expected.as_object();
+            o["model"] = "up-model";
+            if (req->stream) {
+                boost::json::value& options = o["stream_options"];
+                if (!options.is_object()) options = boost::json::object();
+                options.get_object()["include_usage"] = true;
+            }
+            boost::system::error_code ec;
+            check(boost::json::parse(call->body, ec) == expected && !ec);
+        }
     }
 }
 

@@ -110,6 +110,9 @@ struct ChatRequest {
     // The request as received, so same-dialect passthrough loses nothing (cache_control,
     // vendor fields...). Not part of equality.
     boost::json::object original;
+    // Its text, when parsed from OpenAI's dialect: an OpenAI upstream gets these bytes with
+    // only `model` and stream_options changed. Not part of equality.
+    std::string original_text;
 
     bool operator==(const ChatRequest& o) const {
         return model == o.model && messages == o.messages && tools == o.tools &&

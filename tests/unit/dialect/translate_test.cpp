@@ -187,33 +187,46 @@ TEST(TranslateRequest, GeminiThoughtSignaturesMakeTheRoundTrip) {
         << t.bytes;
 }
 
-// The passthrough body is written field by field, not from a modified copy: byte for byte what
-// json::serialize of the modified object gives (same key order, same number and string text).
-TEST(TranslateRequest, PassthroughBodyIsTheSerializedModifiedObject) {
+// The passthrough body is the client's own text with the top-level `model` value replaced
+// and, for a stream, stream_options.include_usage set: whitespace, key order, number and string
+// text stay as the client wrote them, and nested or quoted "model"s are not members to touch.
+TEST(TranslateRequest, PassthroughBodyIsTheClientsTextWithTwoMembersReplaced) {
     struct Case {
         const char* body;
-        const char* model;
+        const char* expected;
     };
-    for (const auto& c : {
-             Case{R"({"model":"m","stream":true,"temperature":0.5,"messages":[{"role":"user","content":"a\u00e9\"b"}],
-                     "stream_options":{"include_obfuscation":false},"n":1e3})",
-                  "up/\"quoted\""},
-             Case{R"({"stream":true,"stream_options":null,"model":"m","messages":[]})", "x"},
-             Case{R"({"stream_options":{"include_usage":false,"z":[1,{"y":2}]},"stream":true,"model":"m","messages":[]})",
-                  "x"},
-             Case{R"({"model":"m","messages":[],"stream":false,"stream_options":{"include_usage":false}})", "x"},
-         }) {
+    for (
+        const auto& c : {
+            Case{R"({ "model" : "m", "temperature": 0.50, "n": 1e3,
+  "messages": [{"role": "user", "content": "say \"model\": \\\"x\\"}],
+  "metadata": {"model": "nested"} }  )",
+                 R"({ "model" : "up/\"q\"", "temperature": 0.50, "n": 1e3,
+  "messages": [{"role": "user", "content": "say \"model\": \\\"x\\"}],
+  "metadata": {"model": "nested"} }  )"},
+            Case{
+                R"({"stream":true,"model":"m","messages":[]} )",
+                R"({"stream":true,"model":"up/\"q\"","messages":[],"stream_options":{"include_usage":true}} )"},
+            Case{
+                R"({"stream":true,"stream_options":null,"model":"m","messages":[]})",
+                R"({"stream":true,"stream_options":{"include_usage":true},"model":"up/\"q\"","messages":[]})"},
+            Case{
+                R"({"stream_options":{"include_usage":false,"z":[1,{"y":2}]},"stream":true,"model":"m","messages":[]})",
+                R"({"stream_options":{"include_usage":true,"z":[1,{"y":2}]},"stream":true,"model":"up/\"q\"","messages":[]})"},
+            Case{
+                R"({"model":"m","messages":[],"stream":false,"stream_options":{"include_usage":false}})",
+                R"({"model":"up/\"q\"","messages":[],"stream":false,"stream_options":{"include_usage":false}})"},
+            // Duplicate members: each one is replaced, so the upstream reads the same whichever it
+            // keeps.
+            Case{R"({"model":"a","messages":[],"model":"m"})",
+                 R"({"model":"up/\"q\"","messages":[],"model":"up/\"q\""})"},
+            // A key written with escapes may spell `model`: the body is re-serialized instead.
+            Case{R"({"mod\u0065l":"m", "messages":[], "temperature":0.5})",
+                 R"({"model":"up/\"q\"","messages":[],"temperature":5E-1})"},
+        }) {
         ChatRequest req = client_request(c.body);
-        auto call = make_upstream_call(req, Api::openai, "/v1", c.model, Secret("sk"));
+        auto call = make_upstream_call(req, Api::openai, "/v1", "up/\"q\"", Secret("sk"));
         ASSERT_TRUE(call) << call.error().message;
-        json::object expected = parse_json(c.body).as_object();
-        expected["model"] = c.model;
-        if (req.stream) {
-            json::value& so = expected["stream_options"];
-            if (!so.is_object()) so = json::object();
-            so.get_object()["include_usage"] = true;
-        }
-        EXPECT_EQ(call->body, json::serialize(expected)) << c.body;
+        EXPECT_EQ(call->body, c.expected) << c.body;
     }
 }
 
