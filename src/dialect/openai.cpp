@@ -419,14 +419,20 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
     }
     if (scan_ && scan_->scan(data)) {
         ++fast_events_;
+        // Deltas built in place: a StreamDelta holds seven strings, and building one and then
+        // moving it into `out` cost ~100 instructions per relayed event.
         const std::size_t before = out.size();
-        if (!scan_->text().empty()) out.push_back(StreamDelta::make_text(std::string(scan_->text())));
-        if (auto fr = scan_->finish()) {
-            StreamDelta d = StreamDelta::make(K::finish);
-            d.finish_reason = parse_finish(*fr);
-            out.push_back(std::move(d));
+        if (!scan_->text().empty()) {
+            StreamDelta& d = out.emplace_back();
+            d.kind = K::text;
+            d.text.assign(scan_->text());
         }
-        if (out.size() == before) out.push_back(StreamDelta::make(K::ignorable));
+        if (auto fr = scan_->finish()) {
+            StreamDelta& d = out.emplace_back();
+            d.kind = K::finish;
+            d.finish_reason = parse_finish(*fr);
+        }
+        if (out.size() == before) out.emplace_back().kind = K::ignorable;
         return {};
     }
     auto parsed = json_->parse(data);
