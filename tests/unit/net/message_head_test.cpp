@@ -93,6 +93,27 @@ TEST(RequestHead, RefusesValuesThatWouldSmuggleAHeaderAndBadNames) {
     EXPECT_FALSE(request_head(http::verb::get, "/", "h\r\nx: 1", {}, 0));
 }
 
+// Values are checked eight bytes at a time: a CR, LF or NUL is found at every offset of a
+// long value, and every other byte passes.
+TEST(RequestHead, FindsAForbiddenByteAtEveryOffsetAndOnlyThose) {
+    for (const char bad : {'\r', '\n', '\0'}) {
+        for (std::size_t at = 0; at < 24; ++at) {
+            std::string value(24, 'v');
+            value[at] = bad;
+            EXPECT_FALSE(request_head(http::verb::post, "/", "h", {{"x-key", value}}, 0))
+                << static_cast<int>(bad) << " at " << at;
+        }
+    }
+    std::string every_other_byte;
+    for (int c = 1; c < 256; ++c) {
+        if (c != '\r' && c != '\n') every_other_byte.push_back(static_cast<char>(c));
+    }
+    for (std::size_t shift = 0; shift < 8; ++shift) {
+        const std::string value = std::string(shift, 'v') + every_other_byte;
+        EXPECT_TRUE(request_head(http::verb::post, "/", "h", {{"x-key", value}}, 0)) << shift;
+    }
+}
+
 TEST(ResponseHead, WholeResponseInOrderWithLength) {
     // One constant name and one owned name: both written the same way.
     const HeaderList headers{{HeaderName::constant("x-tokenradar-request-id"), "r-1"},
