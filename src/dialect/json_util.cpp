@@ -201,28 +201,42 @@ std::size_t skip_value(std::string_view t, std::size_t i) noexcept {
 
 }  // namespace
 
-std::optional<std::size_t> for_each_member_text(
-    std::string_view text, const std::function<void(const MemberText&)>& member) {
-    std::size_t i = skip_space(text, 0);
-    if (i == text.size() || text[i] != '{') return std::nullopt;
-    i = skip_space(text, i + 1);
-    if (i < text.size() && text[i] == '}') return i;
-    while (i < text.size() && text[i] == '"') {
-        const std::size_t key_end = skip_string(text, i);
-        if (key_end - i < 2) return std::nullopt;
-        const std::string_view key = text.substr(i + 1, key_end - i - 2);
-        i = skip_space(text, key_end);
-        if (i == text.size() || text[i] != ':') return std::nullopt;
-        const std::size_t value_begin = skip_space(text, i + 1);
-        const std::size_t value_end = skip_value(text, value_begin);
-        if (value_end == value_begin) return std::nullopt;
-        member(MemberText{key, value_begin, value_end});
-        i = skip_space(text, value_end);
-        if (i < text.size() && text[i] == '}') return i;
-        if (i == text.size() || text[i] != ',') return std::nullopt;
-        i = skip_space(text, i + 1);
+MemberScanner::MemberScanner(std::string_view text) : text_(text) {
+    at_ = skip_space(text_, 0);
+    if (at_ == text_.size() || text_[at_] != '{') {
+        done_ = true;
+        return;
     }
-    return std::nullopt;
+    at_ = skip_space(text_, at_ + 1);
+}
+
+std::optional<MemberText> MemberScanner::next() {
+    if (done_) return std::nullopt;
+    done_ = true;  // until this member is whole
+    if (at_ < text_.size() && text_[at_] == '}') {
+        close_ = at_;
+        return std::nullopt;
+    }
+    if (at_ == text_.size() || text_[at_] != '"') return std::nullopt;
+    const std::size_t key_end = skip_string(text_, at_);
+    if (key_end - at_ < 2) return std::nullopt;
+    const std::string_view key = text_.substr(at_ + 1, key_end - at_ - 2);
+    std::size_t i = skip_space(text_, key_end);
+    if (i == text_.size() || text_[i] != ':') return std::nullopt;
+    const std::size_t value_begin = skip_space(text_, i + 1);
+    const std::size_t value_end = skip_value(text_, value_begin);
+    if (value_end == value_begin) return std::nullopt;
+    i = skip_space(text_, value_end);
+    if (i < text_.size() && text_[i] == ',') {
+        at_ = skip_space(text_, i + 1);
+        if (at_ == text_.size() || text_[at_] != '"') return std::nullopt;  // "a":1,}
+    } else if (i < text_.size() && text_[i] == '}') {
+        at_ = i;
+    } else {
+        return std::nullopt;
+    }
+    done_ = false;
+    return MemberText{key, value_begin, value_end};
 }
 
 Result<const json::object*> EventJson::parse(std::string_view data) {

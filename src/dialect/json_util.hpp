@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,11 +102,26 @@ struct MemberText {
     std::size_t value_begin = 0;
     std::size_t value_end = 0;
 };
-// Calls `member` for each top-level member of `text`, in order, and returns the offset of the
-// object's closing brace. `text` must be a JSON object that parsed without error: values are
-// skipped, not validated. nullopt when the text is not shaped like an object after all.
-std::optional<std::size_t> for_each_member_text(
-    std::string_view text, const std::function<void(const MemberText&)>& member);
+
+// The top-level members of a JSON object's text, in order, without a DOM. The text must be
+// an object that parsed without error: values are skipped, not validated.
+//   MemberScanner members(text);
+//   while (auto m = members.next()) ...;
+//   members.closing_brace()  // the object's '}', or nullopt when the text was not one
+class MemberScanner {
+  public:
+    explicit MemberScanner(std::string_view text);
+    std::optional<MemberText> next();
+    // After next() returned nullopt: the offset of the closing brace, or nullopt when the
+    // text is not shaped like an object after all.
+    std::optional<std::size_t> closing_brace() const { return close_; }
+
+  private:
+    std::string_view text_;
+    std::size_t at_ = 0;  // the next member's key, or the closing brace
+    bool done_ = false;
+    std::optional<std::size_t> close_;
+};
 
 // A stack arena for parsing a response body that is read and dropped within one function: a
 // small body then needs no heap allocation per key and string (those mallocs were ~4% of

@@ -307,33 +307,38 @@ std::string serialized_passthrough_body(const json::object& original, std::strin
     return out;
 }
 
-// The client's own bytes with each top-level `model` value replaced and (for a stream)
+// The client's own bytes with the top-level `model` value replaced and (for a stream)
 // stream_options.include_usage set: the upstream sees the client's number and string text
-// and key order, and the gateway neither walks the DOM nor escapes every string again (the
-// re-serialization was ~4% of a small request's instructions). A top-level key written with
-// escapes might spell either name, so such a body is re-serialized from the DOM instead.
+// and key order, and the gateway neither walks the DOM nor escapes every string again. The
+// text is re-serialized from the DOM instead when what the upstream parses could differ
+// from what the gateway parsed: a top-level key written with escapes (it might spell
+// either name) or a repeated one (parsers differ on which one counts; Boost.JSON keeps one).
 std::string passthrough_body(const ChatRequest& client, std::string_view model) {
     const std::string_view text = client.original_text;
     std::string out;
     out.reserve(text.size() + model.size() + 64);
     std::size_t copied = 0;
+    std::size_t members = 0;
     bool escaped_key = false;
     bool saw_stream_options = false;
-    const auto close = for_each_member_text(text, [&](const MemberText& member) {
-        escaped_key = escaped_key || member.key.find('\\') != std::string_view::npos;
-        const bool is_model = member.key == "model";
-        const bool is_options = client.stream && member.key == "stream_options";
-        if (!is_model && !is_options) return;
-        out.append(text.substr(copied, member.value_begin - copied));
+    MemberScanner scanner(text);
+    while (const auto member = scanner.next()) {
+        ++members;
+        escaped_key = escaped_key || member->key.find('\\') != std::string_view::npos;
+        const bool is_model = member->key == "model";
+        const bool is_options = client.stream && member->key == "stream_options";
+        if (!is_model && !is_options) continue;
+        out.append(text.substr(copied, member->value_begin - copied));
         if (is_model) {
             JsonAppender(out).string(model);
         } else {
             saw_stream_options = true;
             append_stream_options(out, Reader::find(client.original, "stream_options"));
         }
-        copied = member.value_end;
-    });
-    if (!close || escaped_key) {
+        copied = member->value_end;
+    }
+    const auto close = scanner.closing_brace();
+    if (!close || escaped_key || members != client.original.size()) {
         return serialized_passthrough_body(client.original, model, client.stream);
     }
     if (client.stream && !saw_stream_options) {  // `model` is required: the object has members

@@ -1,7 +1,8 @@
 #pragma once
 // A server that answers every request with one scripted response: status, headers, then
 // body pieces each written after its delay, optionally cutting the connection at the end.
-// For crafted-stream tests (role-only first chunk, malformed chunk, disconnect...).
+// For crafted-stream tests (role-only first chunk, malformed chunk, disconnect...); it keeps
+// the request bodies it received.
 
 #include <tokenradar/net/http_server.hpp>
 
@@ -11,6 +12,7 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,13 +59,18 @@ inline boost::asio::awaitable<void> play_script(const Script* script, net::Reque
 
 class ScriptedServer {
 public:
-    explicit ScriptedServer(Script script)
-        : script_(std::move(script)),
-          server_(ioc_, [this](net::Request& r, net::ResponseWriter& w) { return play_script(&script_, r, w); }) {
-        port_ = server_.listen("127.0.0.1", 0).value().port();
-        server_.start();
-        thread_ = std::thread([this] { ioc_.run(); });
-    }
+  explicit ScriptedServer(Script script)
+      : script_(std::move(script)), server_(ioc_, [this](net::Request& r, net::ResponseWriter& w) {
+            {
+                std::lock_guard lock(mu_);
+                received_bodies_.push_back(r.body());
+            }
+            return play_script(&script_, r, w);
+        }) {
+      port_ = server_.listen("127.0.0.1", 0).value().port();
+      server_.start();
+      thread_ = std::thread([this] { ioc_.run(); });
+  }
     ~ScriptedServer() {
         server_.stop(std::chrono::milliseconds(0));
         guard_.reset();
@@ -73,15 +80,22 @@ public:
     ScriptedServer& operator=(const ScriptedServer&) = delete;
 
     [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    // The bodies of the requests answered so far, in arrival order.
+    [[nodiscard]] std::vector<std::string> received_bodies() const {
+        std::lock_guard lock(mu_);
+        return received_bodies_;
+    }
 
 private:
-    Script script_;
-    boost::asio::io_context ioc_;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_ =
-        boost::asio::make_work_guard(ioc_);
-    net::HttpServer server_;
-    std::uint16_t port_ = 0;
-    std::thread thread_;
+  mutable std::mutex mu_;
+  std::vector<std::string> received_bodies_;
+  Script script_;
+  boost::asio::io_context ioc_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_ =
+      boost::asio::make_work_guard(ioc_);
+  net::HttpServer server_;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
 };
 
 }  // namespace tokenradar::testing

@@ -1,6 +1,6 @@
 #pragma once
 // The neutral chat model every dialect parses into and emits from. The gateway translates
-// OpenAI <-> Anthropic / Gemini through it; same-dialect passthrough uses `original`.
+// OpenAI <-> Anthropic / Gemini through it; same-dialect passthrough sends `original_text`.
 //
 // Token semantics are OpenAI's, whatever the dialect: prompt_tokens includes cached and
 // cache-creation tokens; output_tokens includes reasoning tokens (Gemini's
@@ -111,7 +111,9 @@ struct ChatRequest {
     // vendor fields...). Not part of equality.
     boost::json::object original;
     // Its text, when parsed from OpenAI's dialect: an OpenAI upstream gets these bytes with
-    // only `model` and stream_options changed. Not part of equality.
+    // only `model` and stream_options changed. It must say what `original` says: code that
+    // edits `original` clears it (then the upstream body is serialized from `original`). Not
+    // part of equality.
     std::string original_text;
 
     bool operator==(const ChatRequest& o) const {

@@ -93,7 +93,7 @@ TEST(RequestHead, RefusesValuesThatWouldSmuggleAHeaderAndBadNames) {
     EXPECT_FALSE(request_head(http::verb::get, "/", "h\r\nx: 1", {}, 0));
 }
 
-// Values are checked eight bytes at a time: a CR, LF or NUL is found at every offset of a
+// Values are scanned without an early exit: a CR, LF or NUL is found at every offset of a
 // long value, and every other byte passes.
 TEST(RequestHead, FindsAForbiddenByteAtEveryOffsetAndOnlyThose) {
     for (const char bad : {'\r', '\n', '\0'}) {
