@@ -305,39 +305,6 @@ testing::Script error_script(unsigned status, std::string body, net::HeaderList 
     return s;
 }
 
-// An OpenAI upstream gets the client's own bytes: spacing, number spelling (0.50, an integer
-// past 64 bits), escapes and nested "model" keys as sent; only the top-level model differs.
-TEST(GatewayRelay, AnOpenAiUpstreamGetsTheClientsOwnBytesWithOnlyTheModelReplaced) {
-    testing::Script answer;
-    answer.content_type = "application/json";
-    answer.pieces = {
-        {milliseconds(0),
-         R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"up-model",)"
-         R"("choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],)"
-         R"("usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})"}};
-    ScriptedServer upstream(answer);
-    GatewayFixture gw(R"(
-[auth]
-mode = "none"
-[store]
-path = ""
-[[models]]
-name = "m"
-upstreams = ["up/up-model"]
-)" + scripted_provider("up", upstream));
-    const std::string sent =
-        "{ \"model\" : \"m\", \"temperature\": 0.50,\n"
-        "  \"messages\": [{\"role\": \"user\", \"content\": \"caf\\u00e9 \\\"model\\\"\"}],\n"
-        "  \"vendor_x\": {\"model\": \"kept\", \"big\": 123456789012345678901234} }";
-    auto r = testing::post_json(gw.url("/v1/chat/completions"), sent);
-    ASSERT_EQ(r.status, 200u) << r.body;
-    const auto received = upstream.received_bodies();
-    ASSERT_EQ(received.size(), 1u);
-    std::string expected = sent;
-    expected.replace(expected.find("\"m\""), 3, "\"up-model\"");
-    EXPECT_EQ(received[0], expected);
-}
-
 TEST(GatewayRelay, UpstreamServerErrorsAndRateLimitsFallBackInOrder) {
     SimFixture sim("instant");
     ScriptedServer overloaded(error_script(503, R"({"error":{"message":"busy","type":"server_error"}})"));
@@ -382,8 +349,8 @@ std::string chunk(std::string_view content) {
            "\n\n";
 }
 
-// A gateway whose one model "m" is served by `upstream` alone.
-std::string only_upstream(const ScriptedServer& upstream) {
+// A gateway whose one model "m" is served by `upstream` alone, as `upstream_model`.
+std::string only_upstream(const ScriptedServer& upstream, std::string_view upstream_model = "m") {
     return R"(
 [auth]
 mode = "none"
@@ -391,8 +358,34 @@ mode = "none"
 path = ""
 [[models]]
 name = "m"
-upstreams = ["broken/m"]
+upstreams = ["broken/)" +
+           std::string(upstream_model) + R"("]
 )" + scripted_provider("broken", upstream);
+}
+
+// An OpenAI upstream gets the client's own bytes: spacing, number spelling (0.50, an integer
+// past 64 bits), escapes and nested "model" keys as sent; only the top-level model differs.
+TEST(GatewayRelay, AnOpenAiUpstreamGetsTheClientsOwnBytesWithOnlyTheModelReplaced) {
+    testing::Script answer;
+    answer.content_type = "application/json";
+    answer.pieces = {
+        {milliseconds(0),
+         R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"up-model",)"
+         R"("choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],)"
+         R"("usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}})"}};
+    ScriptedServer upstream(answer);
+    GatewayFixture gw(only_upstream(upstream, "up-model"));
+    const std::string sent =
+        "{ \"model\" : \"m\", \"temperature\": 0.50,\n"
+        "  \"messages\": [{\"role\": \"user\", \"content\": \"caf\\u00e9 \\\"model\\\"\"}],\n"
+        "  \"vendor_x\": {\"model\": \"kept\", \"big\": 123456789012345678901234} }";
+    auto r = testing::post_json(gw.url("/v1/chat/completions"), sent);
+    ASSERT_EQ(r.status, 200u) << r.body;
+    const auto received = upstream.received_bodies();
+    ASSERT_EQ(received.size(), 1u);
+    std::string expected = sent;
+    expected.replace(expected.find("\"m\""), 3, "\"up-model\"");
+    EXPECT_EQ(received[0], expected);
 }
 
 TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
