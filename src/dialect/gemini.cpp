@@ -606,7 +606,7 @@ void write_chunk(const StreamMeta& meta, const Usage& usage, json::array parts,
     if (!usage.empty()) o["usageMetadata"] = usage_json(usage);
     o["modelVersion"] = meta.model;
     if (!meta.id.empty()) o["responseId"] = meta.id;
-    sse::SseWriter::data(out, json::serialize(o));
+    sse::SseWriter::data_line(out, json::serialize(o));  // JSON text: one line
 }
 
 }  // namespace

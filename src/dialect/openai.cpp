@@ -640,7 +640,7 @@ void OpenAiStreamEncoder::finish(std::string& out) {
         json::object chunk{{"id", meta_.id},           {"object", "chat.completion.chunk"},
                            {"created", meta_.created}, {"model", meta_.model},
                            {"choices", json::array{}}, {"usage", usage_json(usage_)}};
-        sse::SseWriter::data(out, json::serialize(chunk));
+        sse::SseWriter::data_line(out, json::serialize(chunk));  // JSON text: one line
     }
     sse::SseWriter::data(out, "[DONE]");
 }
