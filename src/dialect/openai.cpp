@@ -289,7 +289,6 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
     read_openai_options(r, o, top, req);
     if (r.failed()) return r.take_error();
     adopt(req.original, std::move(*root));
-    req.original_text.assign(body);
     return req;
 }
 

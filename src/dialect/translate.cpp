@@ -313,8 +313,8 @@ std::string serialized_passthrough_body(const json::object& original, std::strin
 // text is re-serialized from the DOM instead when what the upstream parses could differ
 // from what the gateway parsed: a top-level key written with escapes (it might spell
 // either name) or a repeated one (parsers differ on which one counts; Boost.JSON keeps one).
-std::string passthrough_body(const ChatRequest& client, std::string_view model) {
-    const std::string_view text = client.original_text;
+std::string passthrough_body(const ChatRequest& client, std::string_view text,
+                             std::string_view model) {
     std::string out;
     out.reserve(text.size() + model.size() + 64);
     std::size_t copied = 0;
@@ -351,18 +351,18 @@ std::string passthrough_body(const ChatRequest& client, std::string_view model) 
     return out;
 }
 
-Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view base_path,
-                                  std::string_view upstream_model, const Secret& key) {
+Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view client_text,
+                                  std::string_view base_path, std::string_view upstream_model,
+                                  const Secret& key) {
     if (client.original.empty()) {  // built in code, not parsed: emit it
         ChatRequest copy = client;
         copy.model.assign(upstream_model);
         copy.include_usage = true;
         return make_http_call(Api::openai, base_path, copy, key);
     }
-    std::string body =
-        client.original_text.empty()
-            ? serialized_passthrough_body(client.original, upstream_model, client.stream)
-            : passthrough_body(client, upstream_model);
+    std::string body = client_text.empty() ? serialized_passthrough_body(
+                                                 client.original, upstream_model, client.stream)
+                                           : passthrough_body(client, client_text, upstream_model);
     return make_http_call(Api::openai, base_path, upstream_model, client.stream, std::move(body),
                           key);
 }
@@ -371,9 +371,9 @@ Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view ba
 
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,
                                     std::string_view base_path, std::string_view upstream_model,
-                                    const Secret& key) {
+                                    const Secret& key, std::string_view client_text) {
     if (upstream_api == Api::openai)
-        return passthrough_call(client_request, base_path, upstream_model, key);
+        return passthrough_call(client_request, client_text, base_path, upstream_model, key);
     for (const auto& field : client_request.original) {
         if (auto e = check_field(field.key(), field.value(), upstream_api, client_request))
             return std::move(*e);
@@ -381,7 +381,6 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
     if (auto e = check_content(client_request, upstream_api)) return std::move(*e);
     ChatRequest upstream = client_request;
     upstream.original = json::object();
-    upstream.original_text.clear();
     upstream.model.assign(upstream_model);
     upstream.include_usage = true;
     if (upstream_api == Api::gemini) {

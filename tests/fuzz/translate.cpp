@@ -44,7 +44,7 @@ void fuzz_request(std::string_view body) {
     auto req = parse_request(Api::openai, body);
     if (!req) return;
     for (Api to : {Api::openai, Api::anthropic, Api::gemini}) {
-        auto call = make_upstream_call(*req, to, "/v1", "up-model", Secret("k"));
+        auto call = make_upstream_call(*req, to, "/v1", "up-model", Secret("k"), body);
         if (!call) {
             const Errc code = static_cast<Errc>(call.error().code.value());
             check(!call.error().message.empty());

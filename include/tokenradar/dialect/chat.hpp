@@ -1,6 +1,7 @@
 #pragma once
 // The neutral chat model every dialect parses into and emits from. The gateway translates
-// OpenAI <-> Anthropic / Gemini through it; same-dialect passthrough sends `original_text`.
+// OpenAI <-> Anthropic / Gemini through it; same-dialect passthrough sends the client's text
+// (make_upstream_call's client_text), or `original` re-serialized.
 //
 // Token semantics are OpenAI's, whatever the dialect: prompt_tokens includes cached and
 // cache-creation tokens; output_tokens includes reasoning tokens (Gemini's
@@ -110,11 +111,6 @@ struct ChatRequest {
     // The request as received, so same-dialect passthrough loses nothing (cache_control,
     // vendor fields...). Not part of equality.
     boost::json::object original;
-    // Its text, when parsed from OpenAI's dialect: an OpenAI upstream gets these bytes with
-    // only `model` and stream_options changed. It must say what `original` says: code that
-    // edits `original` clears it (then the upstream body is serialized from `original`). Not
-    // part of equality.
-    std::string original_text;
 
     bool operator==(const ChatRequest& o) const {
         return model == o.model && messages == o.messages && tools == o.tools &&

@@ -33,9 +33,11 @@ namespace tokenradar::dialect {
 // The upstream call for a client request parsed with parse_openai_request (its `original`
 // kept). Errc::unsupported / Errc::bad_request with the field path when it cannot be served by
 // `upstream_api`. `base_path` and the headers follow make_http_call (http_call.hpp).
+// `client_text` is the body the request was parsed from: an OpenAI upstream gets those bytes
+// with only `model` and stream_options changed; empty, the body is serialized from `original`.
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,
                                     std::string_view base_path, std::string_view upstream_model,
-                                    const Secret& key);
+                                    const Secret& key, std::string_view client_text = {});
 
 // A non-streaming upstream response body (2xx) as an OpenAI chat.completion. An OpenAI
 // upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini:

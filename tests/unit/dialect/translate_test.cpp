@@ -224,7 +224,7 @@ TEST(TranslateRequest, PassthroughBodyIsTheClientsTextWithTwoMembersReplaced) {
                  R"({"model":"up/\"q\"","messages":[],"temperature":5E-1})"},
         }) {
         ChatRequest req = client_request(c.body);
-        auto call = make_upstream_call(req, Api::openai, "/v1", "up/\"q\"", Secret("sk"));
+        auto call = make_upstream_call(req, Api::openai, "/v1", "up/\"q\"", Secret("sk"), c.body);
         ASSERT_TRUE(call) << call.error().message;
         EXPECT_EQ(call->body, c.expected) << c.body;
     }
