@@ -35,6 +35,13 @@ struct ExitMark {
     ~ExitMark() { relay().handler_exited = true; }
 };
 
+// Stops a server (joins its threads) before the objects declared after it on its io_context
+// are destroyed, however the test ends.
+struct StopFirst {
+    TestServer& server;
+    ~StopFirst() { server.stop(); }
+};
+
 asio::awaitable<void> relay_handler(Request& request, ResponseWriter& writer) {
     (void)request;
     ExitMark mark;
@@ -73,10 +80,16 @@ TEST(RelayTest, ClientLeavingCancelsTheUpstreamRead) {
     relay().upstream_error = 0;
     relay().handler_exited = false;
     TestServer upstream;
-    HttpClient upstream_client(upstream.ioc().get_executor());
+    // HttpClient must be used from its executor's one thread (or strand): the relay's client
+    // lives on the proxy's one I/O thread, as the gateway's clients do. Driving a client on
+    // the upstream's two-thread io_context from the proxy's handler raced its deadline timer
+    // across threads, and the upstream's io_context could be left with work that never
+    // completed (a rare hang in ~TestServer).
+    TestServer proxy({}, relay_handler, 1);
+    HttpClient upstream_client(proxy.ioc().get_executor());
+    const StopFirst stop_proxy_first{proxy};  // the client's sockets are on the proxy's thread
     relay().client = &upstream_client;
     relay().upstream = upstream.url();
-    TestServer proxy({}, relay_handler);
 
     asio::io_context ioc;
     HttpClient client(ioc.get_executor());

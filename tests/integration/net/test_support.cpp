@@ -111,10 +111,14 @@ TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
 }
 
-TestServer::~TestServer() {
+TestServer::~TestServer() { stop(); }
+
+void TestServer::stop() {
+    if (threads_.empty()) return;
     server_.stop(std::chrono::milliseconds(0));
     guard_.reset();
     for (auto& t : threads_) t.join();
+    threads_.clear();
 }
 
 Url TestServer::url(std::string_view target) const {

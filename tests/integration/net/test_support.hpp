@@ -45,6 +45,9 @@ class TestServer {
     explicit TestServer(ServerLimits limits = {}, Handler handler = steered_handler,
                         int threads = 2);
     ~TestServer();
+    // Stops the server and joins its threads (the destructor does it too). Objects on ioc()
+    // (a client, a timer) must be destroyed after this and before the TestServer.
+    void stop();
     Url url(std::string_view target = "/") const;
     HttpServer& server() { return server_; }
     std::uint16_t port() const { return server_.port(); }
