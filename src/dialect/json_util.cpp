@@ -1,5 +1,7 @@
 #include "json_util.hpp"
 
+#include <tokenradar/core/json_text.hpp>
+
 #include <algorithm>
 #include <memory>
 
@@ -155,13 +157,6 @@ void adopt(json::object& target, json::object&& source) {
 
 namespace {
 
-bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::size_t skip_space(std::string_view t, std::size_t i) noexcept {
-    while (i < t.size() && is_json_space(t[i])) ++i;
-    return i;
-}
-
 // From a string's opening quote to just past its closing one. A byte loop: request strings
 // are mostly short, where a memchr per quote cost more than it saved.
 std::size_t skip_string(std::string_view t, std::size_t open) noexcept {
@@ -202,12 +197,12 @@ std::size_t skip_value(std::string_view t, std::size_t i) noexcept {
 }  // namespace
 
 MemberScanner::MemberScanner(std::string_view text) : text_(text) {
-    at_ = skip_space(text_, 0);
+    at_ = skip_json_space(text_, 0);
     if (at_ == text_.size() || text_[at_] != '{') {
         done_ = true;
         return;
     }
-    at_ = skip_space(text_, at_ + 1);
+    at_ = skip_json_space(text_, at_ + 1);
 }
 
 std::optional<MemberText> MemberScanner::next() {
@@ -221,14 +216,14 @@ std::optional<MemberText> MemberScanner::next() {
     const std::size_t key_end = skip_string(text_, at_);
     if (key_end - at_ < 2) return std::nullopt;
     const std::string_view key = text_.substr(at_ + 1, key_end - at_ - 2);
-    std::size_t i = skip_space(text_, key_end);
+    std::size_t i = skip_json_space(text_, key_end);
     if (i == text_.size() || text_[i] != ':') return std::nullopt;
-    const std::size_t value_begin = skip_space(text_, i + 1);
+    const std::size_t value_begin = skip_json_space(text_, i + 1);
     const std::size_t value_end = skip_value(text_, value_begin);
     if (value_end == value_begin) return std::nullopt;
-    i = skip_space(text_, value_end);
+    i = skip_json_space(text_, value_end);
     if (i < text_.size() && text_[i] == ',') {
-        at_ = skip_space(text_, i + 1);
+        at_ = skip_json_space(text_, i + 1);
         if (at_ == text_.size() || text_[at_] != '"') return std::nullopt;  // "a":1,}
     } else if (i < text_.size() && text_[i] == '}') {
         at_ = i;

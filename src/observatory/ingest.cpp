@@ -1,6 +1,7 @@
 #include <zlib.h>
 
 #include <tokenradar/core/duration.hpp>
+#include <tokenradar/core/json_text.hpp>
 #include <tokenradar/observatory/cell.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 
@@ -8,7 +9,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/value.hpp>
-#include <cassert>
 #include <climits>
 #include <fmt/format.h>
 
@@ -63,13 +63,6 @@ Position position_of(std::string_view body, std::size_t offset) {
     const std::size_t last_nl = before.rfind('\n');
     p.column = last_nl == std::string_view::npos ? offset + 1 : offset - last_nl;
     return p;
-}
-
-bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::size_t skip_space(std::string_view s, std::size_t i) noexcept {
-    while (i < s.size() && is_json_space(s[i])) ++i;
-    return i;
 }
 
 // ---- validation ------------------------------------------------------------------------------
@@ -280,14 +273,14 @@ Error not_json(std::string_view body, std::size_t offset, std::size_t record,
 }
 
 Result<void> parse_array(std::string_view body, RecordSink& sink) {
-    std::size_t i = skip_space(body, 0);
+    std::size_t i = skip_json_space(body, 0);
     if (i == body.size() || body[i] != '[') {
         const Position p = position_of(body, i);
         return Error(Errc::bad_request,
                      fmt::format("body: expected a JSON array of records at line {}, column {}",
                                  p.line, p.column));
     }
-    i = skip_space(body, i + 1);
+    i = skip_json_space(body, i + 1);
     bool first = true;
     while (true) {
         if (i < body.size() && body[i] == ']' && first) break;
@@ -296,9 +289,9 @@ Result<void> parse_array(std::string_view body, RecordSink& sink) {
         const std::size_t n = sink.parse(body.substr(i), ec);
         if (ec) return not_json(body, i, sink.total(), ec);
         sink.add_parsed();
-        i = skip_space(body, i + n);
+        i = skip_json_space(body, i + n);
         if (i < body.size() && body[i] == ',') {
-            i = skip_space(body, i + 1);
+            i = skip_json_space(body, i + 1);
             first = false;
             continue;
         }
@@ -308,7 +301,7 @@ Result<void> parse_array(std::string_view body, RecordSink& sink) {
                      fmt::format("body: expected ',' or ']' after record {} at line {}, column {}",
                                  sink.total() - 1, p.line, p.column));
     }
-    i = skip_space(body, i + 1);
+    i = skip_json_space(body, i + 1);
     if (i != body.size()) {
         const Position p = position_of(body, i);
         return Error(Errc::bad_request,
@@ -330,7 +323,7 @@ Result<void> parse_ndjson(std::string_view body, RecordSink& sink) {
                           : static_cast<std::size_t>(static_cast<const char*>(nl) - body.data());
         const std::string_view line = body.substr(start, end - start);
         start = end + 1;
-        const std::size_t first = skip_space(line, 0);  // CR and blank lines included
+        const std::size_t first = skip_json_space(line, 0);  // CR and blank lines included
         if (first == line.size()) continue;
         if (auto room = sink.begin_record(); !room) return room.error();
         boost::system::error_code ec;
