@@ -35,7 +35,7 @@ echo "requests=$requests x 10000 records, connections=$connections, spread=${spr
 for mode in plain gzip; do
     port=$(free_port)
     store="$tmp/$mode.db"
-    sed -e "s|@PORT@|$port|" -e "s|@STORE@|$store|" bench/observatory/tokenradar.toml > "$tmp/$mode.toml"
+    fill bench/observatory/tokenradar.toml "$tmp/$mode.toml" PORT="$port" STORE="$store"
     "$bin" --log-level "${LOG_LEVEL:-warn}" serve --config "$tmp/$mode.toml" > "$tmp/$mode.log" 2>&1 &
     server=$!
     wait_ready "http://127.0.0.1:$port/readyz" 100 || { cat "$tmp/$mode.log" >&2; exit 1; }
