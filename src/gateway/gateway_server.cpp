@@ -1,6 +1,7 @@
 #include <tokenradar/gateway/gateway_server.hpp>
 
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/thread_name.hpp>
 
 #include <algorithm>
 
@@ -43,6 +44,7 @@ Result<std::uint16_t> GatewayServer::start() {
     server_->start();
     guard_.emplace(ioc_.get_executor());
     thread_ = std::thread([this] {
+        name_this_thread("tr-io");
         try {
             ioc_.run();
         } catch (const std::exception& e) {

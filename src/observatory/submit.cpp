@@ -1,5 +1,6 @@
 #include <tokenradar/observatory/submit.hpp>
 
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -164,7 +165,10 @@ Forwarder::Forwarder(SubmitTarget target, ForwarderOptions options)
     : state_(std::make_shared<State>()) {
     state_->target = std::move(target);
     state_->options = std::move(options);
-    thread_ = std::thread([s = state_] { forward_loop(*s); });
+    thread_ = std::thread([s = state_] {
+        name_this_thread("tr-forward");
+        forward_loop(*s);
+    });
 }
 
 Forwarder::~Forwarder() { stop(); }

@@ -2,6 +2,7 @@
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/net/signals.hpp>
 #include <tokenradar/sim/profile.hpp>
 #include <tokenradar/sim/sim_server.hpp>
@@ -69,7 +70,10 @@ int run_sim_command(const SimCommandOptions& options) {
     std::vector<std::thread> workers;
     for (unsigned i = 1; i < threads; ++i) {
         guards.push_back(boost::asio::make_work_guard(*contexts[i]));
-        workers.emplace_back([context = contexts[i].get()] { context->run(); });
+        workers.emplace_back([context = contexts[i].get()] {
+            name_this_thread("tr-sim");
+            context->run();
+        });
     }
     ioc.run();
     for (auto& guard : guards) guard.reset();

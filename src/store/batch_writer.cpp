@@ -1,4 +1,5 @@
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 
 #include <fmt/format.h>
@@ -26,7 +27,10 @@ BatchWriter::BatchWriter(std::unique_ptr<MeasurementStore> store, BatchWriterOpt
     : options_(options), store_(std::move(store)), listener_(std::move(listener)) {
     assert(store_ != nullptr);
     queue_.reserve(std::min(options_.max_batch, options_.queue_capacity));
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("tr-store");
+        run();
+    });
 }
 
 BatchWriter::~BatchWriter() { stop(); }

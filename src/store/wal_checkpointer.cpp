@@ -2,6 +2,8 @@
 
 #include "sqlite_util.hpp"
 
+#include <tokenradar/core/thread_name.hpp>
+
 #include <spdlog/spdlog.h>
 
 namespace tokenradar::store {
@@ -23,7 +25,12 @@ void WalCheckpointer::request() {
         std::lock_guard lock(mutex_);
         if (stopping_) return;
         requested_ = true;
-        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+        if (!thread_.joinable()) {
+            thread_ = std::thread([this] {
+                name_this_thread("tr-wal");
+                run();
+            });
+        }
     }
     wake_.notify_one();
 }

@@ -8,6 +8,7 @@
 #include "../../support/temp_path.hpp"
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/gateway/config.hpp>
 
 #include <boost/json/parse.hpp>
@@ -18,7 +19,6 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-
 
 namespace tokenradar::gateway {
 namespace {
@@ -95,6 +95,19 @@ TEST(GatewayApi, ModelsListsTheVirtualModels) {
     ASSERT_EQ(data.size(), 2u);
     EXPECT_EQ(data[0].at("id").as_string(), "fast");
     EXPECT_EQ(data[1].at("id").as_string(), "claude");
+}
+
+TEST(GatewayApi, RequestsAreHandledOnTheThreadNamedTrIo) {
+    SimFixture sim("instant");
+    std::string handler_thread;
+    gateway::GatewayHooks hooks;
+    hooks.ready = [&handler_thread] {  // runs in the /readyz handler
+        handler_thread = this_thread_name();
+        return true;
+    };
+    GatewayFixture gw(keyed_config(sim), std::move(hooks));
+    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/readyz")).status, 200u);
+    EXPECT_EQ(handler_thread, "tr-io");  // what top -H and perf show for the gateway's I/O
 }
 
 TEST(GatewayApi, BadRequestsGetOpenAiErrorsNamingTheProblem) {

@@ -1,6 +1,7 @@
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -10,6 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -69,6 +73,21 @@ TEST(BatchWriter, RecordsAppearAfterTheFlushInterval) {
     EXPECT_EQ(c.queue_depth, 0u);
     EXPECT_EQ(c.dropped, 0u);
     EXPECT_EQ(c.write_errors, 0u);
+}
+
+// Tells which thread the writer's listener runs on.
+struct ThreadNameListener : WriteListener {
+    std::promise<std::string> name;
+    void started(MeasurementStore& /*store*/) override { name.set_value(this_thread_name()); }
+};
+
+TEST(BatchWriter, WritesOnAThreadNamedTrStore) {
+    TempDb db;
+    auto listener = std::make_shared<ThreadNameListener>();
+    auto name = listener->name.get_future();
+    BatchWriter writer(open_store(db.path()), {}, listener);
+    ASSERT_EQ(name.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(name.get(), "tr-store");  // what top -H and perf show for the writer
 }
 
 TEST(BatchWriter, AFullBatchIsWrittenWithoutWaitingForTheInterval) {
