@@ -10,7 +10,7 @@ export CCACHE_MAXSIZE ?= 5G
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps web build build-asan test test-release test-asan run fuzz bench format clean
+.PHONY: deps web build build-asan test test-release test-asan test-tsan run fuzz bench format clean
 
 deps:
 	@scripts/install-deps.sh
@@ -51,6 +51,14 @@ test-release: build
 
 test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
+
+# The threaded suites (servers, clients, relay, the store writer behind the gateway) under
+# ThreadSanitizer; any race fails the run (exit code 66). Not in `make test`, which keeps
+# one sanitizer build: run it after changing threads, executors or shared state.
+TSAN_SUITES := tests/integration/net/net_integration_test tests/integration/gateway/gateway_integration_test
+test-tsan: deps build/tsan/build.ninja
+	cmake --build --preset tsan -j $(JOBS) --target $(notdir $(TSAN_SUITES))
+	set -e; for suite in $(TSAN_SUITES); do build/tsan/$$suite; done
 
 # The dashboard, live: four sims, a gateway, a week of history and steady traffic (README
 # "tokenradar demo"). Options through DEMO_ARGS, e.g. make run DEMO_ARGS="--port 9000 --history 2d".
