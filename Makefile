@@ -52,13 +52,17 @@ test-release: build
 test-asan: build-asan
 	ctest --preset asan -j $(JOBS)
 
-# The threaded suites (servers, clients, relay, the store writer behind the gateway) under
-# ThreadSanitizer; any race fails the run (exit code 66). Not in `make test`, which keeps
-# one sanitizer build: run it after changing threads, executors or shared state.
-TSAN_SUITES := tests/integration/net/net_integration_test tests/integration/gateway/gateway_integration_test
+# The threaded suites under ThreadSanitizer: servers, clients and the relay (net, gateway),
+# the store's writer and checkpointer threads (store), the observatory forwarder
+# (observatory_submit). Any race fails the run (exit code 66), a suite past 15 minutes too.
+# Not in `make test`, which keeps one sanitizer build: run it after changing threads,
+# executors or shared state.
+TSAN_SUITES := tests/integration/net/net_integration_test \
+	tests/integration/gateway/gateway_integration_test \
+	tests/integration/gateway/observatory_submit_test tests/unit/store/store_test
 test-tsan: deps build/tsan/build.ninja
 	cmake --build --preset tsan -j $(JOBS) --target $(notdir $(TSAN_SUITES))
-	set -e; for suite in $(TSAN_SUITES); do build/tsan/$$suite; done
+	set -e; for suite in $(TSAN_SUITES); do timeout 900 build/tsan/$$suite; done
 
 # The dashboard, live: four sims, a gateway, a week of history and steady traffic (README
 # "tokenradar demo"). Options through DEMO_ARGS, e.g. make run DEMO_ARGS="--port 9000 --history 2d".

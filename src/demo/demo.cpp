@@ -13,6 +13,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/demo/demo.hpp>
 #include <tokenradar/gateway/service.hpp>
 #include <tokenradar/net/signals.hpp>
@@ -85,7 +86,10 @@ class Sims {
             ports_.push_back(*port);
             servers_.push_back(std::move(server));
         }
-        thread_ = std::thread([this] { ioc_.run(); });
+        thread_ = std::thread([this] {
+            name_this_thread("tr-sim");
+            ioc_.run();
+        });
     }
     ~Sims() { stop(); }
     Sims(const Sims&) = delete;

@@ -9,11 +9,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/parser.hpp>
 #include <boost/json/value.hpp>
-#include <climits>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cassert>
+#include <climits>
 #include <cstring>
 #include <functional>
 #include <memory>

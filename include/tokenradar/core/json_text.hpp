@@ -8,7 +8,9 @@
 
 namespace tokenradar {
 
-constexpr bool is_json_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+constexpr bool is_json_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 // The index of the first non-whitespace byte of `text` at or after `i` (text.size() if none).
 constexpr std::size_t skip_json_space(std::string_view text, std::size_t i) noexcept {

@@ -1,8 +1,6 @@
 // The gateway's edges: client keys, limits, the operations endpoints, and the promise that
 // upstream keys never leave the process.
 
-#include <tokenradar/gateway/gateway.hpp>
-
 #include "../../support/gateway_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 #include "../../support/temp_path.hpp"
@@ -10,15 +8,19 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/gateway/config.hpp>
+#include <tokenradar/gateway/gateway.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 
 namespace tokenradar::gateway {
 namespace {
@@ -147,27 +149,41 @@ TEST(GatewayApi, TaskLabelComesFromTheHeaderOrTheModelDefault) {
     EXPECT_EQ(records[1].labels.task, "chat");
 }
 
+// The gateway's active-request gauge, read from /metrics (-1 if absent).
+int active_requests(GatewayFixture& gw) {
+    const auto f = testing::fetch(http::verb::get, gw.url("/metrics"), bearer(kClientKey));
+    const std::string_view name = "\ntokenradar_active_requests ";
+    const auto at = f.body.find(name);
+    return at == std::string::npos ? -1 : std::atoi(f.body.c_str() + at + name.size());
+}
+
 TEST(GatewayApi, ConcurrentRequestsPerKeyAreBounded) {
-    SimFixture sim("fixed");  // 250 ms to the first token: requests overlap
+    // The upstream holds every request 2 s before its first token, so the first two are still
+    // in flight when the next two arrive, however slow the machine (TSan, a loaded CI box).
+    sim::Profile held = sim::load_profile("fixed", testing::profiles_dir());
+    held.ttft.base_ms = 2000;
+    SimFixture sim(std::move(held));
     GatewayFixture gw(keyed_config(sim, "[limits]\nmax_concurrent_per_key = 2\n"));
-    std::vector<std::future<testing::Fetched>> calls;
-    for (int i = 0; i < 4; ++i) {
-        calls.push_back(std::async(std::launch::async, [&] {
+    std::vector<std::future<testing::Fetched>> admitted;
+    for (int i = 0; i < 2; ++i) {
+        admitted.push_back(std::async(std::launch::async, [&] {
             return testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey));
         }));
     }
-    int ok = 0;
-    int limited = 0;
-    for (auto& c : calls) {
-        const auto f = c.get();
-        if (f.status == 200) ++ok;
-        if (f.status == 429) {
-            ++limited;
-            EXPECT_THAT(f.body, HasSubstr("concurrent"));
-        }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (active_requests(gw) < 2 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    EXPECT_EQ(ok, 2);
-    EXPECT_EQ(limited, 2);
+    ASSERT_EQ(active_requests(gw), 2);
+    for (int i = 0; i < 2; ++i) {
+        const auto refused = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false),
+                                                bearer(kClientKey));
+        EXPECT_EQ(refused.status, 429u);
+        EXPECT_THAT(refused.body, HasSubstr("concurrent"));
+        EXPECT_EQ(refused.headers["retry-after"], "1");
+    }
+    for (auto& call : admitted) EXPECT_EQ(call.get().status, 200u);
+    EXPECT_EQ(active_requests(gw), 0);  // the slots are given back
 }
 
 TEST(GatewayApi, MetricsExposeGenAiHistogramsPerProviderModelAndStatus) {
