@@ -12,8 +12,11 @@
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -127,6 +130,19 @@ inline Fetched fetch(boost::beast::http::verb method, const net::Url& url, Heade
 inline Fetched post_json(const net::Url& url, std::string body, HeaderPairs headers = {}) {
     headers.emplace_back("content-type", "application/json");
     return fetch(boost::beast::http::verb::post, url, std::move(headers), std::move(body));
+}
+
+// The value of one series in a Prometheus text (`series` as written, labels included, e.g.
+// "tokenradar_active_requests"); -1 when the text does not have it.
+inline std::int64_t metric_value(std::string_view metrics, std::string_view series) {
+    for (std::size_t at = metrics.find(series); at != std::string_view::npos;
+         at = metrics.find(series, at + 1)) {
+        const std::size_t end = at + series.size();
+        if ((at == 0 || metrics[at - 1] == '\n') && end < metrics.size() && metrics[end] == ' ') {
+            return std::strtoll(metrics.data() + end + 1, nullptr, 10);
+        }
+    }
+    return -1;
 }
 
 }  // namespace tokenradar::testing

@@ -1,6 +1,8 @@
 // The gateway's edges: client keys, limits, the operations endpoints, and the promise that
 // upstream keys never leave the process.
 
+#include <tokenradar/gateway/gateway.hpp>
+
 #include "../../support/gateway_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 #include "../../support/temp_path.hpp"
@@ -8,7 +10,6 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/gateway/config.hpp>
-#include <tokenradar/gateway/gateway.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -16,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -150,11 +151,9 @@ TEST(GatewayApi, TaskLabelComesFromTheHeaderOrTheModelDefault) {
 }
 
 // The gateway's active-request gauge, read from /metrics (-1 if absent).
-int active_requests(GatewayFixture& gw) {
+std::int64_t active_requests(GatewayFixture& gw) {
     const auto f = testing::fetch(http::verb::get, gw.url("/metrics"), bearer(kClientKey));
-    const std::string_view name = "\ntokenradar_active_requests ";
-    const auto at = f.body.find(name);
-    return at == std::string::npos ? -1 : std::atoi(f.body.c_str() + at + name.size());
+    return testing::metric_value(f.body, "tokenradar_active_requests");
 }
 
 TEST(GatewayApi, ConcurrentRequestsPerKeyAreBounded) {

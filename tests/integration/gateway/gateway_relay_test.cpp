@@ -411,10 +411,7 @@ std::string metrics_text(const GatewayFixture& gw) {
 // tokenradar_relay_delay_seconds_count in a /metrics text: the client writes that carried
 // upstream bytes.
 std::int64_t relayed_writes(const std::string& metrics) {
-    const std::string_view name = "tokenradar_relay_delay_seconds_count{} ";
-    const auto at = metrics.find(name);
-    if (at == std::string::npos) return -1;
-    return std::stoll(metrics.substr(at + name.size()));
+    return testing::metric_value(metrics, "tokenradar_relay_delay_seconds_count{}");
 }
 
 TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTheEnd) {
