@@ -9,7 +9,11 @@ import os
 import re
 import sys
 
-ROUTES = ["direct", "nginx", "tokenradar", "portkey"]
+ROUTES = ["direct", "nginx", "tokenradar", "tokenradar-nostore", "portkey"]
+# Measured at c=64 only and not judged: the gateway with its store off, so the table shows
+# what writing every record costs. A work directory without it still gets its table.
+ACCOUNTING_ROUTES = {"tokenradar-nostore"}
+JUDGED_PROXIES = [r for r in ROUTES[1:] if r not in ACCOUNTING_ROUTES]
 MODES = [("nonstream", "non-stream"), ("stream", "stream")]
 ADDED_RATIO_MAX = 1.5   # TokenRadar's added latency / nginx's
 RATE_RATIO_MIN = 0.80   # TokenRadar's req/s / nginx's
@@ -117,6 +121,8 @@ def main():
     rows = []
     failures = []
     for (r, m), w in wrk.items():
+        if w is None and r in ACCOUNTING_ROUTES:
+            continue
         if w is None:
             failures.append(f"{r} {m} c=64: no result")
             continue
@@ -144,29 +150,41 @@ def main():
                 portkey = added(bp["portkey"]["e2e_ms"][q] - bp["direct"]["e2e_ms"][q]) if bp else ""
                 ratio, ok = ratio_cells(add["nginx"], add["tokenradar"])
                 rows.append([f"{label} c=1: latency {q}, added (bench, interleaved)", ms(b["direct"]["e2e_ms"][q]),
-                             added(add["nginx"]), added(add["tokenradar"]), portkey, ratio,
+                             added(add["nginx"]), added(add["tokenradar"]), "", portkey, ratio,
                              f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
         d = wrk[("direct", mode)]
-        if d is None or any(wrk[(r, mode)] is None for r in ROUTES[1:]):
+        if d is None or any(wrk[(r, mode)] is None for r in JUDGED_PROXIES):
             continue
         for q in ("p50", "p99"):
             key = f"{q}_ms"
-            add = {r: wrk[(r, mode)][key] - d[key] for r in ROUTES[1:]}
+            add = {r: wrk[(r, mode)][key] - d[key] for r in ROUTES[1:] if wrk[(r, mode)] is not None}
             ratio, ok = ratio_cells(add["nginx"], add["tokenradar"])
+            nostore = ""
+            if "tokenradar-nostore" in add:
+                nostore = f"{added(add['tokenradar-nostore'])} ({ratio_cells(add['nginx'], add['tokenradar-nostore'])[0]})"
             rows.append([f"{label} c=64: latency {q}, added (wrk)", ms(d[key]), added(add["nginx"]),
-                         added(add["tokenradar"]), added(add["portkey"]), ratio, f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+                         added(add["tokenradar"]), nostore, added(add["portkey"]), ratio,
+                         f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
 
     # Request rate at concurrency 64, and the CPU each route's proxy spent per request.
     for mode, label in MODES:
         w = {r: wrk[(r, mode)] for r in ROUTES}
-        if any(v is None for v in w.values()):
+        if any(w[r] is None for r in ["direct", *JUDGED_PROXIES]):
             continue
         direct = w["direct"]["rps"]
-        cells = [f"{w[r]['rps']:,.0f} ({100 * w[r]['rps'] / direct:.0f}%)" for r in ROUTES[1:]]
+
+        def rate_cell(r):
+            if w[r] is None:
+                return ""
+            cell = f"{w[r]['rps']:,.0f} ({100 * w[r]['rps'] / direct:.0f}%)"
+            if r in ACCOUNTING_ROUTES:
+                cell += f", {100 * w[r]['rps'] / w['nginx']['rps']:.0f}% of nginx's"
+            return cell
+
         ratio = w["tokenradar"]["rps"] / w["nginx"]["rps"]
-        rows.append([f"{label} c=64: requests/s (% of direct)", f"{direct:,.0f}", *cells, f"{100 * ratio:.0f}%",
-                     f">= {100 * RATE_RATIO_MIN:.0f}%", verdict(ratio >= RATE_RATIO_MIN)])
-        cpu = [f"{w[r]['cpu_us_per_req']:.0f} us" for r in ROUTES]
+        rows.append([f"{label} c=64: requests/s (% of direct)", f"{direct:,.0f}", *map(rate_cell, ROUTES[1:]),
+                     f"{100 * ratio:.0f}%", f">= {100 * RATE_RATIO_MIN:.0f}%", verdict(ratio >= RATE_RATIO_MIN)])
+        cpu = [f"{w[r]['cpu_us_per_req']:.0f} us" if w[r] is not None else "" for r in ROUTES]
         rows.append([f"{label} c=64: CPU per request (proxy; direct: the sim)", *cpu,
                      f"{w['tokenradar']['cpu_us_per_req'] / w['nginx']['cpu_us_per_req']:.2f}x", "", ""])
 
@@ -177,7 +195,7 @@ def main():
         portkey_added = added(bp["portkey"]["ttft_ms"]["p50"] - bp["direct"]["ttft_ms"]["p50"]) if bp else ""
         tr_added = p50["tokenradar"] - p50["direct"]
         rows.append(["stream c=1: TTFT p50, added (bench, interleaved)", ms(p50["direct"]),
-                     added(p50["nginx"] - p50["direct"]), added(tr_added), portkey_added,
+                     added(p50["nginx"] - p50["direct"]), added(tr_added), "", portkey_added,
                      f"{tr_added / (p50['nginx'] - p50['direct']):.2f}x" if p50["nginx"] > p50["direct"] else "",
                      f"TokenRadar < {TTFT_ADDED_MAX_MS} ms", verdict(tr_added < TTFT_ADDED_MAX_MS)])
 
@@ -193,7 +211,7 @@ def main():
         text = " / ".join((f"c={c}: <= {b * 1e6:g} us" if b != math.inf else f"c={c}: > 100 ms") +
                           f" ({writes:.0f} writes per stream)" for c, b, writes in relay)
         ok = all(b <= RELAY_P99_MAX_S for _, b, _ in relay)
-        rows.append(["stream: relay delay p99 per chunk (TokenRadar /metrics bucket)", "", "", text, "", "",
+        rows.append(["stream: relay delay p99 per chunk (TokenRadar /metrics bucket)", "", "", text, "", "", "",
                      f"< {RELAY_P99_MAX_S * 1e6:.0f} us", verdict(ok)])
 
     mem = key_values(read(workdir, "memory.txt") or "")
@@ -201,12 +219,13 @@ def main():
         rss_mb = int(mem["rss_max_kb"]) / 1024
         rows.append([f"memory: RSS with {int(mem['streams']):,} open streams", "", "",
                      f"{rss_mb:.1f} MB (idle {int(mem['rss_idle_kb']) / 1024:.1f}, HWM {int(mem['hwm_kb']) / 1024:.1f}; "
-                     f"{mem['active_at_max']} in flight)", "", "", f"< {RSS_MAX_MB} MB", verdict(rss_mb < RSS_MAX_MB)])
+                     f"{mem['active_at_max']} in flight)", "", "", "", f"< {RSS_MAX_MB} MB", verdict(rss_mb < RSS_MAX_MB)])
 
-    header = ["measure", "direct", "nginx", "TokenRadar", "Portkey", "TokenRadar vs nginx", "target", ""]
+    header = ["measure", "direct", "nginx", "TokenRadar", "TokenRadar, store off", "Portkey", "TokenRadar vs nginx",
+              "target", ""]
     print()
     print("| " + " | ".join(header) + " |")
-    print("| " + " | ".join(["---"] + ["---:"] * 5 + ["---", "---"]) + " |")
+    print("| " + " | ".join(["---"] + ["---:"] * 6 + ["---", "---"]) + " |")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print()
@@ -214,7 +233,8 @@ def main():
     print(f"{run.get('seconds', '?')} s per scenario (c=64: each route's median of {run.get('rounds', '?')} "
           f"rounds); streams of {run.get('stream_tokens', '?')} tokens (one SSE "
           f"event each); {pinned}; load average {run.get('loadavg_start', '?')} at the start, {run.get('loadavg_end', '?')} "
-          f"at the end. TokenRadar: {(read(workdir, 'store.txt') or 'store=?').strip()}.")
+          f"at the end. TokenRadar: {(read(workdir, 'store.txt') or 'store=?').strip()}; "
+          f"\"store off\": the same gateway with [store] path = \"\", at c=64 only.")
     for f in failures:
         print(f"- failures: {f}")
 
