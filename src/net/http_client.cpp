@@ -465,7 +465,8 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
             if (conn.tls) {
                 ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
             } else {
-                ec = co_await detail::read_more(conn.plain->socket(), conn.buffer, s.parser);
+                ec = co_await detail::read_more(conn.plain->socket(), conn.buffer, s.parser,
+                                                detail::ShortRead::try_again);
                 if (!ec && !s.parser.is_done()) continue;  // parse what arrived
             }
         }
@@ -583,7 +584,8 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
             ec = co_await read_head(*conn.tls, conn.buffer, parser);
         } else {
             ec = co_await detail::read_until(conn.plain->socket(), conn.buffer, parser,
-                                             detail::ParseUntil::header);
+                                             detail::ParseUntil::header,
+                                             detail::ShortRead::try_again);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {

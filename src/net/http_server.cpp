@@ -222,6 +222,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 
 }  // namespace detail
 
+using detail::DrainingBuffer;
 using detail::LazyDeadline;
 using detail::ServerConnection;
 using detail::ServerState;
@@ -609,8 +610,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // keep-alive requests, the header timeout to a fresh connection.
         if (conn->buffer.size() == 0) {
             conn->expires_after(first ? limits.header_timeout : limits.idle_timeout);
-            auto [ec, n] =
-                co_await conn->socket.async_read_some(conn->buffer.prepare(kReadChunk), use_nothrow);
+            auto [ec, n] = co_await conn->socket.async_read_some(
+                DrainingBuffer(conn->buffer.prepare(kReadChunk)), use_nothrow);
             if (ec) break;  // eof, idle timeout, closed by stop()
             conn->buffer.commit(n);
         }
@@ -625,7 +626,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
             ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
-                                             detail::ParseUntil::header);
+                                             detail::ParseUntil::header, detail::ShortRead::drains);
         }
         if (!ec && !parser.is_done()) {
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
@@ -642,7 +643,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             }
             if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::message, ec)) {
                 ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
-                                                 detail::ParseUntil::message);
+                                                 detail::ParseUntil::message,
+                                                 detail::ShortRead::drains);
             }
         }
         if (ec) {
