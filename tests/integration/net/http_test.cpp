@@ -2,6 +2,8 @@
 // in http_timing_test.cpp under the `timing` label).
 
 #include "test_support.hpp"
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
@@ -9,8 +11,8 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
 
@@ -321,6 +323,31 @@ TEST_P(HttpTest, Http10ClientGetsAnUnframedStreamEndedByClose) {
     const std::string all = read_until_close(socket);
     EXPECT_EQ(all.find("chunked"), std::string::npos) << all;
     EXPECT_NE(all.find("\r\n\r\nchunk-0\nchunk-1\nchunk-2\n"), std::string::npos) << all;
+}
+
+// A client that half-closes after its request (the FIN often comes with the request's bytes)
+// gets its whole response, and its connection is closed: at once or, where a short read
+// drained the socket before the FIN was seen, at the idle timeout (src/net/README.md).
+TEST_P(HttpTest, HalfClosedClientGetsItsResponseAndItsConnectionClosed) {
+    ServerLimits limits;
+    limits.idle_timeout = std::chrono::milliseconds(100);
+    TestServer server(limits, steered_handler, GetParam());
+    tcp::socket socket(ioc);
+    socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
+    const timeval three_seconds{3, 0};  // a server that never closed fails the read, not hangs
+    ASSERT_EQ(setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &three_seconds,
+                         sizeof three_seconds),
+              0);
+    asio::write(socket, asio::buffer(std::string_view("GET /half HTTP/1.1\r\nHost: x\r\n\r\n")));
+    socket.shutdown(tcp::socket::shutdown_send);
+    std::string all;
+    char buf[4096];
+    boost::system::error_code ec;
+    while (!ec) all.append(buf, socket.read_some(asio::buffer(buf), ec));
+    EXPECT_EQ(ec, asio::error::eof) << ec.message();
+    EXPECT_TRUE(all.starts_with("HTTP/1.1 200")) << all;
+    EXPECT_NE(all.find("x-echo-target: /half"), std::string::npos) << all;
+    EXPECT_TRUE(all.ends_with("\r\n\r\nok")) << all;
 }
 
 TEST_P(HttpTest, ExpectContinueGetsA100BeforeTheBody) {
