@@ -136,6 +136,10 @@ def main():
                   for m, _ in MODES}
 
     def ratio_cells(ngx, tr):
+        # A route whose percentile came in under direct's added nothing measurable: its
+        # ratio is no number (a negative one would read as better than nginx by a factor).
+        if tr <= 0:
+            return "n/a (added nothing)", True
         if ngx > 0:
             return f"{tr / ngx:.2f}x", tr <= ADDED_RATIO_MAX * ngx
         return "n/a (nginx added nothing)", tr <= 0
