@@ -142,7 +142,7 @@ def main():
             return "n/a (added nothing)", True
         if ngx > 0:
             return f"{tr / ngx:.2f}x", tr <= ADDED_RATIO_MAX * ngx
-        return "n/a (nginx added nothing)", tr <= 0
+        return "n/a (nginx added nothing)", False
 
     # Added latency: the route's latency minus direct's, same request kind and concurrency;
     # at c=1 from one interleaved bench run (end to end), at c=64 from wrk.

@@ -39,15 +39,17 @@ namespace tokenradar::net::detail {
 // a recv() that returned EAGAIN: ~1 call per proxied request at c=64, each ~1.2 us on this
 // VM. Marked drained, the next read is queued without a syscall; the edge-triggered epoll
 // registration reports the next bytes, which marks the descriptor readable again. A short
-// TCP read means the receive queue was empty when it returned; bytes that arrive after it
-// raise a new edge, so none are missed.
+// TCP read means the receive queue was empty when it returned (but at an urgent mark, which
+// only a client sending MSG_OOB meets, stalling its own connection until its timeout); bytes
+// that arrive after it raise a new edge, so none are missed.
 //
 // A FIN does not: one that came with the bytes (or before the read) raised no edge of its
 // own, so a read queued after the short one sees it only at its timeout. Hence only the
-// server's reads use it, where that peer is a client that half-closed after its request: its
-// connection is closed at the idle (or header) timeout, as an idle keep-alive client's is;
-// while a handler runs, the peer watch (a wait, which re-arms the registration) still sees
-// the close at once. A client of an upstream must see the close at once (a body delimited by
+// server's reads use it, where that peer is a client that half-closed: after a whole request
+// its connection is closed at the idle timeout, as an idle keep-alive client's is; after a
+// truncated one, at the header timeout (it used to be closed at once, unanswered either
+// way); while a handler runs, the peer watch (a wait, which re-arms the registration) still
+// sees the close at once. A client of an upstream must see the close at once (a body delimited by
 // it, a truncated response), so its reads keep Asio's speculative receive.
 struct DrainingBuffer : asio::mutable_buffer {
     explicit DrainingBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
@@ -58,7 +60,8 @@ struct DrainingBuffer : asio::mutable_buffer {
 #if BOOST_VERSION / 100 == 1081
 // The receive operation Asio builds for a DrainingBuffer: Asio's own
 // (boost/asio/detail/reactive_socket_recv_op.hpp, Boost 1.81) but for the status it returns.
-// Other Boost versions get Asio's unchanged operation (a test checks the syscall count).
+// Other Boost versions get Asio's unchanged operation (and a warning; a test checks the
+// syscall count).
 namespace boost::asio::detail {
 template <>
 class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer> : public reactor_op {
@@ -80,8 +83,12 @@ class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer> : pu
                                             o->flags_, stream, o->ec_, o->bytes_transferred_)) {
             return not_done;
         }
+        BOOST_ASIO_HANDLER_REACTOR_OPERATION(
+            (*o, "non_blocking_recv", o->ec_, o->bytes_transferred_));
         // EOF and errors read 0 bytes: exhausted, as in Asio's operation.
-        return stream && o->bytes_transferred_ < o->buffer_.size() ? done_and_exhausted : done;
+        const bool short_read =
+            o->bytes_transferred_ == 0 || o->bytes_transferred_ < o->buffer_.size();
+        return stream && short_read ? done_and_exhausted : done;
     }
 
   private:
@@ -91,6 +98,8 @@ class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer> : pu
     socket_base::message_flags flags_;
 };
 }  // namespace boost::asio::detail
+#else
+#warning "DrainingBuffer: no receive operation for this Boost version; short reads do not drain"
 #endif
 
 namespace tokenradar::net::detail {

@@ -157,7 +157,7 @@ TEST(WriteNow, WhatTheSocketCannotTakeIsLeftForTheAsyncWrite) {
 }
 
 // The recv() calls of two reads in turn, each for bytes that are not there yet when it
-// starts, as a server waits for a request: the first read, `bytes` written, the second read
+// starts, as a server waits for a request: the first read, "abc" written, the second read
 // started and polled before its bytes come, then "def" written. What the second read got
 // goes to `second`.
 template <class Buffer>
