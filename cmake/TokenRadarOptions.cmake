@@ -6,6 +6,12 @@ option(TOKENRADAR_FUZZ "Build libFuzzer targets (needs clang)" OFF)
 option(TOKENRADAR_TIMING_TESTS "Build the tests labelled timing and slow" ON)
 option(TOKENRADAR_BENCHMARKS "Build the micro-benchmarks" ON)
 set(TOKENRADAR_SANITIZE "" CACHE STRING "Comma-separated -fsanitize= list (e.g. address,undefined)")
+# Profile-guided optimisation with GCC (make build-pgo): `generate` instruments the build to
+# write profiles into TOKENRADAR_PGO_DIR when a process exits; `use` optimises with them.
+# Profiles are named after object paths relative to the build tree, so the two trees match.
+set(TOKENRADAR_PGO "" CACHE STRING "Profile-guided optimisation: empty, generate or use")
+set(TOKENRADAR_PGO_DIR "${CMAKE_SOURCE_DIR}/build/pgo-profile" CACHE PATH
+    "Where the profile-guided build writes and reads its profiles")
 
 add_library(tokenradar_options INTERFACE)
 add_library(tokenradar::options ALIAS tokenradar_options)
@@ -26,6 +32,20 @@ if(TOKENRADAR_SANITIZE)
     target_compile_options(tokenradar_options INTERFACE
         -fsanitize=${TOKENRADAR_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
     target_link_options(tokenradar_options INTERFACE -fsanitize=${TOKENRADAR_SANITIZE})
+endif()
+if(TOKENRADAR_PGO STREQUAL "generate")
+    target_compile_options(tokenradar_options INTERFACE -fprofile-generate=${TOKENRADAR_PGO_DIR}
+        -fprofile-update=atomic -fprofile-prefix-path=${CMAKE_BINARY_DIR})
+    target_link_options(tokenradar_options INTERFACE -fprofile-generate=${TOKENRADAR_PGO_DIR})
+elseif(TOKENRADAR_PGO STREQUAL "use")
+    # Code the training run never reached is optimised as without a profile, not for size.
+    # Sources generated into the build tree (the embedded migrations) have the tree's path in
+    # their checksum, so their profile is dropped rather than failing the build.
+    target_compile_options(tokenradar_options INTERFACE -fprofile-use=${TOKENRADAR_PGO_DIR}
+        -fprofile-partial-training -fprofile-prefix-path=${CMAKE_BINARY_DIR} -Wno-missing-profile
+        -Wno-coverage-mismatch)
+elseif(TOKENRADAR_PGO)
+    message(FATAL_ERROR "TOKENRADAR_PGO is '${TOKENRADAR_PGO}'; expected empty, generate or use")
 endif()
 if(TOKENRADAR_FUZZ)
     target_compile_options(tokenradar_options INTERFACE

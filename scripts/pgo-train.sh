@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The training run of the profile-guided build (make build-pgo): runs BINARY, built with
+# -fprofile-generate, as the product runs: an instant sim, the gateway in front of it with
+# the store on, OpenAI requests passed through (small, streamed, at concurrency 64 and 1),
+# Anthropic and Gemini ones translated, /metrics and /v1/models read, `tokenradar bench`
+# through the gateway; then stops both with SIGTERM so they write their profiles (about 30 s).
+#   scripts/pgo-train.sh BINARY
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+[ $# -eq 1 ] || { echo "usage: $0 BINARY" >&2; exit 2; }
+binary=$1
+command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/tokenradar-pgo-train.XXXXXX)
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+export TOKENRADAR_TRAIN_KEY=sk-train
+ulimit -n "$(ulimit -Hn)"
+
+sim_port=$(free_port)
+"$binary" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
+sim_pid=$!
+pids+=($sim_pid)
+wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+gateway_port=$(free_port)
+fill scripts/pgo-train.toml "$tmp/gateway.toml" PORT="$gateway_port" UPSTREAM_PORT="$sim_port" \
+    STORE="$tmp/train.db"
+"$binary" --log-level warn serve --config "$tmp/gateway.toml" >"$tmp/gateway.log" 2>&1 &
+gateway_pid=$!
+pids+=($gateway_pid)
+wait_ready "http://127.0.0.1:$gateway_port/healthz" || { echo "the gateway did not start" >&2; exit 1; }
+url="http://127.0.0.1:$gateway_port/v1/chat/completions"
+
+# request_script MODEL STREAM: a wrk script sending one small chat completion for MODEL.
+request_script() {
+    cat > "$tmp/$1-$2.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer sk-train"
+wrk.body = '{"model":"$1","stream":$2,"max_tokens":40,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"train the profile"}]}'
+LUA
+    echo "$tmp/$1-$2.lua"
+}
+# load CONNECTIONS SECONDS SCRIPT: wrk through the gateway; fails on errors or non-2xx.
+load() {
+    REQUEST_SCRIPT="$3" wrk -t1 -c"$1" -d"$2s" --timeout 10s -s bench/gateway/wrk.lua "$url" \
+        >"$tmp/wrk.txt"
+    grep -q ' errors=0 non2xx=0' "$tmp/wrk.txt" ||
+        { echo "training load failed: $(grep RESULT "$tmp/wrk.txt")" >&2; exit 1; }
+}
+
+load 64 8 bench/client/nonstream.lua
+load 64 5 "$(request_script gpt-4o true)"
+load 1 3 bench/client/nonstream.lua
+for model in claude-3-5-sonnet gemini-1.5-pro; do
+    load 16 3 "$(request_script "$model" false)"
+    load 16 3 "$(request_script "$model" true)"
+done
+curl -sf -o /dev/null "http://127.0.0.1:$gateway_port/metrics"
+curl -sf -o /dev/null "http://127.0.0.1:$gateway_port/v1/models"
+"$binary" --log-level warn bench --target "gateway=openai:http://127.0.0.1:$gateway_port/v1#gpt-4o" \
+    --key-env gateway=TOKENRADAR_TRAIN_KEY --workload bench/gateway/stream.toml --concurrency 4 \
+    --duration 3s --format json >/dev/null
+
+kill -TERM "$gateway_pid" "$sim_pid"
+wait "$gateway_pid" "$sim_pid" || { echo "the gateway or the sim did not stop cleanly" >&2; exit 1; }
+pids=()
+echo "pgo training: done"
