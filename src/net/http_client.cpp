@@ -1,22 +1,20 @@
-#include "lazy_deadline.hpp"
-#include "message_head.hpp"
-#include "sync_io.hpp"
 #include <sys/socket.h>
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/net/http_client.hpp>
 
+#include "lazy_deadline.hpp"
+#include "message_head.hpp"
+#include "sync_io.hpp"
+
 #include <boost/asio/connect.hpp>
-#include <boost/asio/detail/scheduler.hpp>
-#include <boost/asio/execution/context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/query.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
@@ -56,16 +54,6 @@ constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
 // a server that keeps a connection alive does not close it within a second, and the peek
 // was a syscall per small request. Older ones are checked (closed or stray bytes: stale).
 constexpr std::chrono::seconds kTrustedIdle{1};
-
-// Whether one thread alone runs the reactor behind `ex`: an io_context made with concurrency
-// hint 1 promises it (Asio then takes no locks); a strand over it counts too. Other executors
-// (a thread pool, an io_context run by several threads) may not.
-bool only_one_thread_runs(const asio::any_io_executor& ex) {
-    using Scheduler = asio::detail::scheduler;
-    asio::execution_context& context = asio::query(ex, asio::execution::context);
-    return asio::has_service<Scheduler>(context) &&
-           asio::use_service<Scheduler>(context).concurrency_hint() == 1;
-}
 
 bool idempotent(http::verb v) {
     switch (v) {
@@ -146,10 +134,7 @@ struct ClientConnection {
 
 struct ClientPool {
     ClientPool(asio::any_io_executor e, ClientOptions o)
-        : ex(std::move(e)),
-          one_thread(only_one_thread_runs(ex)),
-          options(std::move(o)),
-          ssl_ctx(ssl::context::tls_client) {
+        : ex(std::move(e)), options(std::move(o)), ssl_ctx(ssl::context::tls_client) {
         ErrorCode ec;
         ssl_ctx.set_default_verify_paths(ec);
         if (ec) ssl_error = fmt::format("system CA store: {}", ec.message());
@@ -195,7 +180,6 @@ struct ClientPool {
     }
 
     asio::any_io_executor ex;
-    const bool one_thread;  // ReadMode::reply_pending is safe (sync_io.hpp's ReplyBuffer)
     ClientOptions options;
     ssl::context ssl_ctx;
     std::string ssl_error;  // set when the CA store could not be loaded
@@ -290,14 +274,12 @@ asio::awaitable<ErrorCode> write_request(Stream& stream, const std::string& head
 }
 
 // Plain connections: what the socket takes at once is written inline, without a posted
-// completion; the rest asynchronously from where that stopped. `written_inline` says whether
-// all of it went inline, with nothing waited for (the reply cannot be in the socket yet).
+// completion; the rest asynchronously from where that stopped.
 asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::string& head,
-                                         const std::string& body, bool& written_inline) {
+                                         const std::string& body) {
     beast::buffers_suffix<RequestBuffers> rest(RequestBuffers{asio::buffer(head), asio::buffer(body)});
     ErrorCode ec;
-    written_inline = detail::write_now(stream.socket(), rest, ec) && !ec;
-    if (written_inline || ec) co_return ec;
+    if (detail::write_now(stream.socket(), rest, ec)) co_return ec;
     auto [e, n] = co_await asio::async_write(stream.socket(), rest, use_nothrow);
     co_return e;
 }
@@ -484,7 +466,7 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
                 ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
             } else {
                 ec = co_await detail::read_more(conn.plain->socket(), conn.buffer, s.parser,
-                                                detail::ReadMode::try_again);
+                                                detail::ShortRead::try_again);
                 if (!ec && !s.parser.is_done()) continue;  // parse what arrived
             }
         }
@@ -580,11 +562,10 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         conn.set_deadline(deadline.at());
         state->timings.t_send = steady_now_ns();
         ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
-        bool written_inline = false;
         if (conn.tls) {
             ec = co_await write_request(*conn.tls, *head, body);
         } else {
-            ec = co_await write_request(*conn.plain, *head, body, written_inline);
+            ec = co_await write_request(*conn.plain, *head, body);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
@@ -602,10 +583,9 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         if (conn.tls) {
             ec = co_await read_head(*conn.tls, conn.buffer, parser);
         } else {
-            const auto mode = written_inline && pool_->one_thread ? detail::ReadMode::reply_pending
-                                                                  : detail::ReadMode::try_again;
             ec = co_await detail::read_until(conn.plain->socket(), conn.buffer, parser,
-                                             detail::ParseUntil::header, mode);
+                                             detail::ParseUntil::header,
+                                             detail::ShortRead::try_again);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {

@@ -626,7 +626,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
             ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
-                                             detail::ParseUntil::header, detail::ReadMode::drains);
+                                             detail::ParseUntil::header, detail::ShortRead::drains);
         }
         if (!ec && !parser.is_done()) {
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
@@ -644,7 +644,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::message, ec)) {
                 ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
                                                  detail::ParseUntil::message,
-                                                 detail::ReadMode::drains);
+                                                 detail::ShortRead::drains);
             }
         }
         if (ec) {

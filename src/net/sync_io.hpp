@@ -11,7 +11,6 @@
 
 #include <tokenradar/net/asio.hpp>
 
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -30,8 +29,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <tuple>
-#include <utility>
 
 namespace tokenradar::net::detail {
 
@@ -56,55 +53,31 @@ namespace tokenradar::net::detail {
 // it, a truncated response), so its reads keep Asio's speculative receive.
 struct DrainingBuffer : asio::mutable_buffer {
     explicit DrainingBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
-    // What the receive operation (ReceiveOp below) asks of its buffer type: whether to skip
-    // the attempt being made now, and whether a read that got `got` of `asked` bytes leaves
-    // the socket drained. EOF and errors read 0 bytes: drained, as with Asio's buffers.
-    static bool skip_attempt() noexcept { return false; }
-    static bool drained(std::size_t got, std::size_t asked) noexcept { return got < asked; }
-};
-
-// True while start_reply_read() starts a ReplyBuffer read on this thread.
-inline thread_local bool starting_reply_read = false;
-
-// One buffer for the first read of a reply to a request written inline just now (nothing
-// waited between the write and this read) on a socket whose reactor only this thread runs
-// (an io_context with concurrency hint 1, as the gateway's): the reply cannot be in the
-// socket yet, so the read starts without Asio's speculative recv(), which returned EAGAIN for
-// ~3 in 4 small upstream requests at c=64 (~1.2 us each on this VM). No byte is missed:
-// whatever arrives after the write raises an edge that only this thread's next epoll_wait()
-// takes, and by then the read is queued for it; bytes or a FIN that came before the write (an
-// upstream that dropped the pooled connection) are still reported, since the write draws a
-// reset, which raises an edge too. Only the start is skipped: attempts after an edge are
-// Asio's, and a short read does not drain.
-struct ReplyBuffer : asio::mutable_buffer {
-    explicit ReplyBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
-    static bool skip_attempt() noexcept { return starting_reply_read; }
-    static bool drained(std::size_t got, std::size_t) noexcept { return got == 0; }
 };
 
 }  // namespace tokenradar::net::detail
 
 #if BOOST_VERSION / 100 == 1081
-// The receive operation Asio builds for these buffers: Asio's own
-// (boost/asio/detail/reactive_socket_recv_op.hpp, Boost 1.81) but for the attempt it skips
-// and the status it returns, which the buffer type says. Other Boost versions get Asio's
-// unchanged operation (and a warning; tests count the syscalls).
+// The receive operation Asio builds for a DrainingBuffer: Asio's own
+// (boost/asio/detail/reactive_socket_recv_op.hpp, Boost 1.81) but for the status it returns.
+// Other Boost versions get Asio's unchanged operation (and a warning; a test checks the
+// syscall count).
 namespace boost::asio::detail {
-template <class Buffer>
-class tokenradar_receive_op : public reactor_op {
+template <>
+class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer> : public reactor_op {
   public:
-    tokenradar_receive_op(const boost::system::error_code& success_ec, socket_type socket,
-                          socket_ops::state_type state, const Buffer& buffer,
-                          socket_base::message_flags flags, func_type complete_func)
-        : reactor_op(success_ec, &tokenradar_receive_op::do_perform, complete_func),
+    reactive_socket_recv_op_base(const boost::system::error_code& success_ec, socket_type socket,
+                                 socket_ops::state_type state,
+                                 const tokenradar::net::detail::DrainingBuffer& buffer,
+                                 socket_base::message_flags flags, func_type complete_func)
+        : reactor_op(success_ec, &reactive_socket_recv_op_base::do_perform, complete_func),
           socket_(socket),
           state_(state),
           buffer_(buffer),
           flags_(flags) {}
 
     static status do_perform(reactor_op* base) {
-        if (Buffer::skip_attempt()) return not_done;
-        auto* o = static_cast<tokenradar_receive_op*>(base);
+        auto* o = static_cast<reactive_socket_recv_op_base*>(base);
         const bool stream = (o->state_ & socket_ops::stream_oriented) != 0;
         if (!socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(),
                                             o->flags_, stream, o->ec_, o->bytes_transferred_)) {
@@ -112,9 +85,10 @@ class tokenradar_receive_op : public reactor_op {
         }
         BOOST_ASIO_HANDLER_REACTOR_OPERATION(
             (*o, "non_blocking_recv", o->ec_, o->bytes_transferred_));
-        return stream && Buffer::drained(o->bytes_transferred_, o->buffer_.size())
-                   ? done_and_exhausted
-                   : done;
+        // EOF and errors read 0 bytes: exhausted, as in Asio's operation.
+        const bool short_read =
+            o->bytes_transferred_ == 0 || o->bytes_transferred_ < o->buffer_.size();
+        return stream && short_read ? done_and_exhausted : done;
     }
 
   private:
@@ -123,46 +97,18 @@ class tokenradar_receive_op : public reactor_op {
     boost::asio::mutable_buffer buffer_;
     socket_base::message_flags flags_;
 };
-
-template <>
-class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer>
-    : public tokenradar_receive_op<tokenradar::net::detail::DrainingBuffer> {
-  public:
-    using tokenradar_receive_op::tokenradar_receive_op;
-};
-template <>
-class reactive_socket_recv_op_base<tokenradar::net::detail::ReplyBuffer>
-    : public tokenradar_receive_op<tokenradar::net::detail::ReplyBuffer> {
-  public:
-    using tokenradar_receive_op::tokenradar_receive_op;
-};
 }  // namespace boost::asio::detail
 #else
-#warning "DrainingBuffer, ReplyBuffer: no receive operation for this Boost version; reads try first"
+#warning "DrainingBuffer: no receive operation for this Boost version; short reads do not drain"
 #endif
 
 namespace tokenradar::net::detail {
 
 enum class ParseUntil { header, message };
 
-// How a read treats the socket: a short read marks it drained (DrainingBuffer: servers);
-// the read tries the socket before it waits (Asio's own receive: clients); or, for the
-// first read of a reply to a request just written inline on a one-thread reactor, it waits
-// at once (ReplyBuffer), and later reads of that reply try first.
-enum class ReadMode { drains, try_again, reply_pending };
-
-// Starts a ReplyBuffer read: Asio's first attempt, made while the read starts, is skipped.
-struct StartReplyRead {
-    template <class Handler>
-    void operator()(Handler&& handler, asio::ip::tcp::socket* socket,
-                    asio::mutable_buffer into) const {
-        struct Starting {
-            Starting() noexcept { starting_reply_read = true; }
-            ~Starting() { starting_reply_read = false; }
-        } starting;
-        socket->async_read_some(ReplyBuffer(into), std::forward<Handler>(handler));
-    }
-};
+// Whether a short read marks the socket drained (DrainingBuffer: servers) or the next read
+// tries the socket before it waits (Asio's own receive: clients).
+enum class ShortRead { drains, try_again };
 
 // Feeds the bytes `buffer` holds to `parser` until it has its header (or whole message),
 // needs more bytes, or fails. Returns true when no read is needed now: done, or failed with
@@ -215,7 +161,7 @@ template <bool isRequest>
 asio::awaitable<boost::system::error_code> read_more(asio::ip::tcp::socket& socket,
                                                      beast::flat_buffer& buffer,
                                                      beast::http::basic_parser<isRequest>& parser,
-                                                     ReadMode mode) {
+                                                     ShortRead short_read) {
     constexpr std::size_t kMinRead = 512;
     constexpr std::size_t kMaxRead = 64 * 1024;
     const std::size_t room =
@@ -223,17 +169,9 @@ asio::awaitable<boost::system::error_code> read_more(asio::ip::tcp::socket& sock
                  buffer.max_size() - buffer.size());
     if (room == 0) co_return beast::http::error::buffer_overflow;
     const asio::mutable_buffer into = buffer.prepare(room);
-    std::tuple<boost::system::error_code, std::size_t> read;  // if/else: GCC 12 and co_await in ?:
-    if (mode == ReadMode::drains) {
-        read = co_await socket.async_read_some(DrainingBuffer(into), use_nothrow);
-    } else if (mode == ReadMode::reply_pending) {
-        read = co_await asio::async_initiate<decltype(use_nothrow),
-                                             void(boost::system::error_code, std::size_t)>(
-            StartReplyRead{}, use_nothrow, &socket, into);
-    } else {
-        read = co_await socket.async_read_some(into, use_nothrow);
-    }
-    auto [ec, n] = read;
+    auto [ec, n] = short_read == ShortRead::drains
+                       ? co_await socket.async_read_some(DrainingBuffer(into), use_nothrow)
+                       : co_await socket.async_read_some(into, use_nothrow);
     buffer.commit(n);
     if (ec == asio::error::eof) {
         if (!parser.got_some()) co_return beast::http::error::end_of_stream;
@@ -249,12 +187,11 @@ template <bool isRequest>
 asio::awaitable<boost::system::error_code> read_until(asio::ip::tcp::socket& socket,
                                                       beast::flat_buffer& buffer,
                                                       beast::http::basic_parser<isRequest>& parser,
-                                                      ParseUntil until, ReadMode mode) {
+                                                      ParseUntil until, ShortRead short_read) {
     boost::system::error_code ec;
     while (!parse_buffered(parser, buffer, until, ec)) {
-        ec = co_await read_more(socket, buffer, parser, mode);
+        ec = co_await read_more(socket, buffer, parser, short_read);
         if (ec) co_return ec;
-        if (mode == ReadMode::reply_pending) mode = ReadMode::try_again;
     }
     co_return ec;
 }

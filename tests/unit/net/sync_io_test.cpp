@@ -197,86 +197,6 @@ TEST(DrainingBuffer, AShortReadLeavesTheNextWaitToEpoll) {
     EXPECT_EQ(second, "def");
 }
 
-// The first read of a reply to a request written inline waits for epoll without a recv()
-// (ReplyBuffer); a read that may find bytes waiting tries first (Asio's): with the reply
-// written after the read is queued, 1 call against 2.
-int recv_calls_for_a_reply(ReadMode mode, std::string& body) {
-    SocketPair p;
-    g_counted_fd = p.a.native_handle();
-    g_recv_calls = 0;
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    boost::system::error_code ec;
-    asio::co_spawn(
-        p.ioc,
-        [&]() -> asio::awaitable<void> {
-            ec = co_await read_until(p.a, buffer, parser, ParseUntil::message, mode);
-        },
-        asio::detached);
-    p.ioc.poll();  // the read is queued; no reply yet
-    p.b.write_some(
-        asio::buffer(std::string_view("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")));
-    p.ioc.run();
-    g_counted_fd = -1;
-    EXPECT_FALSE(ec) << ec.message();
-    body = parser.is_done() ? parser.get().body() : "";
-    return g_recv_calls.load();
-}
-
-TEST(ReplyBuffer, TheFirstReadOfAReplyWaitsWithoutTrying) {
-    std::string body;
-    EXPECT_EQ(recv_calls_for_a_reply(ReadMode::try_again, body), 2);
-    EXPECT_EQ(body, "ok");
-    EXPECT_EQ(recv_calls_for_a_reply(ReadMode::reply_pending, body), 1);
-    EXPECT_EQ(body, "ok");
-}
-
-// The case the skipped attempt must not turn into a hang: the upstream answered and closed at
-// once, its FIN read with the reply's bytes' edge (none of its own is left), and the pooled
-// connection is used again. The request written to the closed peer draws a reset, whose edge
-// completes the reply's read with an error, at once.
-TEST(ReplyBuffer, AConnectionThePeerClosedFailsTheNextReplyReadAtOnce) {
-    SocketPair p;
-    const std::string_view reply = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-    beast::flat_buffer buffer;
-    boost::system::error_code first_ec, second_ec;
-    bool second_done = false;
-    asio::co_spawn(
-        p.ioc,
-        [&]() -> asio::awaitable<void> {
-            http::response_parser<http::string_body> parser;
-            first_ec = co_await read_until(p.a, buffer, parser, ParseUntil::message,
-                                           ReadMode::reply_pending);
-        },
-        asio::detached);
-    p.ioc.poll();
-    p.b.write_some(asio::buffer(reply));
-    p.b.close();  // the FIN follows the reply before the reader's epoll_wait sees either
-    p.ioc.run();
-    ASSERT_FALSE(first_ec) << first_ec.message();
-    ASSERT_EQ(buffer.size(), 0u);
-
-    p.ioc.restart();
-    asio::co_spawn(
-        p.ioc,
-        [&]() -> asio::awaitable<void> {
-            const std::string request = "GET / HTTP/1.1\r\nHost: h\r\n\r\n";
-            beast::buffers_suffix<asio::const_buffer> rest(asio::buffer(request));
-            boost::system::error_code ec;
-            if (!write_now(p.a, rest, ec) || ec) co_return;  // must go inline for the case
-            http::response_parser<http::string_body> parser;
-            second_ec = co_await read_until(p.a, buffer, parser, ParseUntil::header,
-                                            ReadMode::reply_pending);
-            second_done = true;
-        },
-        asio::detached);
-    p.ioc.run_for(std::chrono::seconds(3));
-    ASSERT_TRUE(second_done) << "the read waited for an edge that never came";
-    EXPECT_TRUE(second_ec == http::error::end_of_stream ||
-                second_ec == asio::error::connection_reset)
-        << second_ec.message();
-}
-
 // read_until reads and parses straight from the socket what Beast's async_read_header and
 // async_read would, with the same errors: both run on the same bytes, then the peer's close
 // when the case says so, and must agree.
@@ -320,7 +240,7 @@ ReadOutcome read_with(const ReadCase& c, Reader reader) {
 asio::awaitable<void> read_ours(tcp::socket& socket, beast::flat_buffer& buffer,
                                 http::response_parser<http::string_body>& parser, ParseUntil until,
                                 ReadOutcome& out) {
-    out.ec = co_await read_until(socket, buffer, parser, until, ReadMode::try_again);
+    out.ec = co_await read_until(socket, buffer, parser, until, ShortRead::try_again);
 }
 
 asio::awaitable<void> read_beasts(tcp::socket& socket, beast::flat_buffer& buffer,
