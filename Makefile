@@ -40,13 +40,14 @@ build: deps web build/release/build.ninja
 build-asan: deps build/asan/build.ninja
 	cmake --build --preset asan -j $(JOBS)
 
-# The profile-guided binary, build/pgo/tokenradar (bench/README.md: -5..9% CPU per proxied
-# request): an instrumented build, a training run of it (scripts/pgo-train.sh, ~30 s), then
-# the optimised build from its profile, rebuilt whole since ninja cannot see a new profile.
+# The profile-guided binary, build/pgo/tokenradar (bench/README.md "Stop 21": 3-8% less CPU
+# per proxied request): an instrumented build, a training run of it (scripts/pgo-train.sh,
+# ~30 s) writing build/pgo-profile (the presets' TOKENRADAR_PGO_DIR), then the optimised
+# build from that profile, rebuilt whole since ninja cannot see a new profile. Without
+# ccache: it caches no compile with these profile flags.
 build-pgo: deps web build/pgo-generate/build.ninja build/pgo/build.ninja
 	cmake --build --preset pgo-generate -j $(JOBS) --target tokenradar
-	rm -rf build/pgo-profile
-	scripts/pgo-train.sh build/pgo-generate/tokenradar
+	scripts/pgo-train.sh build/pgo-generate/tokenradar build/pgo-profile
 	cmake --build --preset pgo -j $(JOBS) --target tokenradar --clean-first
 
 # Every test: the full suite on the optimised build (timing tests need it), then every

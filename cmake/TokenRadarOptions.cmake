@@ -39,11 +39,8 @@ if(TOKENRADAR_PGO STREQUAL "generate")
     target_link_options(tokenradar_options INTERFACE -fprofile-generate=${TOKENRADAR_PGO_DIR})
 elseif(TOKENRADAR_PGO STREQUAL "use")
     # Code the training run never reached is optimised as without a profile, not for size.
-    # Sources generated into the build tree (the embedded migrations) have the tree's path in
-    # their checksum, so their profile is dropped rather than failing the build.
     target_compile_options(tokenradar_options INTERFACE -fprofile-use=${TOKENRADAR_PGO_DIR}
-        -fprofile-partial-training -fprofile-prefix-path=${CMAKE_BINARY_DIR} -Wno-missing-profile
-        -Wno-coverage-mismatch)
+        -fprofile-partial-training -fprofile-prefix-path=${CMAKE_BINARY_DIR} -Wno-missing-profile)
 elseif(TOKENRADAR_PGO)
     message(FATAL_ERROR "TOKENRADAR_PGO is '${TOKENRADAR_PGO}'; expected empty, generate or use")
 endif()

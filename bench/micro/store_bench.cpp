@@ -57,7 +57,14 @@ void BM_SqliteStore_Insert(benchmark::State& state) {
     }
     state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_SqliteStore_Insert)->Arg(1)->Arg(64)->Arg(100)->Arg(256)->Arg(2048)->Arg(20000)->UseRealTime();
+BENCHMARK(BM_SqliteStore_Insert)
+    ->Arg(1)
+    ->Arg(64)
+    ->Arg(100)
+    ->Arg(256)
+    ->Arg(2048)
+    ->Arg(20000)
+    ->UseRealTime();
 
 // try_push as the request path sees it: 50,000 records/s (bursts of 100 every 2 ms) while
 // the writer thread commits them. Reported time is the push alone (manual timing, record

@@ -61,8 +61,8 @@ struct BatchWriterOptions {
     // The writer commits what is queued at least this often...
     std::chrono::milliseconds flush_interval{200};
     // ...and as soon as this many records are queued. Small enough that one batch is a short
-    // burst of CPU (~0.6 ms at 256) beside a busy I/O thread on the same core: at 2,048 the
-    // gateway's p99 at c=64 was 20-27% higher (bench/README.md "Stop 21"); each commit also
+    // burst of CPU (~0.6 ms at 256) beside a busy I/O thread on the same core: the gateway's
+    // p99 at c=64 is 19-28% lower than at 2,048 (bench/README.md "Stop 21"); each commit also
     // rewrites the B-trees' right edges, so much smaller batches cost CPU per record (store_bench
     // Insert/64 against /256).
     std::size_t max_batch = 256;
