@@ -26,3 +26,11 @@ fill() {
     for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
     sed "${expr[@]}" "$template" > "$out"
 }
+
+# stop_children: kills and reaps the processes whose PIDs are in the caller's `pids` array;
+# the first step of the EXIT trap of every script that starts servers.
+stop_children() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}

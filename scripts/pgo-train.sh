@@ -18,9 +18,7 @@ rm -rf "$profile_dir"
 tmp=$(mktemp -d /tmp/tokenradar-pgo-train.XXXXXX)
 pids=()
 cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    stop_children
     rm -rf "$tmp"
 }
 trap cleanup EXIT

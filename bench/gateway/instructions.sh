@@ -17,9 +17,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/ins
 tmp=$(mktemp -d /tmp/tokenradar-instructions.XXXXXX)
 pids=()
 cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    stop_children
     if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT

@@ -52,9 +52,7 @@ tmp=$(mktemp -d /tmp/tokenradar-gwbench.XXXXXX)
 echo "seconds=$seconds rounds=$rounds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
 pids=()
 cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    stop_children
     if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
