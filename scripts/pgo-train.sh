@@ -39,30 +39,21 @@ pids+=($gateway_pid)
 wait_ready "http://127.0.0.1:$gateway_port/healthz" || { echo "the gateway did not start" >&2; exit 1; }
 url="http://127.0.0.1:$gateway_port/v1/chat/completions"
 
-# request_script MODEL STREAM: a wrk script sending one small chat completion for MODEL.
-request_script() {
-    cat > "$tmp/$1-$2.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer sk-train"
-wrk.body = '{"model":"$1","stream":$2,"max_tokens":40,"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"train the profile"}]}'
-LUA
-    echo "$tmp/$1-$2.lua"
-}
-# load CONNECTIONS SECONDS SCRIPT: wrk through the gateway; fails on errors or non-2xx.
+# load CONNECTIONS SECONDS SCRIPT [MODEL]: wrk through the gateway with a benchmark's request
+# script (bench/client/nonstream.lua, bench/sim/stream.lua); fails on errors or non-2xx.
 load() {
-    REQUEST_SCRIPT="$3" wrk -t1 -c"$1" -d"$2s" --timeout 10s -s bench/gateway/wrk.lua "$url" \
-        >"$tmp/wrk.txt"
+    MODEL="${4:-gpt-4o}" MAX_TOKENS=40 REQUEST_SCRIPT="$3" wrk -t1 -c"$1" -d"$2s" --timeout 10s \
+        -s bench/gateway/wrk.lua "$url" >"$tmp/wrk.txt"
     grep -q ' errors=0 non2xx=0' "$tmp/wrk.txt" ||
         { echo "training load failed: $(grep RESULT "$tmp/wrk.txt")" >&2; exit 1; }
 }
 
 load 64 8 bench/client/nonstream.lua
-load 64 5 "$(request_script gpt-4o true)"
+load 64 5 bench/sim/stream.lua
 load 1 3 bench/client/nonstream.lua
 for model in claude-3-5-sonnet gemini-1.5-pro; do
-    load 16 3 "$(request_script "$model" false)"
-    load 16 3 "$(request_script "$model" true)"
+    load 16 3 bench/client/nonstream.lua "$model"
+    load 16 3 bench/sim/stream.lua "$model"
 done
 curl -sf -o /dev/null "http://127.0.0.1:$gateway_port/metrics"
 curl -sf -o /dev/null "http://127.0.0.1:$gateway_port/v1/models"
