@@ -4,7 +4,7 @@
 # floor), through TokenRadar (metering on, store on when the binary has one; at c=64 also
 # with the store off) and through Portkey's gateway. Prints one markdown table: added latency,
 # request rate, ratios to nginx, streaming TTFT, TokenRadar's per-chunk relay delay and its
-# memory with 1,000 open streams.
+# memory with 1,000 open streams; and the latency added at c=64 behind a 20 ms upstream.
 #   bench/gateway/run.sh [seconds]          (default 10 s per run: 10 x ROUNDS wrk runs at c=64,
 #                                           4 bench runs at c=1, the memory run; ~5 min at 4 s)
 #   ROUNDS=3 bench/gateway/run.sh           rounds of the c=64 runs, every route in each round;
@@ -198,22 +198,23 @@ done
 # TTFT too. Portkey runs against direct in a run of its own: in the same rotation its node
 # process (~30 ms per stream, on the servers' CPU) slowed every route (direct's TTFT p50
 # 0.085 ms without it, 0.28-0.35 ms with it; the proxies' added TTFT doubled).
+# bench_run MODE CONCURRENCY OUT ROUTE...: one bench run over the routes, its JSON in $tmp/OUT.
 bench_run() {
-    local mode=$1 out=$2 route targets=() workload=bench/client/nonstream.toml
-    shift 2
+    local mode=$1 concurrency=$2 out=$3 route targets=() workload=bench/client/nonstream.toml
+    shift 3
     [ "$mode" = stream ] && workload=$here/stream.toml
     for route in "$@"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
-    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" --concurrency 1 \
+    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" --concurrency "$concurrency" \
         --duration "${seconds}s" --header 'x-portkey-provider: openai' \
         --header "x-portkey-custom-host: $upstream" --format json > "$tmp/$out"
 }
 for mode in nonstream stream; do
     echo "bench: $mode c=1, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
     metrics > "$tmp/metrics-before-$mode-c1.txt"
-    bench_run "$mode" "bench-$mode-c1.json" direct nginx tokenradar
+    bench_run "$mode" 1 "bench-$mode-c1.json" direct nginx tokenradar
     metrics > "$tmp/metrics-after-$mode-c1.txt"
     echo "bench: $mode c=1, direct + portkey, ${seconds}s" >&2
-    bench_run "$mode" "bench-$mode-c1-portkey.json" direct portkey
+    bench_run "$mode" 1 "bench-$mode-c1-portkey.json" direct portkey
 done
 
 # The store: the gateway's own counters (tokenradar_store_records_total), then its database.
@@ -226,6 +227,31 @@ elif [[ "$gw_store_state" == rejected* ]]; then
 else
     echo "store=off: [store] path was set, but this binary wrote no database (it ignores [store])" > "$tmp/store.txt"
 fi
+
+# --- concurrency 64 behind an LLM-like upstream ----------------------------------------------
+# Against the instant sim, 64 connections keep the server core saturated, so a route's
+# latency at c=64 is 64 / its request rate (Little's law): those rows restate the rate row.
+# Here the upstream answers after 20 ms (llm.toml), so 64 requests in flight are ~3,000 per
+# second, no core runs flat out, and the latency a proxy adds at concurrency 64 is its own.
+# Direct, nginx and TokenRadar (store on) in one interleaved bench run, as at c=1.
+start_sim llm "$here/llm.toml"
+llm_sim_pid=$sim_pid
+llm_nginx_port=$(free_port)
+mkdir -p "$tmp/nginx-llm"
+fill "$here/nginx.conf" "$tmp/nginx-llm.conf" TMP="$tmp/nginx-llm" PORT="$llm_nginx_port" UPSTREAM_PORT="$sim_port"
+"${server[@]}" nginx -e "$tmp/nginx-llm/nginx-error.log" -c "$tmp/nginx-llm.conf" -g 'daemon off;' &
+llm_nginx_pid=$!
+pids+=($llm_nginx_pid)
+start_tokenradar llm "$sim_port"
+llm_tr_pid=$tr_pid
+wait_ready "http://127.0.0.1:$llm_nginx_port/healthz" || die "nginx (llm) did not start: $(tail -3 "$tmp/nginx-llm/nginx-error.log")"
+url[direct-llm]="http://127.0.0.1:$sim_port/v1" url[nginx-llm]="http://127.0.0.1:$llm_nginx_port/v1"
+url[tokenradar-llm]="http://127.0.0.1:$tr_port/v1"
+for mode in nonstream stream; do
+    echo "bench: $mode c=64 behind a 20 ms upstream, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
+    bench_run "$mode" 64 "bench-$mode-c64-llm.json" direct-llm nginx-llm tokenradar-llm
+done
+for pid in "$llm_tr_pid" "$llm_nginx_pid" "$llm_sim_pid"; do stop "$pid"; done
 
 # --- memory with 1,000 open streams -----------------------------------------------------------
 # A fresh gateway in front of a paced sim (bench/gateway/slow.toml: 20 s streams at 2 tokens/s)

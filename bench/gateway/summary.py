@@ -15,6 +15,8 @@ ROUTES = ["direct", "nginx", "tokenradar", "tokenradar-nostore", "portkey"]
 ACCOUNTING_ROUTES = {"tokenradar-nostore"}
 JUDGED_PROXIES = [r for r in ROUTES[1:] if r not in ACCOUNTING_ROUTES]
 MODES = [("nonstream", "non-stream"), ("stream", "stream")]
+# Direct, nginx and TokenRadar in front of the 20 ms upstream (llm.toml) at concurrency 64.
+LLM_ROUTES = ("direct-llm", "nginx-llm", "tokenradar-llm")
 ADDED_RATIO_MAX = 1.5   # TokenRadar's added latency / nginx's
 RATE_RATIO_MIN = 0.80   # TokenRadar's req/s / nginx's
 TTFT_ADDED_MAX_MS = 0.1
@@ -134,6 +136,8 @@ def main():
     c1 = {m: load_bench(workdir, f"bench-{m}-c1.json", ["direct", "nginx", "tokenradar"], failures) for m, _ in MODES}
     c1_portkey = {m: load_bench(workdir, f"bench-{m}-c1-portkey.json", ["direct", "portkey"], failures)
                   for m, _ in MODES}
+    # Concurrency 64 behind a 20 ms upstream: one interleaved bench run per request kind.
+    c64_llm = {m: load_bench(workdir, f"bench-{m}-c64-llm.json", LLM_ROUTES, failures) for m, _ in MODES}
 
     def ratio_cells(ngx, tr):
         # A route whose percentile came in under direct's added nothing measurable: its
@@ -144,18 +148,24 @@ def main():
             return f"{tr / ngx:.2f}x", tr <= ADDED_RATIO_MAX * ngx
         return "n/a (nginx added nothing)", False
 
+    def interleaved_rows(what, b, routes, portkey_run=None):
+        """Added latency rows from one interleaved bench run; routes: (direct, nginx, TokenRadar)."""
+        direct, nginx, tokenradar = routes
+        for q in ("p50", "p99"):
+            add = {r: b[r]["e2e_ms"][q] - b[direct]["e2e_ms"][q] for r in (nginx, tokenradar)}
+            portkey = ""
+            if portkey_run:
+                portkey = added(portkey_run["portkey"]["e2e_ms"][q] - portkey_run["direct"]["e2e_ms"][q])
+            ratio, ok = ratio_cells(add[nginx], add[tokenradar])
+            rows.append([f"{what}: latency {q}, added (bench, interleaved)", ms(b[direct]["e2e_ms"][q]),
+                         added(add[nginx]), added(add[tokenradar]), "", portkey, ratio,
+                         f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+
     # Added latency: the route's latency minus direct's, same request kind and concurrency;
     # at c=1 from one interleaved bench run (end to end), at c=64 from wrk.
     for mode, label in MODES:
-        b, bp = c1[mode], c1_portkey[mode]
-        if b:
-            for q in ("p50", "p99"):
-                add = {r: b[r]["e2e_ms"][q] - b["direct"]["e2e_ms"][q] for r in ("nginx", "tokenradar")}
-                portkey = added(bp["portkey"]["e2e_ms"][q] - bp["direct"]["e2e_ms"][q]) if bp else ""
-                ratio, ok = ratio_cells(add["nginx"], add["tokenradar"])
-                rows.append([f"{label} c=1: latency {q}, added (bench, interleaved)", ms(b["direct"]["e2e_ms"][q]),
-                             added(add["nginx"]), added(add["tokenradar"]), "", portkey, ratio,
-                             f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+        if c1[mode]:
+            interleaved_rows(f"{label} c=1", c1[mode], ("direct", "nginx", "tokenradar"), c1_portkey[mode])
         d = wrk[("direct", mode)]
         if d is None or any(wrk[(r, mode)] is None for r in JUDGED_PROXIES):
             continue
@@ -169,6 +179,11 @@ def main():
             rows.append([f"{label} c=64: latency {q}, added (wrk)", ms(d[key]), added(add["nginx"]),
                          added(add["tokenradar"]), nostore, added(add["portkey"]), ratio,
                          f"<= {ADDED_RATIO_MAX}x", verdict(ok)])
+
+    # Concurrency 64 without a saturated core: what each proxy adds behind a 20 ms upstream.
+    for mode, label in MODES:
+        if c64_llm[mode]:
+            interleaved_rows(f"{label} c=64, 20 ms upstream", c64_llm[mode], LLM_ROUTES)
 
     # Request rate at concurrency 64, and the CPU each route's proxy spent per request.
     for mode, label in MODES:
