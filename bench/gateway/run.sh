@@ -6,7 +6,9 @@
 # request rate, ratios to nginx, streaming TTFT, TokenRadar's per-chunk relay delay and its
 # memory with 1,000 open streams; and the latency added at c=64 behind a 20 ms upstream.
 #   bench/gateway/run.sh [seconds]          (default 10 s per run: 10 x ROUNDS wrk runs at c=64,
-#                                           4 bench runs at c=1, the memory run; ~5 min at 4 s)
+#                                           4 bench runs at c=1, 2 runs of 3 x seconds at
+#                                           c=64 behind a 20 ms upstream, the memory run;
+#                                           ~6 min at 4 s)
 #   ROUNDS=3 bench/gateway/run.sh           rounds of the c=64 runs, every route in each round;
 #                                           the table shows each route's median round
 #   TOKENRADAR=path bench/gateway/run.sh    measure another tokenradar binary
@@ -198,23 +200,24 @@ done
 # TTFT too. Portkey runs against direct in a run of its own: in the same rotation its node
 # process (~30 ms per stream, on the servers' CPU) slowed every route (direct's TTFT p50
 # 0.085 ms without it, 0.28-0.35 ms with it; the proxies' added TTFT doubled).
-# bench_run MODE CONCURRENCY OUT ROUTE...: one bench run over the routes, its JSON in $tmp/OUT.
+# bench_run MODE CONCURRENCY SECONDS OUT ROUTE...: one bench run over the routes, its JSON in
+# $tmp/OUT.
 bench_run() {
-    local mode=$1 concurrency=$2 out=$3 route targets=() workload=bench/client/nonstream.toml
-    shift 3
+    local mode=$1 concurrency=$2 secs=$3 out=$4 route targets=() workload=bench/client/nonstream.toml
+    shift 4
     [ "$mode" = stream ] && workload=$here/stream.toml
     for route in "$@"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
     "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" --concurrency "$concurrency" \
-        --duration "${seconds}s" --header 'x-portkey-provider: openai' \
+        --duration "${secs}s" --header 'x-portkey-provider: openai' \
         --header "x-portkey-custom-host: $upstream" --format json > "$tmp/$out"
 }
 for mode in nonstream stream; do
     echo "bench: $mode c=1, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
     metrics > "$tmp/metrics-before-$mode-c1.txt"
-    bench_run "$mode" 1 "bench-$mode-c1.json" direct nginx tokenradar
+    bench_run "$mode" 1 "$seconds" "bench-$mode-c1.json" direct nginx tokenradar
     metrics > "$tmp/metrics-after-$mode-c1.txt"
     echo "bench: $mode c=1, direct + portkey, ${seconds}s" >&2
-    bench_run "$mode" 1 "bench-$mode-c1-portkey.json" direct portkey
+    bench_run "$mode" 1 "$seconds" "bench-$mode-c1-portkey.json" direct portkey
 done
 
 # The store: the gateway's own counters (tokenradar_store_records_total), then its database.
@@ -233,7 +236,9 @@ fi
 # latency at c=64 is 64 / its request rate (Little's law): those rows restate the rate row.
 # Here the upstream answers after 20 ms (llm.toml), so 64 requests in flight are ~3,000 per
 # second, no core runs flat out, and the latency a proxy adds at concurrency 64 is its own.
-# Direct, nginx and TokenRadar (store on) in one interleaved bench run, as at c=1.
+# Direct, nginx and TokenRadar (store on) in one interleaved bench run, as at c=1, three times
+# as long: each route's p99 then rests on ~100 requests (4 s gave ~40, and one stall of any
+# process on the core moved it by half a millisecond).
 start_sim llm "$here/llm.toml"
 llm_sim_pid=$sim_pid
 llm_nginx_port=$(free_port)
@@ -248,8 +253,8 @@ wait_ready "http://127.0.0.1:$llm_nginx_port/healthz" || die "nginx (llm) did no
 url[direct-llm]="http://127.0.0.1:$sim_port/v1" url[nginx-llm]="http://127.0.0.1:$llm_nginx_port/v1"
 url[tokenradar-llm]="http://127.0.0.1:$tr_port/v1"
 for mode in nonstream stream; do
-    echo "bench: $mode c=64 behind a 20 ms upstream, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
-    bench_run "$mode" 64 "bench-$mode-c64-llm.json" direct-llm nginx-llm tokenradar-llm
+    echo "bench: $mode c=64 behind a 20 ms upstream, direct + nginx + tokenradar interleaved, $((3 * seconds))s" >&2
+    bench_run "$mode" 64 "$((3 * seconds))" "bench-$mode-c64-llm.json" direct-llm nginx-llm tokenradar-llm
 done
 for pid in "$llm_tr_pid" "$llm_nginx_pid" "$llm_sim_pid"; do stop "$pid"; done
 
