@@ -4,10 +4,11 @@
 # floor), through TokenRadar (metering on, store on when the binary has one; at c=64 also
 # with the store off) and through Portkey's gateway. Prints one markdown table: added latency,
 # request rate, ratios to nginx, streaming TTFT, TokenRadar's per-chunk relay delay and its
-# memory with 1,000 open streams; and the latency added at c=64 behind a 20 ms upstream.
+# memory with 1,000 open streams; and the latency added with 64 requests in flight (over
+# three routes) behind a 20 ms upstream.
 #   bench/gateway/run.sh [seconds]          (default 10 s per run: 10 x ROUNDS wrk runs at c=64,
-#                                           4 bench runs at c=1, 2 runs of 3 x seconds at
-#                                           c=64 behind a 20 ms upstream, the memory run;
+#                                           4 bench runs at c=1, 2 runs of 3 x seconds with
+#                                           64 in flight behind a 20 ms upstream, the memory run;
 #                                           ~6 min at 4 s)
 #   ROUNDS=3 bench/gateway/run.sh           rounds of the c=64 runs, every route in each round;
 #                                           the table shows each route's median round
@@ -200,24 +201,31 @@ done
 # TTFT too. Portkey runs against direct in a run of its own: in the same rotation its node
 # process (~30 ms per stream, on the servers' CPU) slowed every route (direct's TTFT p50
 # 0.085 ms without it, 0.28-0.35 ms with it; the proxies' added TTFT doubled).
-# bench_run MODE CONCURRENCY SECONDS OUT ROUTE...: one bench run over the routes, its JSON in
-# $tmp/OUT.
+# bench_run MODE LOAD SECONDS OUT ROUTE...: one bench run over the routes, its JSON in $tmp/OUT.
+# LOAD: cN, a closed loop with N requests in flight; or rN, an open loop of N requests/s over
+# all routes (Poisson arrivals), after N/10 unrecorded requests per route (fresh connections).
 bench_run() {
-    local mode=$1 concurrency=$2 secs=$3 out=$4 route targets=() workload=bench/client/nonstream.toml
+    local mode=$1 load=$2 secs=$3 out=$4 route targets=() workload=bench/client/nonstream.toml
+    local shape=()
     shift 4
     [ "$mode" = stream ] && workload=$here/stream.toml
+    case "$load" in
+        c*) shape=(--concurrency "${load#c}") ;;
+        r*) shape=(--rate "${load#r}" --arrival poisson --warmup "$((${load#r} / 10))") ;;
+        *) die "bench_run: load '$load': expected cN or rN" ;;
+    esac
     for route in "$@"; do targets+=(--target "$route=openai:${url[$route]}#gpt-4o"); done
-    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" --concurrency "$concurrency" \
+    "${client[@]}" "$bin" --log-level warn bench "${targets[@]}" --workload "$workload" "${shape[@]}" \
         --duration "${secs}s" --header 'x-portkey-provider: openai' \
         --header "x-portkey-custom-host: $upstream" --format json > "$tmp/$out"
 }
 for mode in nonstream stream; do
     echo "bench: $mode c=1, direct + nginx + tokenradar interleaved, ${seconds}s" >&2
     metrics > "$tmp/metrics-before-$mode-c1.txt"
-    bench_run "$mode" 1 "$seconds" "bench-$mode-c1.json" direct nginx tokenradar
+    bench_run "$mode" c1 "$seconds" "bench-$mode-c1.json" direct nginx tokenradar
     metrics > "$tmp/metrics-after-$mode-c1.txt"
     echo "bench: $mode c=1, direct + portkey, ${seconds}s" >&2
-    bench_run "$mode" 1 "$seconds" "bench-$mode-c1-portkey.json" direct portkey
+    bench_run "$mode" c1 "$seconds" "bench-$mode-c1-portkey.json" direct portkey
 done
 
 # The store: the gateway's own counters (tokenradar_store_records_total), then its database.
@@ -233,12 +241,17 @@ fi
 
 # --- concurrency 64 behind an LLM-like upstream ----------------------------------------------
 # Against the instant sim, 64 connections keep the server core saturated, so a route's
-# latency at c=64 is 64 / its request rate (Little's law): those rows restate the rate row.
-# Here the upstream answers after 20 ms (llm.toml), so 64 requests in flight are ~3,000 per
-# second, no core runs flat out, and the latency a proxy adds at concurrency 64 is its own.
-# Direct, nginx and TokenRadar (store on) in one interleaved bench run, as at c=1, three times
-# as long: each route's p99 then rests on ~100 requests (4 s gave ~40, and one stall of any
-# process on the core moved it by half a millisecond).
+# latency at c=64 is about 64 / its request rate (Little's law): those rows restate the rate
+# row. Here the upstream answers after 20 ms (llm.toml) and requests arrive at 3,200/s over the
+# three routes in an open loop, so ~64 are in flight (Little's law again, ~21 per route) while
+# the server core is not saturated: the latency a proxy adds to a request, not the queue of a
+# saturated core. 3,200/s per route (9,600 in all) was more than the one-core client could
+# send of 100-event streams: its scheduling lag reached 94 ms and requests failed. A closed
+# loop of 64 workers fell into step (64 requests at once every 20 ms, even when started
+# 0.3 ms apart) and measured the queue of each burst: +0.7 ms p50 for every proxy, against
+# +0.1 ms at Poisson arrivals. Direct, nginx and TokenRadar (store on) in one interleaved
+# bench run, as at c=1, three times as long: at 4 s a route's p99 rested on ~40 requests, and
+# one stall of any process on the core moved it by half a millisecond.
 start_sim llm "$here/llm.toml"
 llm_sim_pid=$sim_pid
 llm_nginx_port=$(free_port)
@@ -253,8 +266,8 @@ wait_ready "http://127.0.0.1:$llm_nginx_port/healthz" || die "nginx (llm) did no
 url[direct-llm]="http://127.0.0.1:$sim_port/v1" url[nginx-llm]="http://127.0.0.1:$llm_nginx_port/v1"
 url[tokenradar-llm]="http://127.0.0.1:$tr_port/v1"
 for mode in nonstream stream; do
-    echo "bench: $mode c=64 behind a 20 ms upstream, direct + nginx + tokenradar interleaved, $((3 * seconds))s" >&2
-    bench_run "$mode" 64 "$((3 * seconds))" "bench-$mode-c64-llm.json" direct-llm nginx-llm tokenradar-llm
+    echo "bench: $mode 3,200/s behind a 20 ms upstream, direct + nginx + tokenradar interleaved, $((3 * seconds))s" >&2
+    bench_run "$mode" r3200 "$((3 * seconds))" "bench-$mode-c64-llm.json" direct-llm nginx-llm tokenradar-llm
 done
 for pid in "$llm_tr_pid" "$llm_nginx_pid" "$llm_sim_pid"; do stop "$pid"; done
 
