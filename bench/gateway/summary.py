@@ -22,6 +22,7 @@ RATE_RATIO_MIN = 0.80   # TokenRadar's req/s / nginx's
 TTFT_ADDED_MAX_MS = 0.1
 RELAY_P99_MAX_S = 100e-6
 RSS_MAX_MB = 64
+CLIENT_LAG_MAX_MS = 10  # bench's own warning threshold for an open loop
 TICK_S = 0.01  # /proc/PID/stat counts CPU in 1/100 s
 
 
@@ -67,13 +68,19 @@ def load_wrk_run(text):
     }
 
 
+def read_bench(workdir, name):
+    """One `tokenradar bench --format json` output, parsed, or None."""
+    text = read(workdir, name)
+    return json.loads(text) if text else None
+
+
 def load_bench(workdir, name, routes, failures):
     """One `tokenradar bench --format json` run: its targets by name, or None."""
-    text = read(workdir, name)
-    if not text:
+    result = read_bench(workdir, name)
+    if result is None:
         failures.append(f"{name}: no result")
         return None
-    targets = {t["name"]: t for t in json.loads(text)["targets"]}
+    targets = {t["name"]: t for t in result["targets"]}
     for r in routes:
         if r not in targets or not targets[r]["e2e_ms"]["count"]:
             failures.append(f"{name}: {r} has no successful request")
@@ -140,6 +147,16 @@ def main():
     # kind (work directories from before stop 22 have none).
     c64_llm = {m: load_bench(workdir, f"bench-{m}-c64-llm.json", LLM_ROUTES, failures)
                if os.path.exists(os.path.join(workdir, f"bench-{m}-c64-llm.json")) else None for m, _ in MODES}
+    # An open loop measures the proxies only while the client sends on time.
+    llm_client = []
+    for m, label in MODES:
+        if c64_llm[m]:
+            client = read_bench(workdir, f"bench-{m}-c64-llm.json")["run"]
+            lag = client["client_sched_lag_ms"]["p99"]
+            llm_client.append(f"{label} lag p99 {lag:.1f} ms, CPU {100 * client['cpu_s'] / client['wall_s']:.0f}%")
+            if lag > CLIENT_LAG_MAX_MS:
+                failures.append(f"bench-{m}-c64-llm.json: the client's scheduling lag p99 was {lag:.1f} ms "
+                                f"(over {CLIENT_LAG_MAX_MS} ms): the client, not the proxies, set those latencies")
 
     def ratio_cells(ngx, tr):
         # A route whose percentile came in under direct's added nothing measurable: its
@@ -257,6 +274,9 @@ def main():
           f"event each); {pinned}; load average {run.get('loadavg_start', '?')} at the start, {run.get('loadavg_end', '?')} "
           f"at the end. TokenRadar: {(read(workdir, 'store.txt') or 'store=?').strip()}; "
           f"\"store off\": the same gateway with [store] path = \"\", at c=64 only.")
+    if llm_client:
+        print(f"20 ms upstream: {3 * int(run.get('seconds', 0))} s per request kind at 3,200 requests/s; "
+              f"the client: {'; '.join(llm_client)}.")
     for f in failures:
         print(f"- failures: {f}")
 
