@@ -120,6 +120,9 @@ def added(x):
 
 
 def verdict(ok):
+    """ok: True, False, or None when the row could not be measured in this run."""
+    if ok is None:
+        return "not measurable"
     return "met" if ok else "**NOT MET**"
 
 
@@ -161,6 +164,9 @@ def main():
     def ratio_cells(ngx, tr):
         # A route whose percentile came in under direct's added nothing measurable: its
         # ratio is no number (a negative one would read as better than nginx by a factor).
+        # When neither proxy's did, direct's own tail was the largest: no verdict.
+        if tr <= 0 and ngx <= 0:
+            return "n/a (neither added anything)", None
         if tr <= 0:
             return "n/a (added nothing)", True
         if ngx > 0:
