@@ -27,6 +27,22 @@ fill() {
     sed "${expr[@]}" "$template" > "$out"
 }
 
+# start_sim_server BINARY PROFILE LOG [PREFIX...]: one sim with one I/O thread (so its CPU is
+# bounded) on a free port, in the background behind PREFIX (e.g. taskset -c 1), its output in
+# LOG. Sets sim_port and sim_pid and adds the PID to the caller's `pids`. Fails, with the
+# log's last lines on stderr, when the sim does not answer within 5 s.
+start_sim_server() {
+    local binary=$1 profile=$2 log=$3
+    shift 3
+    sim_port=$(free_port)
+    "$@" "$binary" --log-level warn sim --profile "$profile" --port "$sim_port" --threads 1 >"$log" 2>&1 &
+    sim_pid=$!
+    pids+=("$sim_pid")
+    wait_ready "http://127.0.0.1:$sim_port/healthz" && return 0
+    echo "the sim ($profile) did not start: $(tail -3 "$log")" >&2
+    return 1
+}
+
 # stop_children: kills and reaps the processes whose PIDs are in the caller's `pids` array;
 # the first step of the EXIT trap of every script that starts servers.
 stop_children() {

@@ -25,11 +25,7 @@ trap cleanup EXIT
 export TOKENRADAR_TRAIN_KEY=sk-train
 ulimit -n "$(ulimit -Hn)"
 
-sim_port=$(free_port)
-"$binary" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
-sim_pid=$!
-pids+=($sim_pid)
-wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+start_sim_server "$binary" instant "$tmp/sim.log" || exit 1
 gateway_port=$(free_port)
 fill scripts/pgo-train.toml "$tmp/gateway.toml" PORT="$gateway_port" UPSTREAM_PORT="$sim_port" \
     STORE="$tmp/train.db"

@@ -25,11 +25,7 @@ trap cleanup EXIT
 export TOKENRADAR_BENCH_KEY=sk-bench
 ulimit -n "$(ulimit -Hn)"
 
-sim_port=$(free_port)
-taskset -c 1 "${bins[0]}" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
-sim_pid=$!
-pids+=($sim_pid)
-wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+start_sim_server "${bins[0]}" instant "$tmp/sim.log" taskset -c 1 || exit 1
 ports=() gw_pids=() names=()
 for i in "${!bins[@]}"; do
     port=$(free_port)

@@ -30,10 +30,7 @@ load() {  # load PORT SECONDS OUTPUT
         -s bench/gateway/wrk.lua "http://127.0.0.1:$1/v1/chat/completions" >"$3"
 }
 
-sim_port=$(free_port)
-taskset -c 1 "$1" --log-level warn sim --profile instant --port "$sim_port" --threads 1 >"$tmp/sim.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$sim_port/healthz" || { echo "the sim did not start" >&2; exit 1; }
+start_sim_server "$1" instant "$tmp/sim.log" taskset -c 1 || exit 1
 
 for i in $(seq 1 $#); do
     bin=${!i}

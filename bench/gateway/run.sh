@@ -62,15 +62,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 die() { echo "bench/gateway: $*" >&2; exit 1; }
-# start_sim NAME PROFILE -> sets sim_port, sim_pid; one I/O thread, so the upstream's CPU
-# is bounded
-start_sim() {
-    sim_port=$(free_port)
-    "${server[@]}" "$bin" --log-level warn sim --profile "$2" --port "$sim_port" --threads 1 >"$tmp/sim-$1.log" 2>&1 &
-    sim_pid=$!
-    pids+=($sim_pid)
-    wait_ready "http://127.0.0.1:$sim_port/healthz" || die "the sim ($2) did not start: $(tail -3 "$tmp/sim-$1.log")"
-}
+# start_sim NAME PROFILE -> sets sim_port, sim_pid (bench/lib.sh start_sim_server)
+start_sim() { start_sim_server "$bin" "$2" "$tmp/sim-$1.log" "${server[@]}" || exit 1; }
 # start_tokenradar NAME UPSTREAM_PORT [nostore] -> sets tr_port, tr_pid, store_state. The
 # store is written to $tmp/NAME.db when the binary supports [store]; a binary that rejects
 # the path runs with path = "" (metering and /metrics only), and store_state says so.
