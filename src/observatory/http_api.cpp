@@ -292,6 +292,26 @@ void HttpApi::stop() {
     impl_->committer.join();
 }
 
+std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head, std::size_t default_limit) const {
+    const std::string_view target = head.target();
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+    const ObservatoryConfig& c = impl_->config;
+    if (path != kMeasurements || c.ingest == IngestMode::off) return net::HeadVerdict{default_limit, {}, {}};
+    const std::string_view authorization = header(head, http::field::authorization);
+    const auto refuse = [](std::string message) {
+        return net::HeadVerdict{0, Error(Errc::unauthorized, std::move(message)),
+                                {{"www-authenticate", std::string(net::kBearerChallenge)}}};
+    };
+    if (!authorization.empty() && !net::find_bearer_key(authorization, c.ingest_keys)) {
+        return refuse("measurements: unknown ingest key");
+    }
+    if (authorization.empty() && c.ingest == IngestMode::keys) {
+        return refuse("measurements: expected Authorization: Bearer <ingest key>");
+    }
+    return net::HeadVerdict{c.max_body_bytes, {}, {}};
+}
+
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
     const std::string_view target = request.target();
     const std::string_view path = target.substr(0, target.find('?'));
