@@ -40,7 +40,7 @@ build: deps web build/release/build.ninja
 build-asan: deps build/asan/build.ninja
 	cmake --build --preset asan -j $(JOBS)
 
-# The profile-guided binary, build/pgo/tokenradar (bench/README.md "Stop 21": 3-8% less CPU
+# The PGO binary, build/pgo/tokenradar (bench/README.md "Profile-guided build": 3-8% less CPU
 # per proxied request): an instrumented build, a training run of it (scripts/pgo-train.sh,
 # ~30 s) writing build/pgo-profile (the presets' TOKENRADAR_PGO_DIR), then the optimised
 # build from that profile, rebuilt whole since ninja cannot see a new profile. Without

@@ -1,5 +1,5 @@
 // The gateway end to end on 127.0.0.1: an OpenAI client -> tokenradar serve -> simulated or
-// scripted upstreams. Each case is one behaviour issue 4 promises, checked on the bytes the
+// scripted upstreams. Each case is one behaviour the gateway promises, checked on the bytes the
 // client gets and on the records the gateway writes.
 
 #include <tokenradar/gateway/gateway_server.hpp>

@@ -188,7 +188,7 @@ TEST_P(HttpTest, OnlyHandlersThatRunLongHaveTheirPeerWatched) {
 // A server handler's client that hangs up while the handler is not waiting on a socket (its
 // read just completed, or it has not started one) emits terminal cancellation with nothing
 // pending to cancel. The next read must still see it: read_all went on reading the upstream
-// body to its end (docs/NOTES.md, the demo's 16 s stop).
+// body to its end (docs/NOTES.md "Asio and coroutine traps").
 asio::awaitable<Result<std::string>> cancelled_between_reads(HttpClient* client, Url url,
                                                              asio::cancellation_signal* signal) {
     co_await asio::this_coro::throw_if_cancelled(false);  // as Gateway::handle
