@@ -568,6 +568,64 @@ TEST(ObservatoryQueries, DisabledObservatoryAnswers404) {
     EXPECT_EQ(post(s, array_of(batch(0, 1)), bearer(kKeyA)).status, 200u);
 }
 
+// Issue 24, "Label cardinality": 10 x 10,000 records with unique 100-byte model names from one
+// address took the observatory to 1 GB RSS and a 52 MB leaderboard. Here 2 x 2,000 (fast).
+TEST(ObservatoryIngest, UniqueLabelValuesFromOneAddressAreBoundedAndAnswersStaySmall) {
+    TempDb db;
+    ServiceFixture s(service_config(
+        db.path(), "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n"
+                   "max_new_label_values = 50\n"));
+    std::size_t accepted = 0;
+    for (int round = 0; round < 2; ++round) {
+        std::vector<Measurement> records = batch(round * 2'000, (round + 1) * 2'000);
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            std::string name = "model-" + std::to_string(round * 2'000 + i);
+            name.resize(100, 'x');
+            records[i].labels.model = std::move(name);
+        }
+        HeaderPairs gzipped{{"content-encoding", "gzip"}};
+        auto f = post(s, observatory::gzip(ndjson_of(records)), gzipped, "application/x-ndjson");
+        ASSERT_EQ(f.status, 200u) << f.body.substr(0, 300);
+        const auto answer = json::parse(f.body);
+        accepted += answer.at("accepted").to_number<std::size_t>();
+        EXPECT_EQ(answer.at("accepted").to_number<std::size_t>() +
+                      answer.at("rejected").to_number<std::size_t>(),
+                  2'000u);
+        EXPECT_EQ(answer.at("errors").as_array().size(), 100u);  // the answer stays small too
+        const auto& first = answer.at("errors").at(0);
+        EXPECT_EQ(first.at("index").to_number<int>(), round == 0 ? 50 : 0);
+        EXPECT_EQ(first.at("field").as_string(), "model");
+        EXPECT_THAT(std::string(first.at("message").as_string()),
+                    HasSubstr("this submitter added 50 new model values today"));
+    }
+    EXPECT_EQ(accepted, 50u);
+    EXPECT_EQ(stored(db.path()).size(), 50u);
+    // Values the observatory knows are still accepted from the same address.
+    std::vector<Measurement> known = batch(4'000, 4'010);
+    for (auto& m : known) {
+        m.labels.model = "model-7";
+        m.labels.model.resize(100, 'x');
+    }
+    auto again = post(s, array_of(known), {});
+    EXPECT_EQ(again.body, R"({"accepted":10,"duplicates":0,"rejected":0,"errors":[]})");
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    json::value board;
+    do {
+        board = json::parse(get(s, "/api/v1/leaderboard?window=24h").body);
+        if (board.at("rows").as_array().size() >= 50) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    EXPECT_EQ(board.at("rows").as_array().size(), 50u);
+    EXPECT_FALSE(board.at("truncated").as_bool());
+    auto cut = get(s, "/api/v1/leaderboard?window=24h&limit=3");
+    EXPECT_LT(cut.body.size(), 5'000u);
+    EXPECT_EQ(json::parse(cut.body).at("rows").as_array().size(), 3u);
+    EXPECT_TRUE(json::parse(cut.body).at("truncated").as_bool());
+    EXPECT_THAT(get(s, "/metrics").body,
+                HasSubstr("tokenradar_ingest_label_budget_rejected_total 3950\n"));
+}
+
 // ---- restart ------------------------------------------------------------------------------
 
 // The answer without the moment it was computed.

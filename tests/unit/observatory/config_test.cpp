@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace tokenradar::observatory {
 namespace {
@@ -84,6 +85,25 @@ TEST(ObservatoryConfig, TrustedProxiesAreParsedAndABadOneIsNamed) {
                         0),
               0u)
         << bad;
+}
+
+TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
+    const LabelBudgetOptions d = load("[observatory]\n").label_budget;
+    EXPECT_EQ(d.new_values_per_submitter, 50u);
+    EXPECT_EQ(d.max_values, 1000u);
+    EXPECT_EQ(d.new_cells_per_submitter, 1000u);
+    EXPECT_EQ(d.max_cells, 50000u);
+    const LabelBudgetOptions c =
+        load("[observatory]\nmax_new_label_values = 5\nmax_label_values = 200\n"
+             "max_new_label_cells = 30\nmax_label_cells = 4000\n")
+            .label_budget;
+    EXPECT_EQ(c.new_values_per_submitter, 5u);
+    EXPECT_EQ(c.max_values, 200u);
+    EXPECT_EQ(c.new_cells_per_submitter, 30u);
+    EXPECT_EQ(c.max_cells, 4000u);
+    EXPECT_NE(config_error("[observatory]\nmax_label_values = -1\n")
+                  .find("observatory.max_label_values"),
+              std::string::npos);
 }
 
 }  // namespace
