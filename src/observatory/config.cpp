@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tokenradar::observatory {
 namespace {
 
@@ -34,7 +36,7 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
     t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
                            "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
                            "max_records", "max_body_bytes", "forward_to", "forward_key_env",
-                           "geoip_db", "trusted_proxies",
+                           "geoip_db", "trusted_proxies", "gateway_keys",
                            "max_new_label_values", "max_label_values", "max_new_label_cells",
                            "max_label_cells"});
     c.enabled = t.get_bool("enabled", c.enabled);
@@ -92,6 +94,15 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
                                               "proxies ({})", proxies.error().message));
     }
     c.trusted_proxies = std::move(*proxies);
+    c.gateway_keys = t.get_strings("gateway_keys");
+    for (const std::string& name : c.gateway_keys) {
+        const bool known = std::any_of(c.ingest_keys.begin(), c.ingest_keys.end(),
+                                       [&](const net::ApiKey& k) { return k.name == name; });
+        if (!known) {
+            t.fail("gateway_keys", fmt::format("names of [[observatory.ingest_keys]] entries "
+                                               "('{}' is none)", name));
+        }
+    }
     LabelBudgetOptions& b = c.label_budget;
     const auto count = [&](std::string_view key, std::size_t fallback, std::int64_t max) {
         return static_cast<std::size_t>(

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <future>
@@ -234,6 +235,11 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     IngestJob job;
     job.context.now_us = wall_now_us();
     job.context.submitter = std::get<std::string>(std::move(who));
+    if (job.context.submitter.starts_with("key:")) {
+        const std::string_view name = std::string_view(job.context.submitter).substr(4);
+        const auto& trusted = impl->config.gateway_keys;
+        job.context.trusted_source = std::find(trusted.begin(), trusted.end(), name) != trusted.end();
+    }
     job.context.limits.max_records = impl->config.max_records;
     // Records that carry a client_region keep theirs.
     if (const auto& geoip = impl->config.geoip) {

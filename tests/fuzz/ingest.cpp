@@ -3,7 +3,8 @@
 // accepts must hold together: every record counted once, indexes in order, every accepted
 // record stamped with the submitter and the server's clock, valid labels, a ts_us inside the
 // window, and a to_json round trip that measurement_from_json() reads back equal. gunzip()
-// must honour its output bound. A LabelBudget applied after parsing keeps those invariants. A first byte of 0xFF feeds add_outcome() instead (the
+// must honour its output bound. No record may keep source "gateway" or "sim" (the context is
+// not trusted), and a LabelBudget applied after parsing keeps those invariants. A first byte of 0xFF feeds add_outcome() instead (the
 // submitter's reading of an answer).
 
 #include <tokenradar/observatory/cell.hpp>
@@ -43,6 +44,7 @@ void check_submission(const Submission& s, const IngestContext& ctx) {
     for (const Measurement& m : s.records) {
         check(m.client_id == ctx.submitter && m.received_us == ctx.now_us);
         check(!m.labels.provider.empty() && !m.labels.model.empty() && !m.labels.source.empty());
+        check(m.labels.source != "gateway" && m.labels.source != "sim");
         check(m.request_id.size() <= ctx.limits.max_request_id_bytes);
         check(m.ts_us >= ctx.now_us - ctx.limits.max_age.count() &&
               m.ts_us <= ctx.now_us + ctx.limits.max_clock_skew.count());

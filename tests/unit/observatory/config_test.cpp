@@ -106,5 +106,23 @@ TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
               std::string::npos);
 }
 
+TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
+    const std::string keys =
+        "[observatory]\ningest = \"keys\"\n"
+        "[[observatory.ingest_keys]]\nname = \"edge-1\"\nsha256 = \"" +
+        std::string(64, 'a') + "\"\n";
+    EXPECT_TRUE(load("[observatory]\n").gateway_keys.empty());
+    const std::string trusted =
+        "[observatory]\ningest = \"keys\"\ngateway_keys = [\"edge-1\"]\n" + keys.substr(keys.find("[[obs"));
+    EXPECT_EQ(load(trusted).gateway_keys, std::vector<std::string>{"edge-1"});
+    const std::string unknown =
+        config_error("[observatory]\ningest = \"keys\"\ngateway_keys = [\"edge-2\"]\n" +
+                     keys.substr(keys.find("[[obs")));
+    EXPECT_NE(unknown.find("observatory.gateway_keys: expected names of "
+                           "[[observatory.ingest_keys]] entries ('edge-2' is none)"),
+              std::string::npos)
+        << unknown;
+}
+
 }  // namespace
 }  // namespace tokenradar::observatory
