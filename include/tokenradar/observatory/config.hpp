@@ -22,7 +22,7 @@
 //   max_new_label_values = 50   # submitted records: new values per label per submitter per day
 //   max_label_values = 1000     # ...distinct values per label in total
 //   max_new_label_cells = 1000  # ...new label combinations per submitter per day
-//   max_label_cells = 50000     # ...label combinations in total (label_budget.hpp)
+//   max_label_cells = 20000     # ...label combinations in total (label_budget.hpp)
 //   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
 //   name = "team-a"
 //   sha256 = "..."

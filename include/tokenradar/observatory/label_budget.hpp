@@ -37,10 +37,10 @@
 namespace tokenradar::observatory {
 
 struct LabelBudgetOptions {
-    std::size_t new_values_per_submitter = 50;  // per label per UTC day
-    std::size_t max_values = 1'000;             // per label
+    std::size_t new_values_per_submitter = 50;    // per label per UTC day
+    std::size_t max_values = 1'000;               // per label
     std::size_t new_cells_per_submitter = 1'000;  // per UTC day
-    std::size_t max_cells = 50'000;
+    std::size_t max_cells = 20'000;
 };
 
 class LabelBudget {

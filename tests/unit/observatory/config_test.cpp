@@ -92,7 +92,7 @@ TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
     EXPECT_EQ(d.new_values_per_submitter, 50u);
     EXPECT_EQ(d.max_values, 1000u);
     EXPECT_EQ(d.new_cells_per_submitter, 1000u);
-    EXPECT_EQ(d.max_cells, 50000u);
+    EXPECT_EQ(d.max_cells, 20000u);
     const LabelBudgetOptions c =
         load("[observatory]\nmax_new_label_values = 5\nmax_label_values = 200\n"
              "max_new_label_cells = 30\nmax_label_cells = 4000\n")
