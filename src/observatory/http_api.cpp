@@ -282,6 +282,7 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
 }
 
 awaitable<void> send(net::ResponseWriter& writer, Answer answer) {
+    answer.headers.emplace_back(net::HeaderName::constant("x-content-type-options"), "nosniff");
     co_await writer.send(static_cast<http::status>(answer.status), "application/json",
                          std::move(answer.body), answer.headers);
 }

@@ -417,6 +417,7 @@ TEST(ObservatoryQueries, LeaderboardGivesTheSubmittedRecordsNumbers) {
     auto f = get(s, "/api/v1/leaderboard");
     ASSERT_EQ(f.status, 200u) << f.body;
     EXPECT_EQ(f.headers[http::field::cache_control], "public, max-age=10");
+    EXPECT_EQ(f.headers["x-content-type-options"], "nosniff");
     const auto answer = json::parse(f.body);
     EXPECT_EQ(answer.at("window").as_string(), "24h");
     EXPECT_EQ(answer.at("min_samples").to_number<int>(), 20);
