@@ -58,13 +58,22 @@ std::optional<RouteError> check_key(Api api, const net::Request& request, std::s
             }
             return std::nullopt;
         }
-        case Api::anthropic:
+        case Api::anthropic: {
+            // The real API takes the key as x-api-key or as Authorization: Bearer;
+            // @anthropic-ai/sdk 1.x sends its apiKey only as Bearer. x-api-key wins when
+            // both are sent.
             key = header(request, "x-api-key");
-            if (key.empty()) return route_error(api, Errc::unauthorized, "x-api-key header is required");
+            std::string_view auth = header(request, "authorization");
+            if (key.empty() && iequals_prefix(auth, "bearer ")) key = auth.substr(7);
+            if (key.empty()) {
+                return route_error(api, Errc::unauthorized,
+                                   "x-api-key header is required (or Authorization: Bearer)");
+            }
             if (!required.empty() && key != required) {
                 return route_error(api, Errc::unauthorized, "invalid x-api-key");
             }
             return std::nullopt;
+        }
         case Api::gemini:
             key = header(request, "x-goog-api-key");
             if (key.empty()) key = query_key;

@@ -36,8 +36,8 @@ struct RouteError {
 [[noreturn]] void throw_exception_from_error(const RouteError& e, const boost::source_location&);
 
 // Paths and auth of the real APIs:
-//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key,
-//   anthropic-version), POST /v1beta/models/{model}:generateContent and
+//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key or
+//   Authorization: Bearer, anthropic-version), POST /v1beta/models/{model}:generateContent and
 //   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
 //   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
 //   GET /healthz and GET /sim/stats (no auth). `required_key` empty: any non-empty key.
