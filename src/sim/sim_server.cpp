@@ -258,6 +258,8 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     input.request_seed = overrides->seed;
     const RequestPlan plan = state->model.plan(input);
 
+    const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers, overrides->tool_call,
+                                       tool_call_id_prefix(api));
     TraceRecord trace = TraceRecord::from_plan(plan, t_admitted - t_read);
     trace.response_id = new_response_id(api);
     trace.profile = state->model.profile().name;
@@ -292,14 +294,14 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
         }
         std::string body = plan.fault.kind == FaultKind::malformed
                                ? truncated_body()
-                               : dialect::emit_response(api, make_response(plan, trace.response_id, wire.chat.model));
+                               : dialect::emit_response(api, make_response(plan, answer, trace.response_id, wire.chat.model));
         write_trace(state, trace);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
 
     if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
-    StreamWriter stream(api, plan, trace.response_id, wire.chat.model, wire.chat.include_usage);
+    StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model, wire.chat.include_usage);
     std::string bytes;
     for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
         const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;

@@ -226,6 +226,15 @@ std::string new_response_id(Api api) {
     return new_request_id();
 }
 
+std::string_view tool_call_id_prefix(Api api) {
+    switch (api) {
+        case Api::openai: return "call_";
+        case Api::anthropic: return "toolu_";
+        case Api::gemini: return "";
+    }
+    return "";
+}
+
 std::string models_json(Api api, const Profile& profile) {
     boost::json::array data;
     for (const auto& model : profile.models) {
@@ -281,13 +290,19 @@ std::string stats_json(const SimStats& s) {
     return boost::json::serialize(o);
 }
 
-dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model) {
+dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answer, std::string id,
+                                    std::string model) {
     dialect::ChatResponse r;
     r.id = std::move(id);
     r.model = std::move(model);
-    r.text = join_tokens(plan.tokens);
-    r.finish_reason = plan.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
-                                                                : dialect::FinishReason::length;
+    if (answer.kind() == Answer::Kind::tool_call) {
+        dialect::ToolCall call = answer.call();
+        call.arguments = answer.whole();
+        r.tool_calls.push_back(std::move(call));
+    } else {
+        r.text = answer.whole();
+    }
+    r.finish_reason = answer.finish_reason();
     r.usage.prompt_tokens = plan.prompt_tokens;
     r.usage.cached_prompt_tokens = plan.cached_prompt_tokens;
     r.usage.output_tokens = plan.output_tokens;
@@ -295,9 +310,9 @@ dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std
     return r;
 }
 
-StreamWriter::StreamWriter(Api api, const RequestPlan& plan, std::string id, std::string model,
-                           bool include_usage)
-    : api_(api), plan_(plan), id_(std::move(id)), model_(std::move(model)) {
+StreamWriter::StreamWriter(Api api, const RequestPlan& plan, const Answer& answer, std::string id,
+                           std::string model, bool include_usage)
+    : api_(api), plan_(plan), answer_(answer), id_(std::move(id)), model_(std::move(model)) {
     dialect::StreamMeta meta;
     meta.id = id_;
     meta.model = model_;
@@ -314,20 +329,43 @@ dialect::Usage StreamWriter::usage_through(std::size_t tokens) const {
     return usage;
 }
 
+void StreamWriter::start(std::string& out) {
+    if (started_) return;
+    started_ = true;
+    auto role = dialect::StreamDelta::make(dialect::StreamDelta::Kind::role);
+    role.id = id_;
+    role.name = model_;
+    encoder_->encode(role, out);
+    if (api_ == Api::anthropic) {
+        // message_start carries the input usage on the real API.
+        auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
+        usage.usage = usage_through(0);
+        encoder_->encode(usage, out);
+    }
+    if (answer_.kind() == Answer::Kind::tool_call) {
+        // The call opens with its id and name and no arguments (OpenAI's first tool_calls
+        // delta, Anthropic's content_block_start); the arguments follow chunk by chunk.
+        auto call = dialect::StreamDelta::make(dialect::StreamDelta::Kind::tool_call);
+        call.id = answer_.call().id;  // empty for Gemini, whose calls mostly carry none
+        call.name = answer_.call().name;
+        encoder_->encode(call, out);
+    }
+}
+
+void StreamWriter::encode_piece(std::string piece, std::string& out) {
+    if (piece.empty()) return;
+    if (answer_.kind() == Answer::Kind::tool_call) {
+        auto args = dialect::StreamDelta::make(dialect::StreamDelta::Kind::tool_call);
+        args.arguments = std::move(piece);
+        encoder_->encode(args, out);
+    } else {
+        encoder_->encode(dialect::StreamDelta::make_text(std::move(piece)), out);
+    }
+}
+
 void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& out) {
     const Chunk& chunk = plan_.chunks[index];
-    if (index == 0) {
-        auto role = dialect::StreamDelta::make(dialect::StreamDelta::Kind::role);
-        role.id = id_;
-        role.name = model_;
-        encoder_->encode(role, out);
-        if (api_ == Api::anthropic) {
-            // message_start carries the input usage on the real API.
-            auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
-            usage.usage = usage_through(0);
-            encoder_->encode(usage, out);
-        }
-    }
+    start(out);
     tokens_sent_ = chunk.first_token + chunk.token_count;
     if (malformed) {
         out += "data: {\"malformed\":\"";
@@ -341,13 +379,17 @@ void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& 
         usage.usage = usage_through(static_cast<std::size_t>(tokens_sent_));
         encoder_->encode(usage, out);
     }
-    encoder_->encode(dialect::StreamDelta::make_text(plan_.chunk_text(index)), out);
+    encode_piece(answer_.piece(index), out);
 }
 
 void StreamWriter::finish(std::string& out) {
+    if (plan_.chunks.empty() && answer_.kind() != Answer::Kind::text) {
+        // No tokens to pace: a JSON answer or a call still has to be whole.
+        start(out);
+        encode_piece(answer_.whole(), out);
+    }
     auto finish = dialect::StreamDelta::make(dialect::StreamDelta::Kind::finish);
-    finish.finish_reason = plan_.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
-                                                                      : dialect::FinishReason::length;
+    finish.finish_reason = answer_.finish_reason();
     encoder_->encode(finish, out);
     auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
     usage.usage = usage_through(static_cast<std::size_t>(plan_.output_tokens));

@@ -10,6 +10,7 @@
 #include <tokenradar/sim/latency_model.hpp>
 #include <tokenradar/sim/overrides.hpp>
 #include <tokenradar/sim/sim_server.hpp>
+#include "answer.hpp"
 
 #include <boost/system/result.hpp>
 
@@ -57,15 +58,20 @@ Result<WireRequest> parse_wire_request(const net::Request& request, const Route&
 std::string canonical_prompt(const dialect::ChatRequest& request);
 
 std::string new_response_id(dialect::Api api);
+// The ids of tool calls: call_ (OpenAI), toolu_ (Anthropic); Gemini's calls carry none.
+std::string_view tool_call_id_prefix(dialect::Api api);
 std::string models_json(dialect::Api api, const Profile& profile);
 std::string stats_json(const SimStats& stats);
-dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model);
+dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answer, std::string id,
+                                    std::string model);
 
-// Encodes a plan's chunks as SSE events of one dialect.
+// Encodes a plan's chunks as SSE events of one dialect, each chunk's piece of the answer
+// (text, JSON text, or a tool call's argument fragment) in the dialect's shape.
 class StreamWriter {
 public:
-    StreamWriter(dialect::Api api, const RequestPlan& plan, std::string id, std::string model,
-                 bool include_usage);
+    // `plan` and `answer` must outlive the writer.
+    StreamWriter(dialect::Api api, const RequestPlan& plan, const Answer& answer, std::string id,
+                 std::string model, bool include_usage);
     // Appends chunk `index` (the role/start events before chunk 0). A malformed chunk is
     // an event whose JSON is cut short.
     void encode_chunk(std::size_t index, bool malformed, std::string& out);
@@ -74,9 +80,13 @@ public:
 
 private:
     dialect::Usage usage_through(std::size_t tokens) const;
+    void start(std::string& out);  // role (+ usage, + the call's opening) before chunk 0
+    void encode_piece(std::string piece, std::string& out);
 
     dialect::Api api_;
     const RequestPlan& plan_;
+    const Answer& answer_;
+    bool started_ = false;
     std::unique_ptr<dialect::StreamEncoder> encoder_;
     std::string id_;
     std::string model_;

@@ -19,25 +19,28 @@ net::Request post(std::string target, std::vector<std::pair<std::string, std::st
 
 TEST(RouteRequest, AnthropicTakesTheKeyAsXApiKeyOrBearerAsTheRealApiDoes) {
     const std::string version = "2023-06-01";
-    auto with_x_api_key = route_request(post("/v1/messages", {{"x-api-key", "k"}, {"anthropic-version", version}}), "k");
+    auto with_x_api_key = route_request(
+        post("/v1/messages", {{"x-api-key", "k"}, {"anthropic-version", version}}), "k");
     ASSERT_TRUE(with_x_api_key);
     EXPECT_EQ(with_x_api_key->api, Api::anthropic);
 
     // What @anthropic-ai/sdk sends when given an auth token: no x-api-key.
-    auto with_bearer =
-        route_request(post("/v1/messages", {{"authorization", "Bearer k"}, {"anthropic-version", version}}), "k");
+    auto with_bearer = route_request(
+        post("/v1/messages", {{"authorization", "Bearer k"}, {"anthropic-version", version}}), "k");
     ASSERT_TRUE(with_bearer) << with_bearer.error().message;
     EXPECT_EQ(with_bearer->api, Api::anthropic);
 
-    auto wrong_bearer =
-        route_request(post("/v1/messages", {{"authorization", "Bearer nope"}, {"anthropic-version", version}}), "k");
+    auto wrong_bearer = route_request(
+        post("/v1/messages", {{"authorization", "Bearer nope"}, {"anthropic-version", version}}),
+        "k");
     ASSERT_FALSE(wrong_bearer);
     EXPECT_EQ(wrong_bearer.error().code, Errc::unauthorized);
 
     // x-api-key wins when both are sent.
-    auto both = route_request(
-        post("/v1/messages", {{"x-api-key", "nope"}, {"authorization", "Bearer k"}, {"anthropic-version", version}}),
-        "k");
+    auto both = route_request(post("/v1/messages", {{"x-api-key", "nope"},
+                                                    {"authorization", "Bearer k"},
+                                                    {"anthropic-version", version}}),
+                              "k");
     EXPECT_FALSE(both);
 
     auto none = route_request(post("/v1/messages", {{"anthropic-version", version}}), "");
@@ -45,7 +48,8 @@ TEST(RouteRequest, AnthropicTakesTheKeyAsXApiKeyOrBearerAsTheRealApiDoes) {
     EXPECT_EQ(none.error().code, Errc::unauthorized);
     EXPECT_EQ(none.error().api, Api::anthropic);
 
-    auto basic = route_request(post("/v1/messages", {{"authorization", "Basic k"}, {"anthropic-version", version}}), "");
+    auto basic = route_request(
+        post("/v1/messages", {{"authorization", "Basic k"}, {"anthropic-version", version}}), "");
     EXPECT_FALSE(basic);
 }
 
