@@ -201,6 +201,14 @@ asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
 std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wire, const Result<Overrides>& overrides) {
     if (!overrides) return error_reply(wire.api, Errc::bad_request, overrides.error().message);
     const Profile& profile = state.model.profile();
+    if (wire.api == dialect::Api::openai) {
+        // n > 1 is refused rather than answered with one choice: our OpenAI codecs model
+        // choice 0 only (src/dialect/README.md), so n choices could not be checked end to end.
+        if (const auto* n = wire.chat.original.if_contains("n"); n != nullptr && n->is_int64() && n->as_int64() > 1) {
+            return error_reply(wire.api, Errc::bad_request,
+                               fmt::format("n: {} choices are not simulated; this sim answers n = 1 only", n->as_int64()));
+        }
+    }
     if (!profile.serves(wire.chat.model)) {
         return error_reply(wire.api, Errc::not_found,
                            fmt::format("The model '{}' does not exist (this sim serves: {})", wire.chat.model,

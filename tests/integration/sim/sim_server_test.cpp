@@ -512,5 +512,19 @@ TEST_F(SimServerTest, ResponseFormatJsonIsValidJsonContent) {
     EXPECT_TRUE(boost::json::parse(parsed->text).is_object()) << parsed->text;
 }
 
+TEST_F(SimServerTest, AnthropicAcceptsBearerAuthAndOpenAiRefusesSeveralChoices) {
+    SimFixture sim("instant");
+    auto bearer = call(sim, http::verb::post, "/v1/messages",
+                       {{"authorization", "Bearer sk-ant"}, {"anthropic-version", "2023-06-01"}},
+                       R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(bearer.status, 200u) << bearer.body;
+    EXPECT_EQ(dialect::parse_response(Api::anthropic, bearer.body)->usage.output_tokens, 5);
+
+    auto several = call(sim, http::verb::post, "/v1/chat/completions", {{"authorization", "Bearer k"}},
+                        R"({"model":"gpt-4o","n":2,"messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(several.status, 400u);
+    EXPECT_THAT(several.body, ::testing::HasSubstr("n = 1 only"));
+}
+
 }  // namespace
 }  // namespace tokenradar
