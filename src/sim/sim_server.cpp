@@ -224,6 +224,12 @@ Reply immediate_reply(SimServer::State& state, const Route& route) {
         case Route::Kind::stats: return Reply{http::status::ok, "application/json", stats_json(state.snapshot()), {}};
         case Route::Kind::models:
             return Reply{http::status::ok, "application/json", models_json(route.api, state.model.profile()), {}};
+        case Route::Kind::model:
+            if (auto model = model_json(route.api, state.model.profile(), route.model)) {
+                return Reply{http::status::ok, "application/json", std::move(*model), {}};
+            }
+            return error_reply(route.api, Errc::not_found,
+                               fmt::format("The model '{}' does not exist", route.model));
         case Route::Kind::completion: break;
     }
     return error_reply(route.api, Errc::internal, "not an immediate route");

@@ -133,6 +133,13 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
             route.api = Api::anthropic;
         }
         route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
+    } else if (path.starts_with("/v1/models/") && path.size() > 11) {
+        // models.retrieve of the OpenAI and Anthropic SDKs.
+        const bool anthropic = !header(request, "x-api-key").empty() ||
+                               !header(request, "anthropic-version").empty();
+        route.api = anthropic ? Api::anthropic : Api::openai;
+        route.kind = Route::Kind::model;
+        route.model = std::string(path.substr(11));
     } else if (path == "/v1beta/models") {
         route.api = Api::gemini;
         route.kind = Route::Kind::models;
@@ -141,16 +148,21 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
         const std::string_view rest = path.substr(kGeminiPrefix.size());
         const std::size_t colon = rest.rfind(':');
         const std::string_view method = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
-        if (method != "generateContent" && method != "streamGenerateContent") {
+        if (colon == std::string_view::npos && get && !rest.empty()) {
+            route.kind = Route::Kind::model;  // models.get
+            route.model = std::string(rest);
+        } else if (method != "generateContent" && method != "streamGenerateContent") {
             return route_error(Api::gemini, Errc::not_found,
                                fmt::format("Method not found: {} (expected "
                                            "models/{{model}}:generateContent or "
                                            ":streamGenerateContent)",
                                            path));
         }
-        route.kind = Route::Kind::completion;
-        route.model = std::string(rest.substr(0, colon));
-        route.stream = method == "streamGenerateContent";
+        if (route.kind != Route::Kind::model) {
+            route.kind = Route::Kind::completion;
+            route.model = std::string(rest.substr(0, colon));
+            route.stream = method == "streamGenerateContent";
+        }
         if (route.stream && !alt_sse) {
             return route_error(Api::gemini, Errc::bad_request,
                                "This simulator streams Server-Sent Events only: add ?alt=sse to "
@@ -163,7 +175,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
                                        "/v1/models)",
                                        path));
     }
-    const bool method_ok = route.kind == Route::Kind::models ? get : post;
+    const bool method_ok =
+        route.kind == Route::Kind::models || route.kind == Route::Kind::model ? get : post;
     if (!method_ok) {
         return route_error(route.api, Errc::method_not_allowed,
                            fmt::format("Method {} is not allowed on {}",
@@ -235,32 +248,43 @@ std::string_view tool_call_id_prefix(Api api) {
     return "";
 }
 
+namespace {
+
+boost::json::object model_entry(Api api, const std::string& model) {
+    boost::json::object entry;
+    switch (api) {
+        case Api::openai:
+            entry["id"] = model;
+            entry["object"] = "model";
+            entry["created"] = 1'700'000'000;
+            entry["owned_by"] = "tokenradar-sim";
+            break;
+        case Api::anthropic:
+            entry["type"] = "model";
+            entry["id"] = model;
+            entry["display_name"] = model;
+            entry["created_at"] = "2024-01-01T00:00:00Z";
+            break;
+        case Api::gemini:
+            entry["name"] = "models/" + model;
+            entry["displayName"] = model;
+            entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
+                                                                      "streamGenerateContent"};
+            break;
+    }
+    return entry;
+}
+
+}  // namespace
+
+std::optional<std::string> model_json(Api api, const Profile& profile, std::string_view model) {
+    if (!profile.serves(model)) return std::nullopt;
+    return boost::json::serialize(model_entry(api, std::string(model)));
+}
+
 std::string models_json(Api api, const Profile& profile) {
     boost::json::array data;
-    for (const auto& model : profile.models) {
-        boost::json::object entry;
-        switch (api) {
-            case Api::openai:
-                entry["id"] = model;
-                entry["object"] = "model";
-                entry["created"] = 1'700'000'000;
-                entry["owned_by"] = "tokenradar-sim";
-                break;
-            case Api::anthropic:
-                entry["type"] = "model";
-                entry["id"] = model;
-                entry["display_name"] = model;
-                entry["created_at"] = "2024-01-01T00:00:00Z";
-                break;
-            case Api::gemini:
-                entry["name"] = "models/" + model;
-                entry["displayName"] = model;
-                entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
-                                                                          "streamGenerateContent"};
-                break;
-        }
-        data.push_back(std::move(entry));
-    }
+    for (const auto& model : profile.models) data.push_back(model_entry(api, model));
     boost::json::object body;
     if (api == Api::gemini) {
         body["models"] = std::move(data);

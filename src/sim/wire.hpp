@@ -15,16 +15,17 @@
 #include <boost/system/result.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tokenradar::sim {
 
 struct Route {
-    enum class Kind { health, stats, models, completion };
+    enum class Kind { health, stats, models, model, completion };
     Kind kind = Kind::health;
     dialect::Api api = dialect::Api::openai;
-    std::string model;    // Gemini: from the path
+    std::string model;    // Gemini completions and `model`: from the path
     bool stream = false;  // Gemini: streamGenerateContent
 };
 
@@ -41,6 +42,7 @@ struct RouteError {
 //   Authorization: Bearer, anthropic-version), POST /v1beta/models/{model}:generateContent and
 //   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
 //   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
+//   GET /v1/models/{id} and /v1beta/models/{model} (one model, same shapes),
 //   GET /healthz and GET /sim/stats (no auth). `required_key` empty: any non-empty key.
 boost::system::result<Route, RouteError> route_request(const net::Request& request,
                                                        std::string_view required_key);
@@ -61,6 +63,9 @@ std::string new_response_id(dialect::Api api);
 // The ids of tool calls: call_ (OpenAI), toolu_ (Anthropic); Gemini's calls carry none.
 std::string_view tool_call_id_prefix(dialect::Api api);
 std::string models_json(dialect::Api api, const Profile& profile);
+// One model in the shape of `api`; nullopt when the profile does not serve it.
+std::optional<std::string> model_json(dialect::Api api, const Profile& profile,
+                                      std::string_view model);
 std::string stats_json(const SimStats& stats);
 dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answer, std::string id,
                                     std::string model);

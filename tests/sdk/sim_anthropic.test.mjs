@@ -90,6 +90,12 @@ describe('@anthropic-ai/sdk -> sim', () => {
     assert.equal(typeof message.content[0].input.city, 'string');
   });
 
+  test('models.retrieve', async () => {
+    const model = await client.models.retrieve('claude-3-5-sonnet-latest');
+    assert.equal(model.type, 'model');
+    assert.equal(model.id, 'claude-3-5-sonnet-latest');
+  });
+
   test('a wrong key is an AuthenticationError', async () => {
     const wrong = new Anthropic({ apiKey: 'sk-wrong', baseURL: sim.url, maxRetries: 0 });
     await assert.rejects(

@@ -176,9 +176,13 @@ describe('openai SDK -> sim', () => {
     await assert.rejects(wrong.models.list(), (err) => err instanceof OpenAI.AuthenticationError);
   });
 
-  test('models.list', async () => {
+  test('models.list and models.retrieve', async () => {
     const ids = [];
     for await (const model of client.models.list()) ids.push(model.id);
     assert.ok(ids.includes('gpt-4o'), ids.join(','));
+    const model = await client.models.retrieve('gpt-4o');
+    assert.equal(model.id, 'gpt-4o');
+    assert.equal(model.object, 'model');
+    await assert.rejects(client.models.retrieve('no-such-model'), (err) => err instanceof OpenAI.NotFoundError);
   });
 });

@@ -63,5 +63,41 @@ TEST(RouteRequest, AnthropicModelsListWithBearerAndVersionIsAnthropicShaped) {
     EXPECT_EQ(route->kind, Route::Kind::models);
 }
 
+TEST(RouteRequest, OneModelPerApi) {
+    net::Request openai(http::verb::get, "/v1/models/gpt-4o", 11);
+    openai.set("authorization", "Bearer k");
+    auto route = route_request(openai, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->kind, Route::Kind::model);
+    EXPECT_EQ(route->api, Api::openai);
+    EXPECT_EQ(route->model, "gpt-4o");
+
+    net::Request anthropic(http::verb::get, "/v1/models/claude-3-5-sonnet-latest", 11);
+    anthropic.set("x-api-key", "k");
+    route = route_request(anthropic, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->api, Api::anthropic);
+
+    net::Request gemini(http::verb::get, "/v1beta/models/gemini-1.5-pro?key=k", 11);
+    route = route_request(gemini, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->kind, Route::Kind::model);
+    EXPECT_EQ(route->api, Api::gemini);
+    EXPECT_EQ(route->model, "gemini-1.5-pro");
+
+    // A POST without :method is still not a route.
+    net::Request post_gemini(http::verb::post, "/v1beta/models/gemini-1.5-pro?key=k", 11);
+    route = route_request(post_gemini, "");
+    ASSERT_FALSE(route);
+    EXPECT_EQ(route.error().code, Errc::not_found);
+
+    Profile profile;
+    profile.models = {"gpt-4o"};
+    EXPECT_EQ(
+        model_json(Api::openai, profile, "gpt-4o"),
+        R"({"id":"gpt-4o","object":"model","created":1700000000,"owned_by":"tokenradar-sim"})");
+    EXPECT_EQ(model_json(Api::openai, profile, "nope"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tokenradar::sim
