@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 
 namespace tokenradar::sim {
 namespace {
@@ -183,12 +184,14 @@ class ExampleWriter {
 
     void object_value(const json::object& schema, int depth) {
         const json::object* properties = as_object(member(schema, "properties"));
+        // A set, not a search of `keys`: the schema comes from the network, and a long
+        // required list must not cost quadratic time.
         std::vector<std::string_view> keys;
+        std::unordered_set<std::string_view> seen;
         if (const json::value* required = member(schema, "required");
             required != nullptr && required->is_array()) {
             for (const json::value& key : required->get_array()) {
-                if (key.is_string() &&
-                    std::find(keys.begin(), keys.end(), key.get_string()) == keys.end()) {
+                if (key.is_string() && seen.insert(key.get_string()).second) {
                     keys.push_back(key.get_string());
                 }
             }
@@ -202,8 +205,7 @@ class ExampleWriter {
         }
         if (!has_free && filler_at_ == std::string::npos && properties != nullptr) {
             for (const auto& [key, p] : *properties) {
-                if (p.is_object() && free_string(p.get_object()) &&
-                    std::find(keys.begin(), keys.end(), key) == keys.end()) {
+                if (p.is_object() && free_string(p.get_object()) && !seen.contains(key)) {
                     keys.push_back(key);
                     break;
                 }

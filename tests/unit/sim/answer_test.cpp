@@ -76,6 +76,17 @@ TEST(ExampleJson, AnythingButASchemaObjectGivesAnObject) {
     }
 }
 
+TEST(ExampleJson, ALongRequiredListWithRepeatsIsOneKeyEach) {
+    std::string required;
+    for (int i = 0; i < 20000; ++i) required += "\"k" + std::to_string(i % 10000) + "\",";
+    required.pop_back();
+    std::size_t at = 0;
+    const auto o =
+        parse_object(example_json(R"({"type":"object","required":[)" + required + "]}", "w", at));
+    EXPECT_EQ(o.size(), 10000u);
+    EXPECT_EQ(o.at("k0").as_string(), "w");
+}
+
 TEST(ExampleJson, DeepSchemasStopAtNull) {
     std::string schema = R"({"type":"string"})";
     for (int i = 0; i < 40; ++i) {
