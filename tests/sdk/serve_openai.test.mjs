@@ -10,11 +10,6 @@ import OpenAI from 'openai';
 import { checkWeatherArguments, user, weatherTool } from './lib/fixtures.mjs';
 import { eventually, simStats, startServe, startSim } from './lib/servers.mjs';
 
-// Waiting for the lead's gateway change (issue 24 section 3: `GET /v1/models/{id}` and the
-// upstream's x-request-id passed through). Reported, not failing, until it is merged: then
-// drop this and the `todo` options below.
-const PENDING_GATEWAY = 'pending: GET /v1/models/{id} and x-request-id passthrough in the gateway (issue 24)';
-
 let sim;
 let client;
 before(async () => {
@@ -76,12 +71,12 @@ describe('openai SDK -> serve -> sim', () => {
     assert.ok(ids.includes('fast') && ids.includes('claude'), ids.join(','));
   });
 
-  test('models.retrieve', { todo: PENDING_GATEWAY }, async () => {
+  test('models.retrieve', async () => {
     const model = await client.models.retrieve('fast');
     assert.equal(model.id, 'fast');
   });
 
-  test('_request_id is the upstream\'s x-request-id', { todo: PENDING_GATEWAY }, async () => {
+  test('_request_id is the upstream\'s x-request-id', async () => {
     const completion = await client.chat.completions.create({ model: 'fast', max_tokens: 1, messages: user('Hi') });
     assert.match(completion._request_id ?? '', /^chatcmpl-/);
   });
