@@ -44,7 +44,9 @@ std::optional<Error> foreign_host(const GatewayConfig& config, const net::Reques
     const auto it = request.find(http::field::host);
     if (it == request.end()) return std::nullopt;  // not a browser: browsers always send Host
     const std::string_view name = host_name(it->value());
-    const auto same = [&](std::string_view allowed) { return boost::beast::iequals(name, allowed); };
+    const auto same = [&](std::string_view allowed) {
+        return name.size() == allowed.size() && boost::beast::iequals(name, allowed);
+    };
     if (same("localhost") || same("127.0.0.1") || same("[::1]") || same(config.host) ||
         std::any_of(config.allowed_hosts.begin(), config.allowed_hosts.end(), same)) {
         return std::nullopt;
@@ -63,7 +65,8 @@ bool json_body(const net::Request& request) {
     std::string_view type = it->value();
     type = type.substr(0, type.find(';'));
     while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
-    return boost::beast::iequals(type, "application/json");
+    constexpr std::string_view kJson = "application/json";
+    return type == kJson || (type.size() == kJson.size() && boost::beast::iequals(type, kJson));
 }
 
 // The request's Origin when it is one of [listener] cors_origins.
@@ -213,7 +216,6 @@ Gateway::~Gateway() = default;
 
 net::HeadVerdict Gateway::check_head(const net::Request& head) const {
     const Impl& gw = *impl_;
-    if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
     if (gw.hooks.api_head_check) {
         if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes)) return std::move(*verdict);
     }
@@ -225,7 +227,8 @@ net::HeadVerdict Gateway::check_head(const net::Request& head) const {
         std::from_chars(digits.data(), digits.data() + digits.size(), announced);  // Beast checked them
     }
     const bool large = length == head.end() || announced > kSmallBody;  // chunked: any size
-    if (!large) return verdict;
+    if (!large) return verdict;  // read with its head; handle() checks who is asking
+    if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
     const std::string_view path = path_of(head.target());
     if (!is_api_post(path)) {
         verdict.reject = Error(Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
