@@ -10,7 +10,7 @@ export CCACHE_MAXSIZE ?= 5G
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps web build build-asan build-pgo test test-release test-asan test-tsan run fuzz bench format clean
+.PHONY: deps web sdk-deps build build-asan build-pgo test test-release test-asan test-tsan run fuzz bench format clean
 
 deps:
 	@scripts/install-deps.sh
@@ -34,13 +34,20 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 
 web: web/dist/index.html
 
-build: deps web build/release/build.ninja
+# The SDK tests' npm packages (tests/sdk: the official openai and @anthropic-ai/sdk), same rule.
+tests/sdk/node_modules/.package-lock.json: tests/sdk/package-lock.json
+	cd tests/sdk && npm ci --no-audit --no-fund
+	@touch $@
+
+sdk-deps: tests/sdk/node_modules/.package-lock.json
+
+build: deps web sdk-deps build/release/build.ninja
 	cmake --build --preset release -j $(JOBS)
 
 build-asan: deps build/asan/build.ninja
 	cmake --build --preset asan -j $(JOBS)
 
-# The profile-guided binary, build/pgo/tokenradar (bench/README.md "Stop 21": 3-8% less CPU
+# The PGO binary, build/pgo/tokenradar (bench/README.md "Profile-guided build": 3-8% less CPU
 # per proxied request): an instrumented build, a training run of it (scripts/pgo-train.sh,
 # ~30 s) writing build/pgo-profile (the presets' TOKENRADAR_PGO_DIR), then the optimised
 # build from that profile, rebuilt whole since ninja cannot see a new profile. Without

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench's own limits (issue 3): request rate next to wrk against the same instant sim, in
+# bench's own limits: request rate next to wrk against the same instant sim, in
 # one run; and 10,000 concurrent streams from one bench process.
 #   bench/client/run.sh [seconds]     (default 10)
 #   TOKENRADAR=path bench/client/run.sh   measure another tokenradar binary

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gateway's overhead (issue 4), everything side by side in one run: the same requests
+# The gateway's overhead, everything side by side in one run: the same requests
 # sent direct to an instant upstream (the sim), through nginx (a plain reverse proxy: the
 # floor), through TokenRadar (metering on, store on when the binary has one; at c=64 also
 # with the store off) and through Portkey's gateway. Prints one markdown table: added latency,

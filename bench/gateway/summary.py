@@ -147,7 +147,7 @@ def main():
     c1_portkey = {m: load_bench(workdir, f"bench-{m}-c1-portkey.json", ["direct", "portkey"], failures)
                   for m, _ in MODES}
     # 64 in flight behind a 20 ms upstream: one interleaved open-loop bench run per request
-    # kind (work directories from before stop 22 have none).
+    # kind (older work directories have none).
     c64_llm = {m: load_bench(workdir, f"bench-{m}-c64-llm.json", LLM_ROUTES, failures)
                if os.path.exists(os.path.join(workdir, f"bench-{m}-c64-llm.json")) else None for m, _ in MODES}
     # An open loop measures the proxies only while the client sends on time.

@@ -1,4 +1,4 @@
-// Observatory ingestion, the sans-IO half (issue 5; target >= 300,000 records/s on one core):
+// Observatory ingestion, the sans-IO half (target >= 300,000 records/s on one core):
 // parse_submission() over a 10,000-record body as a JSON array and as NDJSON, and the same
 // NDJSON body gzip'd (gunzip + parse). Records are what bench --submit sends: to_json() of a
 // streamed, successful request (derived metrics included), 32-hex request ids, ~750 bytes.

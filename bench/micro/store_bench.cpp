@@ -28,7 +28,7 @@ std::unique_ptr<store::SqliteStore> open(const std::string& path) {
 }
 
 // A gateway-shaped record: every field set, 32-hex-character ids, ts increasing, no client
-// id (measured here). Until stop 14 they had one: from the second pass on, every record of
+// id (measured here). Until 2026-12-01 they had one: from the second pass on, every record of
 // the re-inserted batch was then a duplicate, ignored, and the benchmark measured the
 // duplicate check (the observatory's own ingestion has bench/micro/ingest_bench.cpp).
 std::vector<Measurement> records(std::size_t n, std::int64_t first = 0) {

@@ -1,4 +1,4 @@
-// observatory_bench: the observatory's performance targets (issue 5), measured three ways;
+// observatory_bench: the observatory's performance targets, measured three ways;
 // bench/README.md ("The observatory") has the commands and the last numbers.
 //   queries   10 M records in a RollupIndex, QueryApi answers timed with the cache off
 //   pipeline  ingestion without HTTP: gunzip, parse, SQLite insert, rollups

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Observatory ingestion end to end (issue 5, target >= 100,000 records/s into SQLite): a real
+# Observatory ingestion end to end (target >= 100,000 records/s into SQLite): a real
 # `tokenradar serve` (tokenradar.toml: public ingestion, the store in a fresh directory) and
 # `observatory_bench post` sending REQUESTS NDJSON bodies of 10,000 fresh records over
 # CONNECTIONS keep-alive connections, plain and then gzip'd, each to a new server and store.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sim throughput and pacing (issue 2, section 6), measured from a separate client process
+# Sim throughput and pacing, measured from a separate client process
 # (wrk) on this machine. Prints one line per scenario; see README.md for the last numbers.
 #   bench/sim/run.sh [seconds]          (default 10 s per scenario)
 #   TOKENRADAR=path  measures another binary; SCENARIOS="fixed-1000 ..." runs only those;

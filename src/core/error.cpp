@@ -40,6 +40,9 @@ public:
             case Errc::protocol_error: return "protocol error";
             case Errc::cancelled: return "cancelled";
             case Errc::internal: return "internal error";
+            case Errc::request_timeout: return "request timeout";
+            case Errc::not_implemented: return "not implemented";
+            case Errc::unsupported_media_type: return "unsupported media type";
         }
         return "unknown tokenradar error";
     }
@@ -120,6 +123,9 @@ int http_status(Errc e) noexcept {
         case Errc::timeout_total: return 504;
         case Errc::cancelled: return 499;
         case Errc::internal: return 500;
+        case Errc::request_timeout: return 408;
+        case Errc::not_implemented: return 501;
+        case Errc::unsupported_media_type: return 415;
     }
     return 500;
 }
@@ -136,7 +142,10 @@ std::string_view openai_error_type(Errc e) noexcept {
         case Errc::method_not_allowed:
         case Errc::payload_too_large:
         case Errc::headers_too_large:
-        case Errc::unsupported: return "invalid_request_error";
+        case Errc::unsupported:
+        case Errc::request_timeout:
+        case Errc::not_implemented:
+        case Errc::unsupported_media_type: return "invalid_request_error";
         case Errc::unauthorized:
         case Errc::forbidden: return "authentication_error";
         case Errc::rate_limited: return "rate_limit_error";

@@ -151,7 +151,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
     ChatRequest req;
     req.include_usage = true;
     if (auto model = r.string(o, "model", top, true)) req.model.assign(*model);
-    req.max_tokens = r.integer(o, "max_tokens", top, true);
+    req.max_tokens = r.integer_at_least(o, "max_tokens", top, 1, true);
     if (const json::value* sys = Reader::find(o, "system")) {
         Message m;
         m.role = Role::system;
@@ -257,8 +257,8 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
             req.tools.push_back(std::move(def));
         }
     }
-    req.temperature = r.number(o, "temperature", top);
-    req.top_p = r.number(o, "top_p", top);
+    req.temperature = r.number(o, "temperature", top, false, kProbabilityRange);  // Anthropic: 0-1
+    req.top_p = r.number(o, "top_p", top, false, kProbabilityRange);
     Path sp = top.key("stop_sequences");
     if (const json::array* stop = r.array(o, "stop_sequences", top)) {
         for (std::size_t i = 0; i < stop->size(); ++i) {

@@ -296,9 +296,9 @@ Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view
     if (const json::value* gcv = proto_field(o, "generationConfig", "generation_config")) {
         Path gp = top.key("generationConfig");
         if (const json::object* gc = r.as_object(*gcv, gp)) {
-            req.max_tokens = r.integer(*gc, "maxOutputTokens", gp);
-            req.temperature = r.number(*gc, "temperature", gp);
-            req.top_p = r.number(*gc, "topP", gp);
+            req.max_tokens = r.integer_at_least(*gc, "maxOutputTokens", gp, 0);
+            req.temperature = r.number(*gc, "temperature", gp, false, kTemperatureRange);
+            req.top_p = r.number(*gc, "topP", gp, false, kProbabilityRange);
             Path sp = gp.key("stopSequences");
             if (const json::array* stop = r.array(*gc, "stopSequences", gp)) {
                 for (std::size_t i = 0; i < stop->size(); ++i) {
@@ -429,6 +429,7 @@ struct CandidateView {
     std::vector<ToolCall> calls;
     std::optional<std::string_view> finish;
     bool prompt_blocked = false;  // promptFeedback.blockReason: no candidates at all
+    bool has_candidates = false;  // a non-empty candidates array
 };
 
 void read_candidate(Reader& r, const json::object& o, const Path& top, CandidateView& out) {
@@ -439,6 +440,7 @@ void read_candidate(Reader& r, const json::object& o, const Path& top, Candidate
     Path cp = top.key("candidates");
     const json::array* cands = r.array(o, "candidates", top);
     if (!cands || cands->empty()) return;
+    out.has_candidates = true;
     Path c0 = cp.at(0);
     const json::object* c = r.as_object((*cands)[0], c0);
     if (!c) return;
@@ -482,6 +484,10 @@ Result<ChatResponse> parse_gemini_response(std::string_view body) {
     if (auto model = r.string(o, "modelVersion", top)) resp.model.assign(*model);
     CandidateView cv;
     read_candidate(r, o, top, cv);
+    if (!r.failed() && !cv.has_candidates && !cv.prompt_blocked) {
+        // A 200 in another shape (a proxy's page, another API's JSON) is not an empty answer.
+        r.fail(top.key("candidates"), "expected a GenerateContentResponse: candidates, or promptFeedback.blockReason");
+    }
     for (auto& [thought, text] : cv.texts) (thought ? resp.reasoning : resp.text).append(text);
     resp.tool_calls = std::move(cv.calls);
     if (!cv.finish && cv.prompt_blocked) resp.finish_reason = FinishReason::content_filter;

@@ -65,8 +65,8 @@ void read_openai_options(Reader& r, const json::object& o, const Path& top, Chat
         }
     }
     req.seed = r.integer(o, "seed", top);
-    req.presence_penalty = r.number(o, "presence_penalty", top);
-    req.frequency_penalty = r.number(o, "frequency_penalty", top);
+    req.presence_penalty = r.number(o, "presence_penalty", top, false, kPenaltyRange);
+    req.frequency_penalty = r.number(o, "frequency_penalty", top, false, kPenaltyRange);
 }
 
 void write_openai_options(const ChatRequest& req, json::object& o) {
@@ -272,8 +272,8 @@ void read_gemini_options(Reader& r, const json::object& o, const Path& top, Chat
         req.response_format = std::move(f);
     }
     req.seed = r.integer(*gc, "seed", gp);
-    req.presence_penalty = r.number(*gc, "presencePenalty", gp);
-    req.frequency_penalty = r.number(*gc, "frequencyPenalty", gp);
+    req.presence_penalty = r.number(*gc, "presencePenalty", gp, false, kPenaltyRange);
+    req.frequency_penalty = r.number(*gc, "frequencyPenalty", gp, false, kPenaltyRange);
     if (const json::value* tv =
             proto_field(*gc, "thinkingConfig", "thinking_config")) {
         Path kp = gp.key("thinkingConfig");

@@ -2,7 +2,10 @@
 
 #include <tokenradar/core/json_text.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 namespace tokenradar::dialect {
@@ -109,12 +112,34 @@ std::optional<std::int64_t> Reader::integer(const json::object& o, std::string_v
 }
 
 std::optional<double> Reader::number(const json::object& o, std::string_view key, const Path& p,
-                                     bool required) {
+                                     bool required, std::optional<Range> range) {
     const json::value* v = lookup(o, key, p, required);
     if (v == nullptr) return std::nullopt;
-    if (v->is_number()) return v->to_number<double>();
-    fail_key(p, key, "expected a number");
-    return std::nullopt;
+    if (!v->is_number()) {
+        fail_key(p, key, "expected a number");
+        return std::nullopt;
+    }
+    const double d = v->to_number<double>();
+    if (range && !(d >= range->lo && d <= range->hi)) {  // NaN and infinities fail too
+        fail_key(p, key, fmt::format("expected a number from {} to {}", range->lo, range->hi));
+        return std::nullopt;
+    }
+    if (!std::isfinite(d)) {
+        fail_key(p, key, "expected a finite number");
+        return std::nullopt;
+    }
+    return d;
+}
+
+std::optional<std::int64_t> Reader::integer_at_least(const json::object& o, std::string_view key,
+                                                     const Path& p, std::int64_t min,
+                                                     bool required) {
+    auto i = integer(o, key, p, required);
+    if (i && *i < min) {
+        fail_key(p, key, fmt::format("expected an integer of at least {}", min));
+        return std::nullopt;
+    }
+    return i;
 }
 
 std::optional<bool> Reader::boolean(const json::object& o, std::string_view key, const Path& p,

@@ -61,8 +61,18 @@ class Reader {
                                            const Path& p, bool required = false);
     std::optional<std::int64_t> integer(const json::object& o, std::string_view key, const Path& p,
                                         bool required = false);
+    // A finite number (a JSON literal such as 1e999 parses as infinity and is refused) within
+    // `range` when given: "expected a number from 0 to 2".
+    struct Range {
+        double lo;
+        double hi;
+    };
     std::optional<double> number(const json::object& o, std::string_view key, const Path& p,
-                                 bool required = false);
+                                 bool required = false, std::optional<Range> range = {});
+    // An integer of at least `min` (max_tokens: "expected an integer of at least 1").
+    std::optional<std::int64_t> integer_at_least(const json::object& o, std::string_view key,
+                                                 const Path& p, std::int64_t min,
+                                                 bool required = false);
     std::optional<bool> boolean(const json::object& o, std::string_view key, const Path& p,
                                 bool required = false);
     // An element (or any value) that must be an object.
@@ -74,6 +84,12 @@ class Reader {
     Errc errc_;
     std::optional<Error> error_;
 };
+
+// The documented ranges of the sampling parameters every dialect shares (OpenAI's and
+// Gemini's temperature; Anthropic's is 0-1, the probability range).
+inline constexpr Reader::Range kTemperatureRange{0.0, 2.0};
+inline constexpr Reader::Range kProbabilityRange{0.0, 1.0};
+inline constexpr Reader::Range kPenaltyRange{-2.0, 2.0};
 
 // Gemini takes proto3 JSON, where a field may be spelled lowerCamelCase or snake_case;
 // nullptr when absent or null.

@@ -260,10 +260,10 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
             req.tools.push_back(std::move(def));
         }
     }
-    req.max_tokens = r.integer(o, "max_completion_tokens", top);
-    if (!req.max_tokens) req.max_tokens = r.integer(o, "max_tokens", top);
-    req.temperature = r.number(o, "temperature", top);
-    req.top_p = r.number(o, "top_p", top);
+    req.max_tokens = r.integer_at_least(o, "max_completion_tokens", top, 0);
+    if (!req.max_tokens) req.max_tokens = r.integer_at_least(o, "max_tokens", top, 0);
+    req.temperature = r.number(o, "temperature", top, false, kTemperatureRange);
+    req.top_p = r.number(o, "top_p", top, false, kProbabilityRange);
     if (const json::value* stop = Reader::find(o, "stop")) {
         if (stop->is_string()) {
             req.stop.emplace_back(stop->get_string());

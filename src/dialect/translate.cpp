@@ -509,7 +509,7 @@ void StreamTranslator::relay_openai(const sse::SseEvent& event, std::span<const 
     if (usage_only && !wants_usage_) return;
     // Written again as SSE, not copied: the client gets LF-framed events whatever line ends
     // the upstream used. A one-line payload (OpenAI's every event) skips the line-break scan
-    // (7% of a relayed stream's instructions, bench/README.md "Stop 14's head").
+    // (7% of a relayed stream's instructions, docs/NOTES.md "Performance facts").
     sse::SseWriter::data(out, event);
     if (error) {
         sse::SseWriter::data(out, "[DONE]");

@@ -97,9 +97,21 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     c.source = root.source_name();
     c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     if (auto l = root.table("listener")) {
-        l->reject_unknown_keys({"host", "port"});
+        l->reject_unknown_keys({"host", "port", "allowed_hosts", "cors_origins"});
         c.host = l->get_string("host", c.host);
         c.port = static_cast<std::uint16_t>(l->get_integer("port", c.port, 0, 65535));
+        c.allowed_hosts = l->get_strings("allowed_hosts");
+        for (const auto& h : c.allowed_hosts) {
+            if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
+                l->fail("allowed_hosts", fmt::format("host names without port or scheme, not '{}'", h));
+            }
+        }
+        c.cors_origins = l->get_strings("cors_origins");
+        for (const auto& o : c.cors_origins) {
+            if (o.rfind("http://", 0) != 0 && o.rfind("https://", 0) != 0) {
+                l->fail("cors_origins", fmt::format("origins such as \"https://app.example\", not '{}'", o));
+            }
+        }
     }
     if (auto a = root.table("auth")) {
         a->reject_unknown_keys({"mode", "keys"});
@@ -119,10 +131,13 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             c.source));
     }
     if (auto l = root.table("limits")) {
-        l->reject_unknown_keys({"max_body_bytes", "max_concurrent_per_key", "heartbeat_interval",
-                                "header_timeout", "idle_timeout", "shutdown_grace"});
+        l->reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight", "max_concurrent_per_key",
+                                "heartbeat_interval", "header_timeout", "idle_timeout", "shutdown_grace"});
         c.max_body_bytes = static_cast<std::size_t>(
             l->get_integer("max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
+        c.max_body_bytes_in_flight = static_cast<std::size_t>(l->get_integer(
+            "max_body_bytes_in_flight", static_cast<std::int64_t>(c.max_body_bytes_in_flight), 1024,
+            std::int64_t{1} << 40));
         c.max_concurrent_per_key = static_cast<std::size_t>(l->get_integer(
             "max_concurrent_per_key", static_cast<std::int64_t>(c.max_concurrent_per_key), 1, 1'000'000));
         c.heartbeat_interval = ms(*l, "heartbeat_interval", c.heartbeat_interval);

@@ -93,6 +93,8 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
     m.http_status = static_cast<int>(result->status);
     if (result->status != 200) m.status = fmt::format("http_{}", result->status);
     headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
+    if (auto id = upstream_request_id(result->headers)) headers.emplace_back(kUpstreamRequestIdHeader, *id);
+    if (result->status != 200) provider.key.redact_in(result->body);  // an error may echo the key
     gw.metrics.observe_request(m.status);
     const auto status = static_cast<http::status>(result->status);
     gw.record(std::move(m));

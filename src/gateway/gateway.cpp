@@ -8,8 +8,12 @@
 #include <tokenradar/net/api_keys.hpp>
 
 #include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
 
 namespace tokenradar::gateway {
 namespace {
@@ -18,8 +22,85 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 constexpr std::size_t kNoKey = static_cast<std::size_t>(-1);
+// Bodies up to this size are read with their head and checked by handle(); larger ones only
+// after check_head() knows who is asking.
+constexpr std::uint64_t kSmallBody = 64 * 1024;
+constexpr std::string_view kModelsPrefix = "/v1/models/";
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
+
+bool is_api_post(std::string_view path) { return path == "/v1/chat/completions" || path == "/v1/embeddings"; }
+
+// The Host header's name without its port ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost").
+std::string_view host_name(std::string_view host) {
+    if (!host.empty() && host.front() == '[') return host.substr(0, host.find(']') + 1);
+    return host.substr(0, host.find(':'));
+}
+
+// A keyless listener answers only its own names: a web page that a browser loads from another
+// name can reach a loopback port (DNS rebinding), and would be served and billed.
+std::optional<Error> foreign_host(const GatewayConfig& config, const net::Request& request) {
+    if (config.auth_required) return std::nullopt;
+    const auto it = request.find(http::field::host);
+    if (it == request.end()) return std::nullopt;  // not a browser: browsers always send Host
+    const std::string_view name = host_name(it->value());
+    const auto same = [&](std::string_view allowed) { return boost::beast::iequals(name, allowed); };
+    if (same("localhost") || same("127.0.0.1") || same("[::1]") || same(config.host) ||
+        std::any_of(config.allowed_hosts.begin(), config.allowed_hosts.end(), same)) {
+        return std::nullopt;
+    }
+    return Error(Errc::forbidden,
+                 fmt::format("Host '{}' is not a name of this keyless listener: add it to [listener] "
+                             "allowed_hosts, or use localhost",
+                             name.substr(0, 128)));
+}
+
+// The API endpoints take JSON only: a browser may send a cross-origin text/plain or form POST
+// without asking first (a CORS "simple request"), never an application/json one.
+bool json_body(const net::Request& request) {
+    const auto it = request.find(http::field::content_type);
+    if (it == request.end()) return false;
+    std::string_view type = it->value();
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+    return boost::beast::iequals(type, "application/json");
+}
+
+// The request's Origin when it is one of [listener] cors_origins.
+std::optional<std::string_view> cors_origin(const GatewayConfig& config, const net::Request& request) {
+    if (config.cors_origins.empty()) return std::nullopt;
+    const auto it = request.find(http::field::origin);
+    if (it == request.end()) return std::nullopt;
+    const std::string_view origin = it->value();
+    for (const auto& allowed : config.cors_origins) {
+        if (origin == allowed) return origin;
+    }
+    return std::nullopt;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// "%2F" and the like in the model id of GET /v1/models/{id} (ids may hold '/').
+std::string percent_decoded(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const int hi = s[i] == '%' && i + 2 < s.size() ? hex_digit(s[i + 1]) : -1;
+        const int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+        if (lo >= 0) {
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
 
 // Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when absent or
 // unknown. Keys are compared by their SHA-256, in constant time.
@@ -64,11 +145,13 @@ awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& req
     co_await writer.send(http::status::ok, file.content_type, file.body, headers);
 }
 
+json::object model_object(const VirtualModel& m) {
+    return json::object{{"id", m.name}, {"object", "model"}, {"created", 0}, {"owned_by", "tokenradar"}};
+}
+
 std::string models_body(const GatewayConfig& config) {
     json::array data;
-    for (const auto& m : config.models) {
-        data.push_back(json::object{{"id", m.name}, {"object", "model"}, {"created", 0}, {"owned_by", "tokenradar"}});
-    }
+    for (const auto& m : config.models) data.push_back(model_object(m));
     return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
@@ -76,8 +159,9 @@ std::string models_body(const GatewayConfig& config) {
 
 net::HeaderList base_headers(const std::string& request_id) {
     net::HeaderList headers;
-    headers.reserve(6);  // the relay adds up to 5: one allocation instead of four
+    headers.reserve(8);  // the relay adds up to 6: one allocation instead of four
     headers.emplace_back(kRequestIdHeader, request_id);
+    headers.emplace_back(kNoSniffHeader, "nosniff");
     return headers;
 }
 
@@ -127,6 +211,32 @@ Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, Gat
 
 Gateway::~Gateway() = default;
 
+net::HeadVerdict Gateway::check_head(const net::Request& head) const {
+    const Impl& gw = *impl_;
+    if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
+    if (gw.hooks.api_head_check) {
+        if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes)) return std::move(*verdict);
+    }
+    net::HeadVerdict verdict{gw.config.max_body_bytes, {}, {}};
+    const auto length = head.find(http::field::content_length);
+    std::uint64_t announced = 0;
+    if (length != head.end()) {
+        const std::string_view digits = length->value();
+        std::from_chars(digits.data(), digits.data() + digits.size(), announced);  // Beast checked them
+    }
+    const bool large = length == head.end() || announced > kSmallBody;  // chunked: any size
+    if (!large) return verdict;
+    const std::string_view path = path_of(head.target());
+    if (!is_api_post(path)) {
+        verdict.reject = Error(Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
+    } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
+        verdict.reject = Error(Errc::unauthorized,
+                               "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
+        verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
+    }
+    return verdict;
+}
+
 awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writer) {
     // A client that goes away cancels this coroutine (terminal): every await then reports
     // operation_aborted as a value instead of throwing, so each attempt is still recorded
@@ -137,6 +247,22 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     const auto method = request.method();
     const std::string request_id = new_request_id();
     net::HeaderList headers = base_headers(request_id);
+    if (auto refused = foreign_host(gw.config, request)) {
+        co_await send_error(gw, writer, Errc::forbidden, std::move(refused->message), headers);
+        co_return;
+    }
+    if (const auto origin = cors_origin(gw.config, request)) {
+        headers.emplace_back("access-control-allow-origin", *origin);
+        headers.emplace_back("vary", "origin");
+        if (method == http::verb::options) {  // a preflight from an allowed origin
+            headers.emplace_back("access-control-allow-methods", "GET, POST, OPTIONS");
+            headers.emplace_back("access-control-allow-headers",
+                                 "authorization, content-type, x-tokenradar-task, cache-control");
+            headers.emplace_back("access-control-max-age", "600");
+            co_await writer.send(http::status::no_content, {}, {}, headers);
+            co_return;
+        }
+    }
 
     if (path == "/healthz" || path == "/readyz") {
         if (method != http::verb::get && method != http::verb::head) {
@@ -152,13 +278,6 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
         if (co_await gw.hooks.api_routes(request, writer)) co_return;
     }
-    if (request.body().size() > gw.config.max_body_bytes) {  // the server allows ingestion's size
-        co_await send_error(gw, writer, Errc::payload_too_large,
-                            fmt::format("request body: expected at most {} bytes ([limits] max_body_bytes)",
-                                        gw.config.max_body_bytes),
-                            headers);
-        co_return;
-    }
     if (method == http::verb::get || method == http::verb::head) {
         if (const StaticFile* file = gw.dashboard.find(path)) {
             co_await send_static(writer, request, *file);
@@ -166,16 +285,20 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         }
     }
 
-    const bool known = path == "/metrics" || path == "/v1/models" || path == "/v1/chat/completions" ||
-                       path == "/v1/embeddings";
-    if (!known) {
+    const bool one_model = path.size() > kModelsPrefix.size() && path.starts_with(kModelsPrefix);
+    const bool wants_get = path == "/metrics" || path == "/v1/models" || one_model;
+    if (!wants_get && !is_api_post(path)) {
         co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path), headers);
         co_return;
     }
-    const bool wants_get = path == "/metrics" || path == "/v1/models";
     if (wants_get ? (method != http::verb::get && method != http::verb::head) : method != http::verb::post) {
         co_await send_error(gw, writer, Errc::method_not_allowed,
                             fmt::format("{} takes {}", path, wants_get ? "GET" : "POST"), headers);
+        co_return;
+    }
+    if (!wants_get && !json_body(request)) {
+        co_await send_error(gw, writer, Errc::unsupported_media_type,
+                            "Content-Type: expected application/json", headers);
         co_return;
     }
 
@@ -199,6 +322,20 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (path == "/v1/models") {
         std::string body = models_body(gw.config);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        co_return;
+    }
+    if (one_model) {
+        const std::string id = percent_decoded(path.substr(kModelsPrefix.size()));
+        if (const VirtualModel* model = gw.config.find_model(id)) {
+            std::string body = json::serialize(model_object(*model));
+            co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        } else {
+            gw.metrics.observe_request(status_name(make_error_code(Errc::not_found)));
+            std::string body = openai_error_body(
+                Errc::not_found, fmt::format("model '{}' is not served here; GET /v1/models lists the models", id),
+                "model", "model_not_found");
+            co_await writer.send(http::status::not_found, "application/json", std::move(body), headers);
+        }
         co_return;
     }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,12 +39,19 @@ inline const net::HeaderName kRequestIdHeader = net::HeaderName::constant("x-tok
 inline const net::HeaderName kUpstreamHeader = net::HeaderName::constant("x-tokenradar-upstream");
 inline const net::HeaderName kCacheHeader = net::HeaderName::constant("x-tokenradar-cache");
 inline const net::HeaderName kOverheadHeader = net::HeaderName::constant("x-tokenradar-overhead-us");
+inline const net::HeaderName kUpstreamRequestIdHeader = net::HeaderName::constant("x-request-id");
+inline const net::HeaderName kNoSniffHeader = net::HeaderName::constant("x-content-type-options");
 
 // Response headers every answer carries.
 net::HeaderList base_headers(const std::string& request_id);
 // "provider/model": the x-tokenradar-upstream value (built by hand: once per attempt, where
 // fmt::format cost ~500 instructions).
 std::string upstream_label(std::string_view provider, std::string_view model);
+
+// The provider's id of the request (OpenAI `x-request-id`, Anthropic `request-id`), passed on
+// as `x-request-id` so the client's SDK can quote it to the provider's support; a value over
+// 128 bytes or with bytes other than printable ASCII is dropped.
+std::optional<std::string_view> upstream_request_id(const boost::beast::http::fields& upstream);
 
 // Sends an OpenAI-style error (status from the Errc) and counts it.
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,

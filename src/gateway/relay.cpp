@@ -88,6 +88,7 @@ ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
     ClientReply r;
     r.status = static_cast<http::status>(http_status(code));
     r.body = openai_error_body(code, fmt::format("upstream {}: {}", a.provider.name, message));
+    a.provider.key.redact_in(r.body);  // a parse error may quote the upstream's bytes
     r.status_name = std::string(status_name(make_error_code(code)));
     return r;
 }
@@ -103,6 +104,7 @@ awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, Clien
 }
 
 std::int64_t micros(std::int64_t ns) { return ns / 1000; }
+
 
 // metrics.md overhead_ns, request side: from ready (the client request read, or the
 // previous attempt's end) to the upstream request's first byte written. A fresh upstream
@@ -228,6 +230,9 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             }
         }
         if (client_gone) break;
+        // An upstream's in-stream error event is relayed, its message included: one that
+        // echoes the key the gateway sent must not hand it to the client.
+        if (acc.error()) a.provider.key.redact_in(out);
         if (acc.saw_done() && !failure) break;  // `out` leaves with the end of the stream
         if (!co_await flush_to_client(gw, *stream, head, out, now, figures)) {
             client_gone = true;
@@ -259,6 +264,7 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
     } else {
         translator.finish(out);
     }
+    if (failure || acc.error()) a.provider.key.redact_in(out);  // messages may quote upstream bytes
     // The heartbeat stops first: after it nothing else writes, so the last bytes and the
     // stream's end go out together.
     co_await stop_heartbeat(*stream);
@@ -321,6 +327,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
 
     headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
     headers.emplace_back(kCacheHeader, "bypass");
+    if (auto id = upstream_request_id(response.headers())) headers.emplace_back(kUpstreamRequestIdHeader, *id);
 
     if (response.status() != 200) {
         auto body = co_await response.read_all(kMaxErrorBody);
@@ -338,6 +345,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             auto translated = dialect::translate_error(a.provider.api, static_cast<int>(upstream_status), upstream_body);
             reply.status = static_cast<http::status>(translated.http_status);
             reply.body = std::move(translated.body);
+            a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
         }
         reply.headers = headers;
         reply.status_name = m.status;
@@ -468,6 +476,18 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     }
     if (reply.headers.empty()) reply.headers = headers;
     co_await send_reply(gw, writer, reply);
+}
+
+std::optional<std::string_view> upstream_request_id(const boost::beast::http::fields& upstream) {
+    for (std::string_view name : {"x-request-id", "request-id"}) {
+        const auto it = upstream.find(name);
+        if (it == upstream.end()) continue;
+        const std::string_view value = it->value();
+        const bool printable = std::all_of(value.begin(), value.end(), [](char c) { return c > ' ' && c < 127; });
+        if (value.empty() || value.size() > 128 || !printable) return std::nullopt;
+        return value;
+    }
+    return std::nullopt;
 }
 
 }  // namespace tokenradar::gateway

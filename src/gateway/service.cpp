@@ -42,6 +42,9 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         hooks.api_routes = [api](net::Request& request, net::ResponseWriter& writer) {
             return api->handle(request, writer);
         };
+        hooks.api_head_check = [api](const net::Request& head, std::size_t default_limit) {
+            return api->check_head(head, default_limit);
+        };
     }
     if (!obs.forward_to.empty()) {
         observatory::ForwarderOptions options;

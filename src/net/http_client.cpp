@@ -50,24 +50,11 @@ constexpr std::size_t kReadCapacity = 16 * 1024;
 // read (a 4 KiB piece made a 16 KiB read four client writes, each a syscall and a wake-up).
 constexpr std::size_t kBodyPiece = kReadCapacity;
 constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
-// A pooled connection idle for less than this is reused without the liveness recv(MSG_PEEK):
-// a server that keeps a connection alive does not close it within a second, and the peek
-// was a syscall per small request. Older ones are checked (closed or stray bytes: stale).
+// A pooled connection idle for less than this is reused without the liveness recv(MSG_PEEK)
+// while its host has never closed a pooled connection under us: the peek was a syscall per
+// small request. Older ones, and every one of a host that closes early (llama-server closes
+// after each stream, uvicorn and Node after 5 s idle), are checked first.
 constexpr std::chrono::seconds kTrustedIdle{1};
-
-bool idempotent(http::verb v) {
-    switch (v) {
-        case http::verb::get:
-        case http::verb::head:
-        case http::verb::options:
-        case http::verb::trace:
-        case http::verb::put:
-        case http::verb::delete_:
-            return true;
-        default:
-            return false;
-    }
-}
 
 }  // namespace
 
@@ -147,14 +134,14 @@ struct ClientPool {
 
     std::unique_ptr<ClientConnection> take(const std::string& key) {
         std::lock_guard lock(mu);
-        auto it = idle.find(key);
-        if (it == idle.end()) return nullptr;
-        auto& stack = it->second;
+        auto it = hosts.find(key);
+        if (it == hosts.end()) return nullptr;
+        auto& [stack, closes_early] = it->second;
         const auto now = Clock::now();
         while (!stack.empty()) {
             auto conn = std::move(stack.back());  // most recently used: least likely stale
             stack.pop_back();
-            if (now - conn->idle_since < kTrustedIdle) {
+            if (!closes_early && now - conn->idle_since < kTrustedIdle) {
                 if (conn->lowest().socket().is_open() && conn->buffer.size() == 0) return conn;
                 continue;
             }
@@ -166,16 +153,23 @@ struct ClientPool {
     void put(std::unique_ptr<ClientConnection> conn) {
         conn->clear_deadline();
         std::lock_guard lock(mu);
-        auto& stack = idle[conn->key];
+        auto& stack = hosts[conn->key].idle;
         if (stack.size() >= options.max_idle_per_host) stack.erase(stack.begin());
         conn->idle_since = Clock::now();
         stack.push_back(std::move(conn));
     }
 
+    // A reused connection of this host was closed before it answered: from now on each of its
+    // pooled connections is checked before reuse, however briefly it was idle.
+    void mark_closes_early(const std::string& key) {
+        std::lock_guard lock(mu);
+        hosts[key].closes_early = true;
+    }
+
     std::size_t idle_count() {
         std::lock_guard lock(mu);
         std::size_t n = 0;
-        for (auto& [k, v] : idle) n += v.size();
+        for (auto& [k, host] : hosts) n += host.idle.size();
         return n;
     }
 
@@ -184,8 +178,12 @@ struct ClientPool {
     ssl::context ssl_ctx;
     std::string ssl_error;  // set when the CA store could not be loaded
 
+    struct Host {
+        std::vector<std::unique_ptr<ClientConnection>> idle;
+        bool closes_early = false;
+    };
     std::mutex mu;
-    std::unordered_map<std::string, std::vector<std::unique_ptr<ClientConnection>>> idle;
+    std::unordered_map<std::string, Host> hosts;  // by scheme://host:port
 };
 
 // A phase deadline capped by the total deadline; says which one a timeout belongs to.
@@ -571,6 +569,7 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         if (ec) {
             conn.close();
             if (reused && ec != beast::error::timeout && ec != asio::error::operation_aborted) {
+                pool_->mark_closes_early(key);
                 continue;  // stale pooled connection: the server never saw the request
             }
             co_return io_error(ec, deadline, authority, "writing request");
@@ -590,10 +589,18 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
             conn.close();
-            const bool closed_before_answer = ec == http::error::end_of_stream ||
-                                              ec == asio::error::connection_reset ||
-                                              ec == asio::error::eof;
-            if (reused && closed_before_answer && idempotent(method)) continue;
+            // A reused connection that the server closed without a byte of answer never
+            // carried the request to it (it had closed first, and the request raced its FIN):
+            // retried once on a fresh connection whatever the method, as browsers and
+            // Python's urllib3 do. An attempt that got response bytes is a real failure.
+            const bool closed_before_answer =
+                !parser.got_some() && conn.buffer.size() == 0 &&
+                (ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
+                 ec == asio::error::eof || ec == asio::error::broken_pipe);
+            if (reused && closed_before_answer) {
+                pool_->mark_closes_early(key);
+                continue;
+            }
             co_return io_error(ec, deadline, authority, "reading response head");
         }
         state->timings.t_headers = steady_now_ns();

@@ -144,8 +144,11 @@ struct ServerState {
 
     asio::io_context& ioc;
     Handler handler;
+    HeadCheck head_check;  // set before start()
     ServerLimits limits;
     std::vector<asio::io_context*> workers;
+    // Request body bytes reserved by the connections (ServerLimits::max_body_bytes_in_flight).
+    std::atomic<std::size_t> body_bytes_in_flight{0};
     // Only the accept loop (on the acceptor's strand) uses it.
     std::size_t next_worker = 0;
     tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
@@ -167,7 +170,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         : state(std::move(s)),
           socket(std::move(sock)),
           peer_watch(std::move(sweep)),
-          deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { close_socket(); })) {}
+          deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { on_deadline(); })) {}
 
     std::shared_ptr<ServerState> state;
     tcp::socket socket;  // executor: this connection's strand, or its worker io_context
@@ -181,6 +184,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     bool stopping = false;                     // server is shutting down: no keep-alive
     bool in_handler = false;                   // a response is in flight
     bool watch_pending = false;                // the peer watcher's wait is queued
+    bool reading_request = false;              // a request's first bytes came, not all of it
+    bool request_timed_out = false;            // ...and the header timeout passed: 408
     // Handlers started on this connection. Written on the connection's thread only while it
     // is not in the sweep's list (before enter(), after leave()), read under the sweep's
     // mutex only while it is: the mutex orders the two.
@@ -203,6 +208,17 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         const bool was_gone = gone;
         gone = true;
         if (in_handler && !was_gone) handler_cancel.emit(asio::cancellation_type::terminal);
+        close_socket();
+    }
+    // A request that has begun to arrive and is late is cancelled, to be answered with 408;
+    // any other timeout closes the socket.
+    void on_deadline() {
+        if (reading_request) {
+            request_timed_out = true;
+            boost::system::error_code ignored;
+            socket.cancel(ignored);
+            return;
+        }
         close_socket();
     }
     // A timeout: the pending operation fails (the handler sees a write error, the read loop
@@ -588,14 +604,78 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
     conn->close();
 }
 
+Errc errc_of(const Error& e) {
+    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value()) : Errc::bad_request;
+}
+
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
-                                 std::string message, unsigned version) {
+                                 std::string message, unsigned version, HeaderList headers = {}) {
     const std::string body = openai_error_body(errc, message);
+    headers.emplace_back(HeaderName::constant("x-content-type-options"), "nosniff");
     const auto head = response_head(static_cast<http::status>(http_status(errc)), version, false,
-                                    "application/json", {}, ResponseBody::content_length, body.size());
-    if (!head) co_return;  // no caller's headers: cannot fail
+                                    "application/json", headers, ResponseBody::content_length, body.size());
+    if (!head) co_return;  // a handler's bad header: logged by response_head's caller
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
     co_await write_buffers(*conn, buffers);
+}
+
+// Request body bytes held by one request, against the server's budget, from its head until
+// its handler returns.
+class BodyReservation {
+  public:
+    BodyReservation() = default;
+    BodyReservation(const BodyReservation&) = delete;
+    BodyReservation& operator=(const BodyReservation&) = delete;
+    ~BodyReservation() { release(); }
+
+    // False (nothing reserved) when `bytes` more would pass the budget.
+    bool reserve(ServerState& state, std::size_t bytes) {
+        release();
+        const std::size_t budget = state.limits.max_body_bytes_in_flight;
+        const std::size_t before = state.body_bytes_in_flight.fetch_add(bytes, std::memory_order_relaxed);
+        if (budget != 0 && before + bytes > budget) {
+            state.body_bytes_in_flight.fetch_sub(bytes, std::memory_order_relaxed);
+            return false;
+        }
+        state_ = &state;
+        bytes_ = bytes;
+        return true;
+    }
+    void release() {
+        if (state_ != nullptr) state_->body_bytes_in_flight.fetch_sub(bytes_, std::memory_order_relaxed);
+        state_ = nullptr;
+    }
+
+  private:
+    ServerState* state_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+// A request with a body, its head read: what stops it before a byte of the body is read
+// (an unknown transfer coding, the HeadCheck's verdict, the body budget), else a verdict
+// without `reject`, with the body limit set and the body's bytes reserved.
+HeadVerdict admit_body(ServerState& state, RequestParser& parser, BodyReservation& reservation) {
+    const Request& head = parser.get();
+    if (auto coding = unsupported_transfer_coding(head)) return {0, std::move(coding), {}};
+    HeadVerdict verdict{state.limits.max_body_bytes, {}, {}};
+    if (state.head_check) {
+        verdict = state.head_check(head);
+        if (verdict.reject) return verdict;
+        verdict.max_body_bytes = std::min(verdict.max_body_bytes, state.limits.max_body_bytes);
+    }
+    const std::size_t limit = verdict.max_body_bytes;
+    const auto announced = parser.content_length();
+    if (announced && *announced > limit) {
+        verdict.reject = Error(Errc::payload_too_large, fmt::format("body: expected at most {} bytes", limit));
+        return verdict;
+    }
+    parser.body_limit(limit);
+    const std::size_t held = announced ? static_cast<std::size_t>(*announced) : limit;
+    if (!reservation.reserve(state, held)) {
+        verdict.reject = Error(Errc::overloaded, "too many request body bytes in flight on this server; retry shortly");
+        verdict.reject_headers.emplace_back("retry-after", "1");
+    }
+    return verdict;
 }
 
 asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
@@ -617,10 +697,12 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         }
         first = false;
         // Head and body must arrive within header_timeout of the first byte: a client
-        // trickling bytes cannot hold the connection.
+        // trickling bytes cannot hold the connection, and is told so with a 408.
+        conn->reading_request = true;
         conn->expires_after(limits.header_timeout);
         RequestParser parser;
         configure_request_parser(parser, limits);
+        BodyReservation body_reservation;
         // What is buffered is parsed inline: read_until, a coroutine, would cost a frame even
         // when it needed no bytes.
         boost::system::error_code ec;
@@ -629,6 +711,14 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                                              detail::ParseUntil::header, detail::ShortRead::drains);
         }
         if (!ec && !parser.is_done()) {
+            if (HeadVerdict verdict = admit_body(state, parser, body_reservation); verdict.reject) {
+                conn->reading_request = false;
+                conn->expires_never();
+                co_await send_error(conn, errc_of(*verdict.reject), verdict.reject->message,
+                                    parser.get().version(), std::move(verdict.reject_headers));
+                co_await linger_close(conn);
+                break;
+            }
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
                 http::response<http::empty_body> cont{http::status::continue_, 11};
                 auto [cec, cn] = co_await http::async_write(conn->socket, cont, use_nothrow);
@@ -646,6 +736,14 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                                                  detail::ParseUntil::message,
                                                  detail::ShortRead::drains);
             }
+        }
+        conn->reading_request = false;
+        if (ec && conn->request_timed_out) {
+            conn->expires_never();
+            co_await send_error(conn, Errc::request_timeout,
+                                fmt::format("the request did not arrive within {} ms", limits.header_timeout.count()),
+                                parser.is_header_done() ? parser.get().version() : 11);
+            break;
         }
         if (ec) {
             if (auto errc = classify_request_error(ec)) {
@@ -831,6 +929,8 @@ Result<tcp::endpoint> HttpServer::listen(std::string_view host, std::uint16_t po
     state_->port = bound.port();
     return bound;
 }
+
+void HttpServer::set_head_check(HeadCheck check) { state_->head_check = std::move(check); }
 
 void HttpServer::start() {
     asio::co_spawn(state_->acceptor.get_executor(), accept_loop(state_),

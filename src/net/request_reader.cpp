@@ -1,7 +1,9 @@
 #include <tokenradar/net/request_reader.hpp>
 
 #include <boost/asio/buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,6 +26,19 @@ std::optional<Errc> classify_request_error(const boost::system::error_code& ec) 
         ec != http::error::end_of_stream && ec != http::error::partial_message &&
         ec != http::error::need_more && ec != http::error::need_buffer) {
         return Errc::bad_request;
+    }
+    return std::nullopt;
+}
+
+std::optional<Error> unsupported_transfer_coding(const Request& head) {
+    const auto it = head.find(http::field::transfer_encoding);
+    if (it == head.end()) return std::nullopt;
+    for (const auto& coding : http::token_list(it->value())) {
+        if (!beast::iequals(coding, "chunked")) {
+            return Error(Errc::not_implemented,
+                         fmt::format("Transfer-Encoding '{}': only chunked is implemented",
+                                     std::string_view(coding.data(), std::min<std::size_t>(coding.size(), 64))));
+        }
     }
     return std::nullopt;
 }
@@ -61,6 +76,10 @@ Result<Request> parse_request(std::string_view bytes, const ServerLimits& limits
         if (!parser.got_some()) return Error(Errc::bad_request, "request: no bytes");
         parser.put_eof(ec);
         break;
+    }
+    // The server answers an unknown coding as soon as the head is in, before any body error.
+    if (parser.is_header_done()) {
+        if (auto coding = unsupported_transfer_coding(parser.get())) return *coding;
     }
     if (ec) {
         Errc errc = classify_request_error(ec).value_or(Errc::bad_request);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tokenradar::observatory {
 namespace {
 
@@ -34,7 +36,9 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
     t.reject_unknown_keys({"enabled", "min_samples", "minute_retention", "rollup_retention",
                            "cache_ttl", "ingest", "ingest_keys", "public_rate", "public_burst",
                            "max_records", "max_body_bytes", "forward_to", "forward_key_env",
-                           "geoip_db", "trusted_proxies"});
+                           "geoip_db", "trusted_proxies", "gateway_keys",
+                           "max_new_label_values", "max_label_values", "max_new_label_cells",
+                           "max_label_cells"});
     c.enabled = t.get_bool("enabled", c.enabled);
     c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
@@ -90,6 +94,24 @@ ObservatoryConfig load_observatory_config(const std::optional<ConfigTable>& tabl
                                               "proxies ({})", proxies.error().message));
     }
     c.trusted_proxies = std::move(*proxies);
+    c.gateway_keys = t.get_strings("gateway_keys");
+    for (const std::string& name : c.gateway_keys) {
+        const bool known = std::any_of(c.ingest_keys.begin(), c.ingest_keys.end(),
+                                       [&](const net::ApiKey& k) { return k.name == name; });
+        if (!known) {
+            t.fail("gateway_keys", fmt::format("names of [[observatory.ingest_keys]] entries "
+                                               "('{}' is none)", name));
+        }
+    }
+    LabelBudgetOptions& b = c.label_budget;
+    const auto count = [&](std::string_view key, std::size_t fallback, std::int64_t max) {
+        return static_cast<std::size_t>(
+            t.get_integer(key, static_cast<std::int64_t>(fallback), 0, max));
+    };
+    b.new_values_per_submitter = count("max_new_label_values", b.new_values_per_submitter, 1'000'000);
+    b.max_values = count("max_label_values", b.max_values, 1'000'000);
+    b.new_cells_per_submitter = count("max_new_label_cells", b.new_cells_per_submitter, 10'000'000);
+    b.max_cells = count("max_label_cells", b.max_cells, 10'000'000);
     return c;
 }
 

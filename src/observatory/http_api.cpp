@@ -4,6 +4,7 @@
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/observatory/ingest.hpp>
+#include <tokenradar/observatory/label_budget.hpp>
 #include <tokenradar/observatory/query_api.hpp>
 #include <tokenradar/observatory/rate_limiter.hpp>
 #include <tokenradar/store/batch_writer.hpp>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <future>
@@ -69,12 +71,14 @@ struct HttpApi::Impl {
         : config(std::move(c)),
           index(std::move(i)),
           queries(*index, QueryApiOptions{.min_samples = config.min_samples, .cache_ttl = config.cache_ttl}),
-          limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}) {}
+          limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}),
+          budget(index, config.label_budget) {}
 
     const ObservatoryConfig config;
     const std::shared_ptr<const RollupIndex> index;
     QueryApi queries;
     RateLimiter limiter;
+    LabelBudget budget;  // new label values and cells from submissions (label_budget.hpp)
     std::atomic<store::BatchWriter*> writer{nullptr};
     std::function<bool()> loaded;  // set before the server starts; empty = always
     net::asio::thread_pool workers{kWorkers};
@@ -144,6 +148,9 @@ awaitable<Submitted> parse_and_submit(std::shared_ptr<HttpApi::Impl> impl, Inges
         out.answer = error_answer(submission.error());
         co_return out;
     }
+    // After the whole body parsed: a body refused at its end spends no budget.
+    impl->budget.apply(*submission, job.context.submitter, job.context.client_region,
+                       job.context.now_us);
     out.duplicates = submission->duplicates;
     out.errors = std::move(submission->errors);
     if (submission->records.empty()) {
@@ -228,6 +235,11 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     IngestJob job;
     job.context.now_us = wall_now_us();
     job.context.submitter = std::get<std::string>(std::move(who));
+    if (job.context.submitter.starts_with("key:")) {
+        const std::string_view name = std::string_view(job.context.submitter).substr(4);
+        const auto& trusted = impl->config.gateway_keys;
+        job.context.trusted_source = std::find(trusted.begin(), trusted.end(), name) != trusted.end();
+    }
     job.context.limits.max_records = impl->config.max_records;
     // Records that carry a client_region keep theirs.
     if (const auto& geoip = impl->config.geoip) {
@@ -270,6 +282,7 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
 }
 
 awaitable<void> send(net::ResponseWriter& writer, Answer answer) {
+    answer.headers.emplace_back(net::HeaderName::constant("x-content-type-options"), "nosniff");
     co_await writer.send(static_cast<http::status>(answer.status), "application/json",
                          std::move(answer.body), answer.headers);
 }
@@ -290,6 +303,26 @@ void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = s
 void HttpApi::stop() {
     impl_->workers.join();
     impl_->committer.join();
+}
+
+std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head, std::size_t default_limit) const {
+    const std::string_view target = head.target();
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+    const ObservatoryConfig& c = impl_->config;
+    if (path != kMeasurements || c.ingest == IngestMode::off) return net::HeadVerdict{default_limit, {}, {}};
+    const std::string_view authorization = header(head, http::field::authorization);
+    const auto refuse = [](std::string message) {
+        return net::HeadVerdict{0, Error(Errc::unauthorized, std::move(message)),
+                                {{"www-authenticate", std::string(net::kBearerChallenge)}}};
+    };
+    if (!authorization.empty() && !net::find_bearer_key(authorization, c.ingest_keys)) {
+        return refuse("measurements: unknown ingest key");
+    }
+    if (authorization.empty() && c.ingest == IngestMode::keys) {
+        return refuse("measurements: expected Authorization: Bearer <ingest key>");
+    }
+    return net::HeadVerdict{c.max_body_bytes, {}, {}};
 }
 
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
@@ -334,11 +367,16 @@ std::string HttpApi::metrics() const {
         "tokenradar_ingest_records_total{{outcome=\"accepted\"}} {}\n"
         "tokenradar_ingest_records_total{{outcome=\"duplicate\"}} {}\n"
         "tokenradar_ingest_records_total{{outcome=\"rejected\"}} {}\n"
+        "# HELP tokenradar_ingest_label_budget_rejected_total Submitted records rejected for new "
+        "label values or combinations over [observatory] max_*label_* (also in rejected).\n"
+        "# TYPE tokenradar_ingest_label_budget_rejected_total counter\n"
+        "tokenradar_ingest_label_budget_rejected_total {}\n"
         "# HELP tokenradar_rollup_generation Changes of the observatory's rollups.\n"
         "# TYPE tokenradar_rollup_generation counter\n"
         "tokenradar_rollup_generation {}\n",
         i.requests_ok.load(r), i.requests_refused.load(r), i.records_accepted.load(r),
-        i.records_duplicate.load(r), i.records_rejected.load(r), i.index->generation());
+        i.records_duplicate.load(r), i.records_rejected.load(r), i.budget.rejected(),
+        i.index->generation());
 }
 
 }  // namespace tokenradar::observatory

@@ -128,7 +128,12 @@ std::optional<RecordError> check_record(std::size_t index, const Measurement& m,
 void stamp(Measurement& m, const IngestContext& ctx) {
     m.received_us = ctx.now_us;
     m.client_id = ctx.submitter;
-    if (m.labels.source.empty()) m.labels.source = "submitted";
+    // The server says whose records these are: only this node's gateway and demo write
+    // "gateway" and "sim" (trusted keys aside), so a submitter cannot change their counts.
+    std::string& source = m.labels.source;
+    if (source.empty() || (!ctx.trusted_source && (source == "gateway" || source == "sim"))) {
+        source = "submitted";
+    }
     if (m.labels.client_region.empty()) m.labels.client_region = ctx.client_region;
 }
 

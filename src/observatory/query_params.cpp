@@ -33,14 +33,15 @@ constexpr std::size_t kMinPoints = 2;
 std::vector<std::string_view> extra_params(Endpoint e) {
     switch (e) {
         case Endpoint::leaderboard:
-            return {"by"};
+            return {"by", "limit"};
         case Endpoint::heatmap:
-            return {"metric", "q", "tz", "by"};
+            return {"metric", "q", "tz", "by", "limit"};
         case Endpoint::timeseries:
-            return {"metric", "q", "bucket"};
+            return {"metric", "q", "bucket", "limit"};
         case Endpoint::distribution:
-            return {"metric", "points"};
+            return {"metric", "points", "limit"};
         case Endpoint::regions:
+            return {"limit"};
         case Endpoint::gateway:
         case Endpoint::labels:
             break;
@@ -144,10 +145,12 @@ class Parser {
         if (name == "by") return take_by(value);
         if (name == "bucket") return take_bucket(value);
         if (name == "points") return take_points(value);
+        if (name == "limit") return take_limit(value);
         throw std::logic_error("query_params: allowed parameter without a parser");
     }
 
     boost::system::result<ApiRequest, RequestError> finish() {
+        if (request_.limit == 0) request_.limit = answer_limit(request_.endpoint).fallback;
         if (request_.endpoint == Endpoint::leaderboard) {
             by_.insert(Label::provider);
             by_.insert(Label::model);
@@ -297,6 +300,17 @@ class Parser {
         return std::nullopt;
     }
 
+    std::optional<RequestError> take_limit(std::string_view value) {
+        const std::size_t max = answer_limit(request_.endpoint).max;
+        std::size_t n = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc{} || end != value.data() + value.size() || n < 1 || n > max) {
+            return expected("limit", fmt::format("an integer from 1 to {}", max), value);
+        }
+        request_.limit = n;
+        return std::nullopt;
+    }
+
     const ParamLimits& limits_;
     ApiRequest request_;
     std::vector<std::string_view> allowed_;
@@ -316,6 +330,22 @@ std::string_view metric_name(Metric m) noexcept {
     return kMetricNames[static_cast<std::size_t>(m)];
 }
 
+AnswerLimit answer_limit(Endpoint e) noexcept {
+    // Worst cases with 128-byte label values: a leaderboard row with every label ~1.5 KB, a
+    // regions row ~1 KB, a heatmap model 24 cells of ~0.4 KB; series are also held to
+    // kMaxTimeseriesPoints / kMaxCdfPoints. Typical answers are a fraction of that.
+    switch (e) {
+        case Endpoint::leaderboard:
+        case Endpoint::regions: return {500, 500};
+        case Endpoint::heatmap: return {100, 100};
+        case Endpoint::timeseries:
+        case Endpoint::distribution: return {20, 100};
+        case Endpoint::gateway:
+        case Endpoint::labels: break;
+    }
+    return {0, 0};
+}
+
 std::string quantile_key(double q) { return fmt::format("p{:.6g}", q * 100); }
 
 std::string ApiRequest::cache_key() const {
@@ -324,9 +354,9 @@ std::string ApiRequest::cache_key() const {
     fmt::format_to(std::back_inserter(key), "&metric={}&q={}&tz={}&by=", metric_name(metric),
                    fmt::join(quantiles, ","), tz);
     for (Label l : by) fmt::format_to(std::back_inserter(key), "{},", label_name(l));
-    fmt::format_to(std::back_inserter(key), "&heatmap_by={}&bucket={}&points={}",
+    fmt::format_to(std::back_inserter(key), "&heatmap_by={}&bucket={}&points={}&limit={}",
                    heatmap_by == HeatmapBy::model ? "model" : "weekday",
-                   bucket == Resolution::minute ? "minute" : "hour", points);
+                   bucket == Resolution::minute ? "minute" : "hour", points, limit);
     return key;
 }
 

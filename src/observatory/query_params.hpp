@@ -31,6 +31,20 @@ std::string_view endpoint_name(Endpoint e) noexcept;
 // "ttft", "tpot", "e2e", "e2e500" (the `metric` parameter's values), "overhead".
 std::string_view metric_name(Metric m) noexcept;
 
+// How much one answer may hold, so none can grow to megabytes whatever labels the index
+// has: `limit` counts leaderboard and regions rows, heatmap models (by=model: 24 cells each)
+// and timeseries and distribution series; answers cut short say "truncated": true.
+struct AnswerLimit {
+    std::size_t fallback = 0;  // without `limit`
+    std::size_t max = 0;       // `limit` from 1 to this
+};
+AnswerLimit answer_limit(Endpoint e) noexcept;
+// Besides `limit`: series that would take an answer past this many points are left out.
+inline constexpr std::size_t kMaxTimeseriesPoints = 6'000;  // ~1.3 MB with 8 quantiles
+inline constexpr std::size_t kMaxCdfPoints = 20'000;  // distribution: series x points
+// /labels lists at most this many values per label.
+inline constexpr std::size_t kMaxLabelValuesShown = 1'000;
+
 struct ParamLimits {
     std::chrono::hours max_window{30 * 24};
     // Minute buckets exist this far back (RollupOptions::minute_retention): the longest
@@ -52,6 +66,8 @@ struct ApiRequest {
     HeatmapBy heatmap_by = HeatmapBy::weekday;
     Resolution bucket = Resolution::hour;  // timeseries
     std::size_t points = 100;              // distribution
+    std::size_t limit = 0;                 // answer_limit(endpoint) unless given; 0 for
+                                           // endpoints without one
 
     // One string per distinct answer: path and every parameter, normalised (order, defaults,
     // duplicates and spellings like 1440m vs 24h do not matter). The response cache's key.

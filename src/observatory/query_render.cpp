@@ -90,6 +90,18 @@ void write_counts(JsonOut& out, const Row& row) {
     out.key("insufficient").boolean(row.insufficient);
 }
 
+// Rows, models or series the answer may hold (query_params.hpp, answer_limit).
+std::size_t limit_of(const ApiRequest& req) {
+    return req.limit != 0 ? req.limit : answer_limit(req.endpoint).fallback;
+}
+
+// Keeps the first `limit` rows; whether some were left out.
+bool cut(std::vector<Row>& rows, std::size_t limit) {
+    if (rows.size() <= limit) return false;
+    rows.resize(limit);
+    return true;
+}
+
 void write_head(JsonOut& out, const ApiRequest& req, std::uint64_t min_samples) {
     out.begin_object();
     out.key("window").string(req.window_text);
@@ -118,6 +130,7 @@ std::string render_leaderboard(const ApiRequest& req, const Groups& groups,
     auto rows = rows_of(groups, min_samples);
     std::stable_sort(rows.begin(), rows.end(),
                      [](const Row& a, const Row& b) { return a.rank() < b.rank(); });
+    const bool truncated = cut(rows, limit_of(req));
     JsonOut out;
     write_head(out, req, min_samples);
     out.key("rows").begin_array();
@@ -144,6 +157,7 @@ std::string render_leaderboard(const ApiRequest& req, const Groups& groups,
         out.end_object();
     }
     out.end_array();
+    out.key("truncated").boolean(truncated);
     out.end_object();
     return out.take();
 }
@@ -159,6 +173,7 @@ std::string render_regions(const ApiRequest& req, const Groups& groups, std::uin
         if (ra != rb) return ra < rb;
         return a.rank() < b.rank();
     });
+    const bool truncated = cut(rows, limit_of(req));
     JsonOut out;
     write_head(out, req, min_samples);
     out.key("rows").begin_array();
@@ -173,12 +188,31 @@ std::string render_regions(const ApiRequest& req, const Groups& groups, std::uin
         out.end_object();
     }
     out.end_array();
+    out.key("truncated").boolean(truncated);
     out.end_object();
     return out.take();
 }
 
 std::string render_timeseries(const ApiRequest& req, const Groups& groups,
                               std::uint64_t min_samples) {
+    // Series in order while they fit in `limit` and kMaxTimeseriesPoints; the first that
+    // does not ends the answer (a series is never cut in the middle).
+    std::size_t series = 0;
+    std::size_t points = 0;
+    std::size_t shown_points = 0;  // the points of the series that fit
+    bool truncated = false;
+    for (auto it = groups.begin(); it != groups.end();) {
+        const auto& labels = it->first.labels;
+        std::size_t n = 0;
+        for (; it != groups.end() && it->first.labels == labels; ++it) ++n;
+        if (series == limit_of(req) || points + n > kMaxTimeseriesPoints) {
+            truncated = true;
+            break;
+        }
+        ++series;
+        points += n;
+        shown_points = points;
+    }
     JsonOut out;
     write_head(out, req, min_samples);
     out.key("metric").string(metric_name(req.metric));
@@ -188,7 +222,9 @@ std::string render_timeseries(const ApiRequest& req, const Groups& groups,
     out.end_array();
     out.key("series").begin_array();
     const std::vector<std::string>* current = nullptr;
+    std::size_t written = 0;
     for (const auto& [key, aggregate] : groups) {
+        if (written++ == shown_points) break;
         // Groups are ordered by labels, then bucket: one series is a run of equal labels.
         if (current == nullptr || *current != key.labels) {
             if (current != nullptr) out.end_array().end_object();
@@ -211,6 +247,7 @@ std::string render_timeseries(const ApiRequest& req, const Groups& groups,
     }
     if (current != nullptr) out.end_array().end_object();
     out.end_array();
+    out.key("truncated").boolean(truncated);
     out.end_object();
     return out.take();
 }
@@ -221,7 +258,12 @@ std::string render_distribution(const ApiRequest& req, const Groups& groups,
     write_head(out, req, min_samples);
     out.key("metric").string(metric_name(req.metric));
     out.key("series").begin_array();
+    // Each series holds up to `points`: at most kMaxCdfPoints in all.
+    const std::size_t max_series =
+        std::min(limit_of(req), kMaxCdfPoints / std::max<std::size_t>(req.points, 1));
+    std::size_t series = 0;
     for (const auto& [key, aggregate] : groups) {
+        if (series++ == max_series) break;
         const auto& sketch = aggregate.sketch(req.metric);
         const bool show = enough(sketch, min_samples);
         out.begin_object();
@@ -241,6 +283,7 @@ std::string render_distribution(const ApiRequest& req, const Groups& groups,
         out.end_object();
     }
     out.end_array();
+    out.key("truncated").boolean(groups.size() > max_series);
     out.end_object();
     return out.take();
 }
@@ -294,6 +337,23 @@ std::string render_heatmap(const ApiRequest& req, const Groups& groups, const cc
         // fails only past 2^53 samples.
         (void)cells[cell].merge(aggregate.sketch(req.metric));
     }
+    // by=model: the first `limit` models (in name order), 24 cells each at most.
+    bool truncated = false;
+    if (by_model) {
+        std::size_t models = 0;
+        const HeatKey* last = nullptr;
+        for (auto it = cells.begin(); it != cells.end(); ++it) {
+            const auto& [provider, model, weekday, hour] = it->first;
+            if (last == nullptr || std::get<0>(*last) != provider || std::get<1>(*last) != model) {
+                if (models++ == limit_of(req)) {
+                    cells.erase(it, cells.end());
+                    truncated = true;
+                    break;
+                }
+            }
+            last = &it->first;
+        }
+    }
     JsonOut out;
     write_head(out, req, min_samples);
     out.key("metric").string(metric_name(req.metric));
@@ -319,6 +379,7 @@ std::string render_heatmap(const ApiRequest& req, const Groups& groups, const cc
         out.end_object();
     }
     out.end_array();
+    out.key("truncated").boolean(truncated);
     out.end_object();
     return out.take();
 }
@@ -329,12 +390,16 @@ std::string render_labels(const ApiRequest& req,
     out.begin_object();
     out.key("window").string(req.window_text);
     out.key("labels").begin_object();
+    bool truncated = false;
     for (std::size_t i = 0; i < kLabelCount; ++i) {
         out.key(label_name(kAllLabels[i])).begin_array();
-        for (const auto& v : labels[i]) out.string(v);
+        const std::size_t shown = std::min(labels[i].size(), kMaxLabelValuesShown);
+        truncated = truncated || shown < labels[i].size();
+        for (std::size_t v = 0; v < shown; ++v) out.string(labels[i][v]);
         out.end_array();
     }
     out.end_object();
+    out.key("truncated").boolean(truncated);
     out.end_object();
     return out.take();
 }

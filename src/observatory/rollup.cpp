@@ -260,6 +260,31 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
     return out;
 }
 
+bool RollupIndex::has_value(Label label, std::string_view value) const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    const auto& values = s.values[static_cast<std::size_t>(label)];
+    return values.find(value) != values.end();
+}
+
+bool RollupIndex::has_cell(const Labels& labels) const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    return s.find_cell(labels).has_value();
+}
+
+std::size_t RollupIndex::value_count(Label label) const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    return s.values[static_cast<std::size_t>(label)].size();
+}
+
+std::size_t RollupIndex::cell_count() const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    return s.cells.size();
+}
+
 const RollupOptions& RollupIndex::options() const noexcept { return state_->options; }
 
 IndexSize RollupIndex::size() const {

@@ -89,12 +89,17 @@ CachedMerge& entry_at(std::vector<std::unique_ptr<CachedMerge>>& entries, std::u
     return *entries[id];
 }
 
-CellId RollupIndex::State::cell_id(const Labels& l) {
+std::optional<CellId> RollupIndex::State::find_cell(const Labels& l) const {
     const std::uint64_t h = cell_hash(l.provider, l.model, l.task, l.source, l.api,
                                       l.upstream_region, l.client_region, l.stream);
     for (auto [it, end] = cell_index.equal_range(h); it != end; ++it) {
         if (same_cell(cells[it->second], l)) return it->second;
     }
+    return std::nullopt;
+}
+
+CellId RollupIndex::State::cell_id(const Labels& l) {
+    if (auto id = find_cell(l)) return *id;
     return cell_id(CellKey::of(l));
 }
 
@@ -106,6 +111,10 @@ CellId RollupIndex::State::cell_id(const CellKey& k) {
     }
     const auto id = static_cast<CellId>(cells.size());
     cells.push_back(k);
+    for (std::size_t i = 0; i < kLabelCount; ++i) {
+        const std::string_view v = k.value(kAllLabels[i]);
+        if (values[i].find(v) == values[i].end()) values[i].emplace(v);
+    }
     cell_index.emplace(h, id);
     auto [model, inserted] =
         model_ids.try_emplace({k.provider, k.model}, static_cast<ModelId>(models.size()));

@@ -12,14 +12,18 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -89,6 +93,14 @@ const T* find_at(const std::vector<std::unique_ptr<T>>& entries, std::uint32_t i
 // sketch (rollup.hpp, Weighting); the counts too when `counts`.
 void merge_weighted(Aggregate& into, const CellBucket& bucket, MetricMask metrics, bool counts);
 
+// Lets the value sets be searched with a string_view.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+
 struct ModelInfo {
     CellId first_cell;  // its provider and model are the model's
 };
@@ -98,6 +110,7 @@ struct RollupIndex::State {
 
     CellId cell_id(const Labels& labels);
     CellId cell_id(const CellKey& key);
+    [[nodiscard]] std::optional<CellId> find_cell(const Labels& labels) const;
     ClientId client_id(const std::string& client);
     // The part of `client` in `cell` at `bucket_us`, created when missing; marks what merges
     // it stale (the bucket's model slot; days are touch_day's).
@@ -123,6 +136,8 @@ struct RollupIndex::State {
     const RollupOptions options;
     mutable std::shared_mutex mutex;
     std::vector<CellKey> cells;
+    // Every value each label has in `cells` (LabelBudget asks what is known).
+    std::array<std::unordered_set<std::string, StringHash, std::equal_to<>>, kLabelCount> values;
     std::vector<ModelId> cell_model;
     std::unordered_multimap<std::uint64_t, CellId> cell_index;  // by hash of the labels
     std::vector<ModelInfo> models;

@@ -20,7 +20,16 @@ constexpr double kMaxGapNs = 600e9;       // 10 minutes
 
 // Each aspect draws from its own stream, so overriding one (say the fault) leaves the others'
 // draws unchanged for the same seed.
-enum Stream : std::uint64_t { kFault = 1, kTtft, kSpeed, kGaps, kChunks, kLength, kFaultAt };
+enum Stream : std::uint64_t {
+    kFault = 1,
+    kTtft,
+    kSpeed,
+    kGaps,
+    kChunks,
+    kLength,
+    kFaultAt,
+    kAnswer
+};
 
 std::int64_t ms_to_ns(double ms) { return std::llround(ms * 1e6); }
 
@@ -125,6 +134,7 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     const std::uint64_t text_seed =
         combine_seeds(p.seed, combine_seeds(3, request_seed ? *request_seed : prompt_hash));
     auto stream = [&](Stream s) { return Rng(combine_seeds(timing_seed, s)); };
+    plan.answer_seed = combine_seeds(timing_seed, kAnswer);
 
     const double m = p.peak.multiplier_at(in.wall_time_us);
     plan.peak_multiplier = m;

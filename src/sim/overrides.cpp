@@ -78,7 +78,7 @@ std::string_view to_string(FaultKind kind) noexcept {
 
 bool Overrides::empty() const noexcept {
     return !ttft_ms && !tpot_ms && !tokens_per_s && !tokens_per_chunk && !output_tokens &&
-           !fault && !fault_at_token && !stall_ms && !seed;
+           !fault && !fault_at_token && !stall_ms && !seed && !tool_call;
 }
 
 Result<Overrides> parse_overrides(std::span<const Header> headers) {
@@ -129,12 +129,21 @@ Result<Overrides> parse_overrides(std::span<const Header> headers) {
                 return bad_value(name, value, "an unsigned 64-bit integer");
             }
             o.seed = v;
+        } else if (name == "x-sim-tool-call") {
+            const std::string v = lower(value);
+            if (v == "always") {
+                o.tool_call = ToolCallMode::always;
+            } else if (v == "never") {
+                o.tool_call = ToolCallMode::never;
+            } else {
+                return bad_value(name, value, "always or never");
+            }
         } else {
             return Error{Errc::bad_request,
                          fmt::format("unknown header {} (known: x-sim-ttft-ms, x-sim-tpot-ms, "
                                      "x-sim-tokens-per-s, x-sim-tokens-per-chunk, "
                                      "x-sim-output-tokens, x-sim-fault, x-sim-fault-at-token, "
-                                     "x-sim-stall-ms, x-sim-seed)",
+                                     "x-sim-stall-ms, x-sim-seed, x-sim-tool-call)",
                                      name)};
         }
     }

@@ -129,6 +129,13 @@ FaultParams read_faults(const ConfigTable& t) {
     return p;
 }
 
+AnswerParams read_answers(const ConfigTable& t) {
+    t.reject_unknown_keys({"tool_call_rate"});
+    AnswerParams p;
+    p.tool_call_rate = t.get_number("tool_call_rate", 0, 0, 1);
+    return p;
+}
+
 }  // namespace
 
 bool Profile::serves(std::string_view model) const {
@@ -137,7 +144,8 @@ bool Profile::serves(std::string_view model) const {
 
 Profile profile_from_config(const ConfigTable& root) {
     root.reject_unknown_keys(
-        {"name", "models", "seed", "ttft", "decode", "capacity", "peak", "prefix_cache", "faults"});
+        {"name", "models", "seed", "ttft", "decode", "capacity", "peak", "prefix_cache", "faults",
+         "answers"});
     Profile p;
     p.source = root.source_name();
     p.name = root.require_string("name");
@@ -155,6 +163,7 @@ Profile profile_from_config(const ConfigTable& root) {
     if (auto t = root.table("peak")) p.peak = read_peak(*t);
     if (auto t = root.table("prefix_cache")) p.prefix_cache = read_prefix_cache(*t);
     if (auto t = root.table("faults")) p.faults = read_faults(*t);
+    if (auto t = root.table("answers")) p.answers = read_answers(*t);
     return p;
 }
 

@@ -38,8 +38,8 @@ int run_sim_command(const SimCommandOptions& options) {
     // One io_context per thread, each serving its share of the connections without strands.
     // With one shared io_context every completion (each paced chunk's timer) went through a
     // strand: a second pass through the shared scheduler, its lock and futex wake-ups across
-    // threads (~5% of the sim's CPU in a profile, docs/NOTES.md issue 2). The first context
-    // also runs the acceptors and the signal handler.
+    // threads (~5% of the sim's CPU in a profile, docs/NOTES.md "Asio and coroutine traps").
+    // The first context also runs the acceptors and the signal handler.
     std::vector<std::unique_ptr<boost::asio::io_context>> contexts;
     for (unsigned i = 0; i < threads; ++i) {
         contexts.push_back(std::make_unique<boost::asio::io_context>(1));

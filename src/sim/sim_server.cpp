@@ -201,6 +201,14 @@ asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
 std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wire, const Result<Overrides>& overrides) {
     if (!overrides) return error_reply(wire.api, Errc::bad_request, overrides.error().message);
     const Profile& profile = state.model.profile();
+    if (wire.api == dialect::Api::openai) {
+        // n > 1 is refused rather than answered with one choice: our OpenAI codecs model
+        // choice 0 only (src/dialect/README.md), so n choices could not be checked end to end.
+        if (const auto* n = wire.chat.original.if_contains("n"); n != nullptr && n->is_int64() && n->as_int64() > 1) {
+            return error_reply(wire.api, Errc::bad_request,
+                               fmt::format("n: {} choices are not simulated; this sim answers n = 1 only", n->as_int64()));
+        }
+    }
     if (!profile.serves(wire.chat.model)) {
         return error_reply(wire.api, Errc::not_found,
                            fmt::format("The model '{}' does not exist (this sim serves: {})", wire.chat.model,
@@ -216,6 +224,12 @@ Reply immediate_reply(SimServer::State& state, const Route& route) {
         case Route::Kind::stats: return Reply{http::status::ok, "application/json", stats_json(state.snapshot()), {}};
         case Route::Kind::models:
             return Reply{http::status::ok, "application/json", models_json(route.api, state.model.profile()), {}};
+        case Route::Kind::model:
+            if (auto model = model_json(route.api, state.model.profile(), route.model)) {
+                return Reply{http::status::ok, "application/json", std::move(*model), {}};
+            }
+            return error_reply(route.api, Errc::not_found,
+                               fmt::format("The model '{}' does not exist", route.model));
         case Route::Kind::completion: break;
     }
     return error_reply(route.api, Errc::internal, "not an immediate route");
@@ -258,6 +272,8 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     input.request_seed = overrides->seed;
     const RequestPlan plan = state->model.plan(input);
 
+    const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers, overrides->tool_call,
+                                       tool_call_id_prefix(api));
     TraceRecord trace = TraceRecord::from_plan(plan, t_admitted - t_read);
     trace.response_id = new_response_id(api);
     trace.profile = state->model.profile().name;
@@ -292,14 +308,14 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
         }
         std::string body = plan.fault.kind == FaultKind::malformed
                                ? truncated_body()
-                               : dialect::emit_response(api, make_response(plan, trace.response_id, wire.chat.model));
+                               : dialect::emit_response(api, make_response(plan, answer, trace.response_id, wire.chat.model));
         write_trace(state, trace);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
 
     if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
-    StreamWriter stream(api, plan, trace.response_id, wire.chat.model, wire.chat.include_usage);
+    StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model, wire.chat.include_usage);
     std::string bytes;
     for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
         const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;

@@ -58,13 +58,22 @@ std::optional<RouteError> check_key(Api api, const net::Request& request, std::s
             }
             return std::nullopt;
         }
-        case Api::anthropic:
+        case Api::anthropic: {
+            // The real API takes the key as x-api-key or as Authorization: Bearer;
+            // @anthropic-ai/sdk 1.x sends its apiKey only as Bearer. x-api-key wins when
+            // both are sent.
             key = header(request, "x-api-key");
-            if (key.empty()) return route_error(api, Errc::unauthorized, "x-api-key header is required");
+            std::string_view auth = header(request, "authorization");
+            if (key.empty() && iequals_prefix(auth, "bearer ")) key = auth.substr(7);
+            if (key.empty()) {
+                return route_error(api, Errc::unauthorized,
+                                   "x-api-key header is required (or Authorization: Bearer)");
+            }
             if (!required.empty() && key != required) {
                 return route_error(api, Errc::unauthorized, "invalid x-api-key");
             }
             return std::nullopt;
+        }
         case Api::gemini:
             key = header(request, "x-goog-api-key");
             if (key.empty()) key = query_key;
@@ -124,6 +133,13 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
             route.api = Api::anthropic;
         }
         route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
+    } else if (path.starts_with("/v1/models/") && path.size() > 11) {
+        // models.retrieve of the OpenAI and Anthropic SDKs.
+        const bool anthropic = !header(request, "x-api-key").empty() ||
+                               !header(request, "anthropic-version").empty();
+        route.api = anthropic ? Api::anthropic : Api::openai;
+        route.kind = Route::Kind::model;
+        route.model = std::string(path.substr(11));
     } else if (path == "/v1beta/models") {
         route.api = Api::gemini;
         route.kind = Route::Kind::models;
@@ -132,16 +148,21 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
         const std::string_view rest = path.substr(kGeminiPrefix.size());
         const std::size_t colon = rest.rfind(':');
         const std::string_view method = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
-        if (method != "generateContent" && method != "streamGenerateContent") {
+        if (colon == std::string_view::npos && get && !rest.empty()) {
+            route.kind = Route::Kind::model;  // models.get
+            route.model = std::string(rest);
+        } else if (method != "generateContent" && method != "streamGenerateContent") {
             return route_error(Api::gemini, Errc::not_found,
                                fmt::format("Method not found: {} (expected "
                                            "models/{{model}}:generateContent or "
                                            ":streamGenerateContent)",
                                            path));
         }
-        route.kind = Route::Kind::completion;
-        route.model = std::string(rest.substr(0, colon));
-        route.stream = method == "streamGenerateContent";
+        if (route.kind != Route::Kind::model) {
+            route.kind = Route::Kind::completion;
+            route.model = std::string(rest.substr(0, colon));
+            route.stream = method == "streamGenerateContent";
+        }
         if (route.stream && !alt_sse) {
             return route_error(Api::gemini, Errc::bad_request,
                                "This simulator streams Server-Sent Events only: add ?alt=sse to "
@@ -154,7 +175,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
                                        "/v1/models)",
                                        path));
     }
-    const bool method_ok = route.kind == Route::Kind::models ? get : post;
+    const bool method_ok =
+        route.kind == Route::Kind::models || route.kind == Route::Kind::model ? get : post;
     if (!method_ok) {
         return route_error(route.api, Errc::method_not_allowed,
                            fmt::format("Method {} is not allowed on {}",
@@ -217,32 +239,52 @@ std::string new_response_id(Api api) {
     return new_request_id();
 }
 
+std::string_view tool_call_id_prefix(Api api) {
+    switch (api) {
+        case Api::openai: return "call_";
+        case Api::anthropic: return "toolu_";
+        case Api::gemini: return "";
+    }
+    return "";
+}
+
+namespace {
+
+boost::json::object model_entry(Api api, const std::string& model) {
+    boost::json::object entry;
+    switch (api) {
+        case Api::openai:
+            entry["id"] = model;
+            entry["object"] = "model";
+            entry["created"] = 1'700'000'000;
+            entry["owned_by"] = "tokenradar-sim";
+            break;
+        case Api::anthropic:
+            entry["type"] = "model";
+            entry["id"] = model;
+            entry["display_name"] = model;
+            entry["created_at"] = "2024-01-01T00:00:00Z";
+            break;
+        case Api::gemini:
+            entry["name"] = "models/" + model;
+            entry["displayName"] = model;
+            entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
+                                                                      "streamGenerateContent"};
+            break;
+    }
+    return entry;
+}
+
+}  // namespace
+
+std::optional<std::string> model_json(Api api, const Profile& profile, std::string_view model) {
+    if (!profile.serves(model)) return std::nullopt;
+    return boost::json::serialize(model_entry(api, std::string(model)));
+}
+
 std::string models_json(Api api, const Profile& profile) {
     boost::json::array data;
-    for (const auto& model : profile.models) {
-        boost::json::object entry;
-        switch (api) {
-            case Api::openai:
-                entry["id"] = model;
-                entry["object"] = "model";
-                entry["created"] = 1'700'000'000;
-                entry["owned_by"] = "tokenradar-sim";
-                break;
-            case Api::anthropic:
-                entry["type"] = "model";
-                entry["id"] = model;
-                entry["display_name"] = model;
-                entry["created_at"] = "2024-01-01T00:00:00Z";
-                break;
-            case Api::gemini:
-                entry["name"] = "models/" + model;
-                entry["displayName"] = model;
-                entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
-                                                                          "streamGenerateContent"};
-                break;
-        }
-        data.push_back(std::move(entry));
-    }
+    for (const auto& model : profile.models) data.push_back(model_entry(api, model));
     boost::json::object body;
     if (api == Api::gemini) {
         body["models"] = std::move(data);
@@ -272,13 +314,19 @@ std::string stats_json(const SimStats& s) {
     return boost::json::serialize(o);
 }
 
-dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model) {
+dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answer, std::string id,
+                                    std::string model) {
     dialect::ChatResponse r;
     r.id = std::move(id);
     r.model = std::move(model);
-    r.text = join_tokens(plan.tokens);
-    r.finish_reason = plan.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
-                                                                : dialect::FinishReason::length;
+    if (answer.kind() == Answer::Kind::tool_call) {
+        dialect::ToolCall call = answer.call();
+        call.arguments = answer.whole();
+        r.tool_calls.push_back(std::move(call));
+    } else {
+        r.text = answer.whole();
+    }
+    r.finish_reason = answer.finish_reason();
     r.usage.prompt_tokens = plan.prompt_tokens;
     r.usage.cached_prompt_tokens = plan.cached_prompt_tokens;
     r.usage.output_tokens = plan.output_tokens;
@@ -286,9 +334,9 @@ dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std
     return r;
 }
 
-StreamWriter::StreamWriter(Api api, const RequestPlan& plan, std::string id, std::string model,
-                           bool include_usage)
-    : api_(api), plan_(plan), id_(std::move(id)), model_(std::move(model)) {
+StreamWriter::StreamWriter(Api api, const RequestPlan& plan, const Answer& answer, std::string id,
+                           std::string model, bool include_usage)
+    : api_(api), plan_(plan), answer_(answer), id_(std::move(id)), model_(std::move(model)) {
     dialect::StreamMeta meta;
     meta.id = id_;
     meta.model = model_;
@@ -305,20 +353,43 @@ dialect::Usage StreamWriter::usage_through(std::size_t tokens) const {
     return usage;
 }
 
+void StreamWriter::start(std::string& out) {
+    if (started_) return;
+    started_ = true;
+    auto role = dialect::StreamDelta::make(dialect::StreamDelta::Kind::role);
+    role.id = id_;
+    role.name = model_;
+    encoder_->encode(role, out);
+    if (api_ == Api::anthropic) {
+        // message_start carries the input usage on the real API.
+        auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
+        usage.usage = usage_through(0);
+        encoder_->encode(usage, out);
+    }
+    if (answer_.kind() == Answer::Kind::tool_call) {
+        // The call opens with its id and name and no arguments (OpenAI's first tool_calls
+        // delta, Anthropic's content_block_start); the arguments follow chunk by chunk.
+        auto call = dialect::StreamDelta::make(dialect::StreamDelta::Kind::tool_call);
+        call.id = answer_.call().id;  // empty for Gemini, whose calls mostly carry none
+        call.name = answer_.call().name;
+        encoder_->encode(call, out);
+    }
+}
+
+void StreamWriter::encode_piece(std::string piece, std::string& out) {
+    if (piece.empty()) return;
+    if (answer_.kind() == Answer::Kind::tool_call) {
+        auto args = dialect::StreamDelta::make(dialect::StreamDelta::Kind::tool_call);
+        args.arguments = std::move(piece);
+        encoder_->encode(args, out);
+    } else {
+        encoder_->encode(dialect::StreamDelta::make_text(std::move(piece)), out);
+    }
+}
+
 void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& out) {
     const Chunk& chunk = plan_.chunks[index];
-    if (index == 0) {
-        auto role = dialect::StreamDelta::make(dialect::StreamDelta::Kind::role);
-        role.id = id_;
-        role.name = model_;
-        encoder_->encode(role, out);
-        if (api_ == Api::anthropic) {
-            // message_start carries the input usage on the real API.
-            auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
-            usage.usage = usage_through(0);
-            encoder_->encode(usage, out);
-        }
-    }
+    start(out);
     tokens_sent_ = chunk.first_token + chunk.token_count;
     if (malformed) {
         out += "data: {\"malformed\":\"";
@@ -332,13 +403,17 @@ void StreamWriter::encode_chunk(std::size_t index, bool malformed, std::string& 
         usage.usage = usage_through(static_cast<std::size_t>(tokens_sent_));
         encoder_->encode(usage, out);
     }
-    encoder_->encode(dialect::StreamDelta::make_text(plan_.chunk_text(index)), out);
+    encode_piece(answer_.piece(index), out);
 }
 
 void StreamWriter::finish(std::string& out) {
+    if (plan_.chunks.empty() && answer_.kind() != Answer::Kind::text) {
+        // No tokens to pace: a JSON answer or a call still has to be whole.
+        start(out);
+        encode_piece(answer_.whole(), out);
+    }
     auto finish = dialect::StreamDelta::make(dialect::StreamDelta::Kind::finish);
-    finish.finish_reason = plan_.finish_reason == FinishReason::stop ? dialect::FinishReason::stop
-                                                                      : dialect::FinishReason::length;
+    finish.finish_reason = answer_.finish_reason();
     encoder_->encode(finish, out);
     auto usage = dialect::StreamDelta::make(dialect::StreamDelta::Kind::usage);
     usage.usage = usage_through(static_cast<std::size_t>(plan_.output_tokens));

@@ -10,20 +10,22 @@
 #include <tokenradar/sim/latency_model.hpp>
 #include <tokenradar/sim/overrides.hpp>
 #include <tokenradar/sim/sim_server.hpp>
+#include "answer.hpp"
 
 #include <boost/system/result.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tokenradar::sim {
 
 struct Route {
-    enum class Kind { health, stats, models, completion };
+    enum class Kind { health, stats, models, model, completion };
     Kind kind = Kind::health;
     dialect::Api api = dialect::Api::openai;
-    std::string model;    // Gemini: from the path
+    std::string model;    // Gemini completions and `model`: from the path
     bool stream = false;  // Gemini: streamGenerateContent
 };
 
@@ -36,10 +38,11 @@ struct RouteError {
 [[noreturn]] void throw_exception_from_error(const RouteError& e, const boost::source_location&);
 
 // Paths and auth of the real APIs:
-//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key,
-//   anthropic-version), POST /v1beta/models/{model}:generateContent and
+//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key or
+//   Authorization: Bearer, anthropic-version), POST /v1beta/models/{model}:generateContent and
 //   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
 //   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
+//   GET /v1/models/{id} and /v1beta/models/{model} (one model, same shapes),
 //   GET /healthz and GET /sim/stats (no auth). `required_key` empty: any non-empty key.
 boost::system::result<Route, RouteError> route_request(const net::Request& request,
                                                        std::string_view required_key);
@@ -57,15 +60,23 @@ Result<WireRequest> parse_wire_request(const net::Request& request, const Route&
 std::string canonical_prompt(const dialect::ChatRequest& request);
 
 std::string new_response_id(dialect::Api api);
+// The ids of tool calls: call_ (OpenAI), toolu_ (Anthropic); Gemini's calls carry none.
+std::string_view tool_call_id_prefix(dialect::Api api);
 std::string models_json(dialect::Api api, const Profile& profile);
+// One model in the shape of `api`; nullopt when the profile does not serve it.
+std::optional<std::string> model_json(dialect::Api api, const Profile& profile,
+                                      std::string_view model);
 std::string stats_json(const SimStats& stats);
-dialect::ChatResponse make_response(const RequestPlan& plan, std::string id, std::string model);
+dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answer, std::string id,
+                                    std::string model);
 
-// Encodes a plan's chunks as SSE events of one dialect.
+// Encodes a plan's chunks as SSE events of one dialect, each chunk's piece of the answer
+// (text, JSON text, or a tool call's argument fragment) in the dialect's shape.
 class StreamWriter {
 public:
-    StreamWriter(dialect::Api api, const RequestPlan& plan, std::string id, std::string model,
-                 bool include_usage);
+    // `plan` and `answer` must outlive the writer.
+    StreamWriter(dialect::Api api, const RequestPlan& plan, const Answer& answer, std::string id,
+                 std::string model, bool include_usage);
     // Appends chunk `index` (the role/start events before chunk 0). A malformed chunk is
     // an event whose JSON is cut short.
     void encode_chunk(std::size_t index, bool malformed, std::string& out);
@@ -74,9 +85,13 @@ public:
 
 private:
     dialect::Usage usage_through(std::size_t tokens) const;
+    void start(std::string& out);  // role (+ usage, + the call's opening) before chunk 0
+    void encode_piece(std::string piece, std::string& out);
 
     dialect::Api api_;
     const RequestPlan& plan_;
+    const Answer& answer_;
+    bool started_ = false;
     std::unique_ptr<dialect::StreamEncoder> encoder_;
     std::string id_;
     std::string model_;

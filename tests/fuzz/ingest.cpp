@@ -3,17 +3,21 @@
 // accepts must hold together: every record counted once, indexes in order, every accepted
 // record stamped with the submitter and the server's clock, valid labels, a ts_us inside the
 // window, and a to_json round trip that measurement_from_json() reads back equal. gunzip()
-// must honour its output bound. A first byte of 0xFF feeds add_outcome() instead (the
+// must honour its output bound. No record may keep source "gateway" or "sim" (the context is
+// not trusted), and a LabelBudget applied after parsing keeps those invariants. A first byte of 0xFF feeds add_outcome() instead (the
 // submitter's reading of an answer).
 
 #include <tokenradar/observatory/cell.hpp>
 #include <tokenradar/observatory/ingest.hpp>
+#include <tokenradar/observatory/label_budget.hpp>
+#include <tokenradar/observatory/rollup.hpp>
 
 #include <boost/json/serialize.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -40,6 +44,7 @@ void check_submission(const Submission& s, const IngestContext& ctx) {
     for (const Measurement& m : s.records) {
         check(m.client_id == ctx.submitter && m.received_us == ctx.now_us);
         check(!m.labels.provider.empty() && !m.labels.model.empty() && !m.labels.source.empty());
+        check(m.labels.source != "gateway" && m.labels.source != "sim");
         check(m.request_id.size() <= ctx.limits.max_request_id_bytes);
         check(m.ts_us >= ctx.now_us - ctx.limits.max_age.count() &&
               m.ts_us <= ctx.now_us + ctx.limits.max_clock_skew.count());
@@ -88,6 +93,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const BodyFormat format = mode % 2 == 0 ? BodyFormat::json_array : BodyFormat::ndjson;
     auto sub = parse_submission(body, format, kContext);
-    if (sub) check_submission(*sub, kContext);
+    if (!sub) return 0;
+    check_submission(*sub, kContext);
+    // Small budgets, kept across inputs (as a server keeps them), so both limits are reached.
+    static const auto index = std::make_shared<RollupIndex>();
+    static LabelBudget budget(index, {.new_values_per_submitter = 3,
+                                      .max_values = 8,
+                                      .new_cells_per_submitter = 5,
+                                      .max_cells = 12});
+    budget.apply(*sub, kContext.submitter, "", kContext.now_us);
+    check_submission(*sub, kContext);
+    index->add(sub->records);
     return 0;
 }

@@ -35,6 +35,9 @@ enum class Errc {
     protocol_error,      // malformed HTTP, SSE or JSON from a peer
     cancelled,
     internal,
+    request_timeout,         // the request did not arrive in time (408)
+    not_implemented,         // a transfer coding or method we do not implement (501)
+    unsupported_media_type,  // a body that is not the media type the endpoint takes (415)
 };
 
 const boost::system::error_category& error_category() noexcept;

@@ -53,6 +53,11 @@ struct GatewayConfig {
     // [listener]
     std::string host = "127.0.0.1";
     std::uint16_t port = 8080;
+    // Host names a keyless listener answers besides localhost, 127.0.0.1, [::1] and `host`
+    // (a page on another name reaching it through DNS rebinding gets 403).
+    std::vector<std::string> allowed_hosts;
+    // Browser origins answered with CORS headers ("https://app.example"); none by default.
+    std::vector<std::string> cors_origins;
 
     // [auth]: mode "keys" (default) or "none" (loopback listeners only)
     bool auth_required = true;
@@ -60,6 +65,7 @@ struct GatewayConfig {
 
     // [limits]
     std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_body_bytes_in_flight = 256 * 1024 * 1024;  // all connections' bodies (503 beyond)
     std::size_t max_concurrent_per_key = 256;  // in-flight requests per client key (429 beyond)
     std::chrono::milliseconds heartbeat_interval{15'000};  // SSE comment while upstream is silent
     std::chrono::milliseconds header_timeout{10'000};

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,17 @@ using RecordSink = std::function<void(Measurement&&)>;
 // let the gateway answer 404. Runs like a net::Handler.
 using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net::ResponseWriter&)>;
 
+// The verdict on a request under /api/ before its body is read (its own body limit and key
+// check); nullopt leaves it to the gateway. The second argument is the gateway's body limit.
+using RouteHeadCheck = std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
+
 struct GatewayHooks {
     RecordSink sink;                          // every attempt's record; may be empty
     std::function<std::string()> extra_metrics;  // appended to /metrics (store counters)
     std::function<bool()> ready;              // /readyz; empty = always ready
     std::string ca_file;                      // extra CA bundle for upstream TLS (tests)
     RouteHandler api_routes;                  // requests under /api/
+    RouteHeadCheck api_head_check;            // ...and their heads, before the body
 };
 
 class Gateway {
@@ -46,6 +52,10 @@ class Gateway {
     // The HttpServer handler. Suspends for the whole request; terminal cancellation (the
     // client went away) cancels the upstream request at once.
     net::asio::awaitable<void> handle(net::Request& request, net::ResponseWriter& writer);
+    // The HttpServer's head check: the body limit of the request's route, and, before a body
+    // over 64 KiB is read, who is asking (a client key where keys are required, the listener's
+    // own Host names where they are not). Does not suspend.
+    [[nodiscard]] net::HeadVerdict check_head(const net::Request& head) const;
 
     [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }
 

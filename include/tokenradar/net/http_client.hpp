@@ -104,8 +104,9 @@ class HttpClient {
 
     // Connects (or reuses a pooled keep-alive connection), writes the request, reads the
     // response head. Host, Content-Length and Connection are set here. A reused connection
-    // that turns out stale (write fails, or, for idempotent methods, closed before any
-    // response byte) is retried once on a fresh connection. Errors: connect_failed,
+    // that turns out stale (the write fails, or it closes before any response byte) is
+    // retried once on a fresh connection, whatever the method: the server never answered.
+    // Its host's pooled connections are checked before every later reuse. Errors: connect_failed,
     // tls_failed, timeout_connect, timeout_headers, timeout_total, connection_error,
     // protocol_error, cancelled; messages name host:port.
     asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> open(

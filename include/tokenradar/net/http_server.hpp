@@ -110,6 +110,9 @@ class HttpServer {
 
     // Binds and listens (port 0 -> ephemeral). Errc::internal with "listen host:port: why".
     Result<asio::ip::tcp::endpoint> listen(std::string_view host, std::uint16_t port);
+    // Decides, from the head of each request with a body, whether its body is read and up
+    // to what size (request_reader.hpp). Call before start().
+    void set_head_check(HeadCheck check);
     // Spawns the accept loop on the io_context. Call after listen().
     void start();
     std::uint16_t port() const;

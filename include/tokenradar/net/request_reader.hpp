@@ -5,6 +5,7 @@
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/asio.hpp>
+#include <tokenradar/net/header_list.hpp>
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -19,7 +21,11 @@ namespace tokenradar::net {
 
 struct ServerLimits {
     std::size_t max_header_bytes = 16 * 1024;      // over -> 431
-    std::size_t max_body_bytes = 4 * 1024 * 1024;  // over -> 413
+    std::size_t max_body_bytes = 4 * 1024 * 1024;  // over -> 413 (a HeadCheck may lower it)
+    // Request body bytes all connections may hold at once (announced Content-Length, or the
+    // body limit for a chunked body) from the head until the handler returns; a request
+    // over it gets 503 before its body is read. 0: no budget.
+    std::size_t max_body_bytes_in_flight = 256 * 1024 * 1024;
     std::chrono::milliseconds header_timeout{
         10'000};  // whole request head + body must arrive in this
     std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between requests
@@ -28,6 +34,23 @@ struct ServerLimits {
 
 using Request = beast::http::request<beast::http::string_body>;
 using RequestParser = beast::http::request_parser<beast::http::string_body>;
+
+// What to do with a request whose head has arrived and whose body has not been read: read it
+// up to `max_body_bytes` (at most ServerLimits::max_body_bytes), or answer `reject` at once
+// and close (who is asking and how much they send are known before a byte of the body is
+// held, and before `Expect: 100-continue` is answered).
+struct HeadVerdict {
+    std::size_t max_body_bytes = 0;
+    std::optional<Error> reject;
+    HeaderList reject_headers;  // sent with `reject` (a 401's WWW-Authenticate challenge)
+};
+// Called with the request's head (its body still empty) on the connection's thread; must not
+// suspend or block. Only requests with a body are checked.
+using HeadCheck = std::function<HeadVerdict(const Request& head)>;
+
+// A request whose Transfer-Encoding names a coding other than chunked: Errc::not_implemented
+// (501, RFC 9112 section 6.1) naming it. Beast would decode the chunks and ignore the rest.
+std::optional<Error> unsupported_transfer_coding(const Request& head);
 
 // Applies the header and body limits to a fresh parser.
 void configure_request_parser(RequestParser& parser, const ServerLimits& limits);

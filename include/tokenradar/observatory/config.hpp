@@ -18,6 +18,11 @@
 //                               # client_region get the submitter's country (geoip.hpp)
 //   trusted_proxies = []        # reverse proxies ("127.0.0.1", "10.0.0.0/8") whose
 //                               # X-Forwarded-For names the client (rate limit, GeoIP)
+//   gateway_keys = []           # ingest keys whose records may say source = "gateway"
+//   max_new_label_values = 50   # submitted records: new values per label per submitter per day
+//   max_label_values = 1000     # ...distinct values per label in total
+//   max_new_label_cells = 1000  # ...new label combinations per submitter per day
+//   max_label_cells = 20000     # ...label combinations in total (label_budget.hpp)
 //   [[observatory.ingest_keys]] # "keys": who may submit (tokenradar serve --hash-key)
 //   name = "team-a"
 //   sha256 = "..."
@@ -27,6 +32,7 @@
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/forwarded.hpp>
 #include <tokenradar/observatory/geoip.hpp>
+#include <tokenradar/observatory/label_budget.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -57,6 +63,10 @@ struct ObservatoryConfig {
     std::string geoip_db;                // "" = no lookup
     std::shared_ptr<const GeoIp> geoip;  // geoip_db, opened (and so checked) at load
     net::TrustedProxies trusted_proxies;  // empty: the peer is the client
+    // Names of ingest_keys whose records keep source "gateway"/"sim" (IngestContext::
+    // trusted_source); everyone else's become "submitted".
+    std::vector<std::string> gateway_keys;
+    LabelBudgetOptions label_budget;
 };
 
 // Reads the [observatory] table (missing: the defaults). Throws ConfigError naming

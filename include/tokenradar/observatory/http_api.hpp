@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tokenradar::store {
@@ -39,6 +40,12 @@ class HttpApi {
     // filled from the store, and a partial answer would be cached and shown as the truth.
     // Call before the server starts; `loaded` is then called from the I/O thread.
     void attach_readiness(std::function<bool()> loaded);
+
+    // The verdict on a request under /api/v1/ whose body has not been read yet: ingestion
+    // takes bodies up to [observatory] max_body_bytes from a known ingest key (or, in public
+    // mode, from anyone without a key), everything else `default_limit`. nullopt for other
+    // paths. Runs on the I/O thread: no suspension, no body.
+    std::optional<net::HeadVerdict> check_head(const net::Request& head, std::size_t default_limit) const;
 
     // Answers requests whose path starts with /api/v1/ (true); false for any other path.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);

@@ -63,6 +63,11 @@ struct IngestContext {
     // Used for records that carry no client_region (e.g. from a GeoIP lookup of the
     // submitter's address); empty leaves them empty.
     std::string client_region;
+    // Whether records may say they are this node's own: `source` "gateway" (the /gateway page
+    // counts those) or "sim" (the demo's history). False, the default: such a record's source
+    // becomes "submitted", so no submitter can change what the gateway page says. True for
+    // the ingest keys listed in [observatory] gateway_keys (gateways forwarding their records).
+    bool trusted_source = false;
     IngestLimits limits;
 };
 
@@ -98,8 +103,8 @@ struct Submission {
 // non-empty; provider, model, endpoint, task, upstream_region and client_region pass
 // check_label_value(); request_id has at most max_request_id_bytes; ts_us is within
 // [now - max_age, now + max_clock_skew]. Accepted records get received_us = ctx.now_us,
-// client_id = ctx.submitter, source "submitted" when empty, and ctx.client_region when
-// they had none.
+// client_id = ctx.submitter, source "submitted" when empty (or "gateway" / "sim" without
+// ctx.trusted_source; "bench" and "submitted" stay), and ctx.client_region when they had none.
 Result<Submission> parse_submission(std::string_view body, BodyFormat format,
                                     const IngestContext& ctx);
 

@@ -43,6 +43,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tokenradar::observatory {
@@ -175,6 +176,13 @@ class RollupIndex {
     // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
     [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
                                                                            std::int64_t to_us) const;
+    // Whether any record the index holds (in any bucket, pruned ones included, since the
+    // process started) had `value` for `label`, or had exactly these labels' cell; how many
+    // distinct values and cells that is. Shared lock: LabelBudget's view of what is known.
+    [[nodiscard]] bool has_value(Label label, std::string_view value) const;
+    [[nodiscard]] bool has_cell(const Labels& labels) const;
+    [[nodiscard]] std::size_t value_count(Label label) const;
+    [[nodiscard]] std::size_t cell_count() const;
     [[nodiscard]] const RollupOptions& options() const noexcept;
     // Walks everything (shared lock): for benchmarks and tests, not the request path.
     [[nodiscard]] IndexSize size() const;

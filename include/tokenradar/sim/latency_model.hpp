@@ -72,6 +72,9 @@ struct RequestPlan {
     FinishReason finish_reason = FinishReason::length;
     Fault fault;
     double peak_multiplier = 1.0;  // the factor that was applied (for traces/tests)
+    // Seeds the server's choices of what to answer (a tool call or text, which tool): from
+    // the request seed when there is one, else distinct per request, like the timings.
+    std::uint64_t answer_seed = 0;
 
     [[nodiscard]] std::string chunk_text(std::size_t chunk) const;
 };

@@ -18,6 +18,10 @@ enum class FaultKind { none, http_429, http_500, http_503, disconnect, stall, ma
 // "none", "429", "500", "503", "disconnect", "stall", "malformed".
 [[nodiscard]] std::string_view to_string(FaultKind kind) noexcept;
 
+// Whether a request that declares tools is answered with a tool call (x-sim-tool-call):
+// always (unless its tool_choice forbids calls), or never (unless its tool_choice demands one).
+enum class ToolCallMode { always, never };
+
 // Every override is exact: it replaces the drawn value and is not scaled by the peak curve
 // nor jittered.
 struct Overrides {
@@ -30,6 +34,7 @@ struct Overrides {
     std::optional<std::int64_t> fault_at_token; // x-sim-fault-at-token (mid-stream faults)
     std::optional<double> stall_ms;             // x-sim-stall-ms
     std::optional<std::uint64_t> seed;          // x-sim-seed: the request seed
+    std::optional<ToolCallMode> tool_call;      // x-sim-tool-call: always | never
 
     [[nodiscard]] bool empty() const noexcept;
 };

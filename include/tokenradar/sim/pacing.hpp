@@ -3,7 +3,7 @@
 // multiples, so every stream due within one quantum shares one timer expiry: the thread
 // wakes once for all of them instead of once per chunk. On a VM a wake-up (a timer
 // interrupt and re-arming the timer) costs as much as the write itself (docs/NOTES.md,
-// issue 2). A write is never early; it is late by less than one quantum, and the lateness
+// "The machine"). A write is never early; it is late by less than one quantum, and the lateness
 // the sim reports is measured against the exact due time.
 
 #include <cstdint>

@@ -56,6 +56,15 @@ struct FaultParams {
     double rate_malformed = 0;
 };
 
+// What a request is answered with besides text. A request with response_format JSON always
+// gets JSON text (real APIs honour it); tool calls follow the request's tool_choice, and
+// this rate when the model may choose (tool_choice auto or absent).
+struct AnswerParams {
+    // Chance that a request declaring tools, whose tool_choice is auto and whose last message
+    // is not a tool result, is answered with a call of one of its tools. 0 = text only.
+    double tool_call_rate = 0;
+};
+
 struct Profile {
     std::string name;
     std::vector<std::string> models;  // the server answers 404 for any other model
@@ -67,6 +76,7 @@ struct Profile {
     PeakCurve peak;
     PrefixCacheParams prefix_cache;
     FaultParams faults;
+    AnswerParams answers;
 
     [[nodiscard]] bool serves(std::string_view model) const;
 };

@@ -62,9 +62,9 @@ struct BatchWriterOptions {
     std::chrono::milliseconds flush_interval{200};
     // ...and as soon as this many records are queued. Small enough that one batch is a short
     // burst of CPU (~0.6 ms at 256) beside a busy I/O thread on the same core: the gateway's
-    // p99 at c=64 is 19-28% lower than at 2,048 (bench/README.md "Stop 21"); each commit also
-    // rewrites the B-trees' right edges, so much smaller batches cost CPU per record (store_bench
-    // Insert/64 against /256).
+    // p99 at c=64 is 19-28% lower than at 2,048 (bench/README.md "The measurement store");
+    // each commit also rewrites the B-trees' right edges, so much smaller batches cost CPU per
+    // record (store_bench Insert/64 against /256).
     std::size_t max_batch = 256;
     // try_push drops records while this many are accepted but not yet written (queued, being
     // written, or kept for a retry after a failed write): the memory bound, about 1 KiB each.

@@ -101,7 +101,7 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
 // This machine is shared and noisy (2 cores for the sim, the client and anything else, and
 // other VMs on the host); a run disturbed by something else is measured again after a pause,
 // up to eight runs in all. Noise comes in spells: two fresh-clone runs missed five attempts
-// in a row while the runs around them passed at once, and at stop 14 one missed all eight
+// in a row while the runs around them passed at once, and once one missed all eight
 // over 73 s (1 s pauses), then passed alone a minute later. The pause doubles from 1 s to
 // 16 s, so the attempts span about two minutes. Every missed attempt is printed.
 void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {

@@ -1,5 +1,5 @@
 // The gateway end to end on 127.0.0.1: an OpenAI client -> tokenradar serve -> simulated or
-// scripted upstreams. Each case is one behaviour issue 4 promises, checked on the bytes the
+// scripted upstreams. Each case is one behaviour the gateway promises, checked on the bytes the
 // client gets and on the records the gateway writes.
 
 #include <tokenradar/gateway/gateway_server.hpp>
@@ -534,7 +534,7 @@ TEST(GatewayRelay, ClientDisconnectEndsANonStreamedRelayAtOnce) {
         boost::asio::io_context ioc;
         boost::asio::ip::tcp::socket socket(ioc);
         socket.connect({boost::asio::ip::make_address("127.0.0.1"), gw.url("/").port});
-        const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                                     "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
         boost::asio::write(socket, boost::asio::buffer(request));
         std::this_thread::sleep_for(milliseconds(300));  // the gateway waits for the rest of the body

@@ -1,6 +1,6 @@
 // What the gateway measures agrees with what a client measures through it: bench's TTFT of
 // a request through the gateway equals the gateway's own upstream TTFT plus the gateway's
-// overhead, to within 1 ms (issue 4). Optimised build only (label `timing`).
+// overhead, to within 1 ms. Optimised build only (label `timing`).
 
 #include <tokenradar/bench/probe.hpp>
 

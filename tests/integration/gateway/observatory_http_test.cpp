@@ -417,6 +417,7 @@ TEST(ObservatoryQueries, LeaderboardGivesTheSubmittedRecordsNumbers) {
     auto f = get(s, "/api/v1/leaderboard");
     ASSERT_EQ(f.status, 200u) << f.body;
     EXPECT_EQ(f.headers[http::field::cache_control], "public, max-age=10");
+    EXPECT_EQ(f.headers["x-content-type-options"], "nosniff");
     const auto answer = json::parse(f.body);
     EXPECT_EQ(answer.at("window").as_string(), "24h");
     EXPECT_EQ(answer.at("min_samples").to_number<int>(), 20);
@@ -566,6 +567,126 @@ TEST(ObservatoryQueries, DisabledObservatoryAnswers404) {
     EXPECT_THAT(error_message(query), HasSubstr("[observatory] enabled"));
     EXPECT_EQ(get(s, "/api/v1/labels").status, 404u);
     EXPECT_EQ(post(s, array_of(batch(0, 1)), bearer(kKeyA)).status, 200u);
+}
+
+// Issue 24, "Forged provenance": a public submitter sent source "gateway" (fallbacks, cache
+// hits, errors) and the gateway page counted them as this node's.
+TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCounts) {
+    testing::SimFixture sim("instant");
+    TempDb db;
+    ServiceFixture s(service_config(
+        db.path(), "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n",
+        sim.base_url()));
+    const std::string chat = json::serialize(json::object{
+        {"model", "fast"},
+        {"max_tokens", 5},
+        {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
+    ASSERT_EQ(testing::post_json(s.url("/v1/chat/completions"), chat).status, 200u);
+    const auto gateway_page = [&] {
+        auto f = get(s, "/api/v1/gateway?window=15m");
+        EXPECT_EQ(f.status, 200u) << f.body;
+        json::value v = json::parse(f.body);
+        v.as_object().erase("generated_at");
+        return v;
+    };
+    // One client request: a refused primary, then the fallback (two records).
+    json::value before;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    do {
+        before = gateway_page();
+        if (before.at("attempts").to_number<int>() >= 2) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    ASSERT_EQ(before.at("attempts").to_number<int>(), 2) << before;
+
+    std::vector<Measurement> forged = batch(0, 10);
+    for (std::size_t i = 0; i < forged.size(); ++i) {
+        Measurement& m = forged[i];
+        m.labels.source = "gateway";
+        m.labels.route = "fallback";
+        m.labels.cache = "exact";
+        m.attempt = 1 + static_cast<int>(i % 2);
+        if (i % 3 == 0) {
+            m.status = "http_500";
+            m.http_status = 500;
+        }
+    }
+    auto f = post(s, array_of(forged), {});
+    ASSERT_EQ(f.status, 200u) << f.body;
+    EXPECT_EQ(f.body, R"({"accepted":10,"duplicates":0,"rejected":0,"errors":[]})");
+    // They are stored and rolled up, as submitted records.
+    const auto rolled_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < rolled_up &&
+           row_of(json::parse(get(s, "/api/v1/leaderboard?window=15m").body), "acme") == nullptr) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(gateway_page(), before);
+    auto board = json::parse(get(s, "/api/v1/leaderboard?window=15m&source=submitted").body);
+    ASSERT_NE(row_of(board, "acme"), nullptr) << board;
+    EXPECT_EQ(row_of(board, "acme")->at("samples").to_number<int>(), 10);
+    for (const auto& m : stored(db.path())) {
+        if (m.client_id == "ip:127.0.0.1") {
+            EXPECT_EQ(m.labels.source, "submitted");
+        }
+    }
+}
+
+// Issue 24, "Label cardinality": 10 x 10,000 records with unique 100-byte model names from one
+// address took the observatory to 1 GB RSS and a 52 MB leaderboard. Here 2 x 2,000 (fast).
+TEST(ObservatoryIngest, UniqueLabelValuesFromOneAddressAreBoundedAndAnswersStaySmall) {
+    TempDb db;
+    ServiceFixture s(service_config(
+        db.path(), "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n"
+                   "max_new_label_values = 50\n"));
+    std::size_t accepted = 0;
+    for (int round = 0; round < 2; ++round) {
+        std::vector<Measurement> records = batch(round * 2'000, (round + 1) * 2'000);
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            std::string name = "model-" + std::to_string(round * 2'000 + i);
+            name.resize(100, 'x');
+            records[i].labels.model = std::move(name);
+        }
+        HeaderPairs gzipped{{"content-encoding", "gzip"}};
+        auto f = post(s, observatory::gzip(ndjson_of(records)), gzipped, "application/x-ndjson");
+        ASSERT_EQ(f.status, 200u) << f.body.substr(0, 300);
+        const auto answer = json::parse(f.body);
+        accepted += answer.at("accepted").to_number<std::size_t>();
+        EXPECT_EQ(answer.at("accepted").to_number<std::size_t>() +
+                      answer.at("rejected").to_number<std::size_t>(),
+                  2'000u);
+        EXPECT_EQ(answer.at("errors").as_array().size(), 100u);  // the answer stays small too
+        const auto& first = answer.at("errors").at(0);
+        EXPECT_EQ(first.at("index").to_number<int>(), round == 0 ? 50 : 0);
+        EXPECT_EQ(first.at("field").as_string(), "model");
+        EXPECT_THAT(std::string(first.at("message").as_string()),
+                    HasSubstr("this submitter added 50 new model values today"));
+    }
+    EXPECT_EQ(accepted, 50u);
+    EXPECT_EQ(stored(db.path()).size(), 50u);
+    // Values the observatory knows are still accepted from the same address.
+    std::vector<Measurement> known = batch(4'000, 4'010);
+    for (auto& m : known) {
+        m.labels.model = "model-7";
+        m.labels.model.resize(100, 'x');
+    }
+    auto again = post(s, array_of(known), {});
+    EXPECT_EQ(again.body, R"({"accepted":10,"duplicates":0,"rejected":0,"errors":[]})");
+
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    json::value board;
+    do {
+        board = json::parse(get(s, "/api/v1/leaderboard?window=24h").body);
+        if (board.at("rows").as_array().size() >= 50) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } while (std::chrono::steady_clock::now() < deadline);
+    EXPECT_EQ(board.at("rows").as_array().size(), 50u);
+    EXPECT_FALSE(board.at("truncated").as_bool());
+    auto cut = get(s, "/api/v1/leaderboard?window=24h&limit=3");
+    EXPECT_LT(cut.body.size(), 5'000u);
+    EXPECT_EQ(json::parse(cut.body).at("rows").as_array().size(), 3u);
+    EXPECT_TRUE(json::parse(cut.body).at("truncated").as_bool());
+    EXPECT_THAT(get(s, "/metrics").body,
+                HasSubstr("tokenradar_ingest_label_budget_rejected_total 3950\n"));
 }
 
 // ---- restart ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // in http_timing_test.cpp under the `timing` label).
 
 #include "test_support.hpp"
+#include "../../support/raw_http_server.hpp"
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -187,7 +188,7 @@ TEST_P(HttpTest, OnlyHandlersThatRunLongHaveTheirPeerWatched) {
 // A server handler's client that hangs up while the handler is not waiting on a socket (its
 // read just completed, or it has not started one) emits terminal cancellation with nothing
 // pending to cancel. The next read must still see it: read_all went on reading the upstream
-// body to its end (docs/NOTES.md, the demo's 16 s stop).
+// body to its end (docs/NOTES.md "Asio and coroutine traps").
 asio::awaitable<Result<std::string>> cancelled_between_reads(HttpClient* client, Url url,
                                                              asio::cancellation_signal* signal) {
     co_await asio::this_coro::throw_if_cancelled(false);  // as Gateway::handle
@@ -253,7 +254,7 @@ asio::awaitable<Result<HttpClient::Response>> post(HttpClient* client, Url url) 
 }
 
 // A connection idle for a second or more is peeked before reuse (kTrustedIdle): one the
-// server closed is replaced, even for a POST, which is never retried on a stale connection.
+// server closed is replaced before the POST is written, without a retry.
 TEST_P(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
     ServerLimits limits;
     limits.idle_timeout = std::chrono::milliseconds(50);
@@ -269,6 +270,67 @@ TEST_P(HttpTest, PooledConnectionIdleOverASecondIsCheckedBeforeAPost) {
     ASSERT_TRUE(second) << second.error().message;
     EXPECT_EQ(second->status, 200u);
     EXPECT_FALSE(second->timings.reused_connection);
+}
+
+// A reused connection the server closed before answering (it closes after every response,
+// while announcing keep-alive, as llama-server does after a stream) never carried the
+// request: a POST is retried once on a fresh connection, and the host's later reuses are
+// checked first.
+TEST_P(HttpTest, APostOnAConnectionClosedBeforeAnsweringIsRetriedOnce) {
+    testing::RawServerPolicy policy;
+    policy.close_after_response = true;
+    testing::RawHttpServer server(policy, [](const testing::RawRequest&) {
+        return testing::RawResponse{
+            "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Type: text/plain\r\n"
+            "Transfer-Encoding: chunked\r\n\r\n" +
+            testing::chunked({"data: a\n\n", "data: b\n\n"})};
+    });
+    const Url url{"http", "127.0.0.1", server.port(), "/v1/chat/completions"};
+    HttpClient client(ioc.get_executor());
+    for (int i = 0; i < 10; ++i) {
+        auto response = run(ioc, post(&client, url));
+        ASSERT_TRUE(response) << "request " << i << ": " << response.error().message;
+        EXPECT_EQ(response->body, "data: a\n\ndata: b\n\n");
+    }
+    EXPECT_EQ(server.requests(), 10);
+    EXPECT_EQ(server.connections(), 10);
+}
+
+// A connection idle for less than a second is reused unchecked: a server that closed it
+// (an idle timeout of a few hundred ms) costs a retry, never a failed POST.
+TEST_P(HttpTest, APostOnAConnectionClosedWhileIdleIsRetried) {
+    testing::RawServerPolicy policy;
+    policy.idle_close = std::chrono::milliseconds(100);
+    testing::RawHttpServer server(policy, [](const testing::RawRequest&) {
+        return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
+    });
+    const Url url{"http", "127.0.0.1", server.port(), "/"};
+    HttpClient client(ioc.get_executor());
+    for (int i = 0; i < 3; ++i) {
+        auto response = run(ioc, post(&client, url));
+        ASSERT_TRUE(response) << "request " << i << ": " << response.error().message;
+        EXPECT_EQ(response->body, "ok");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_EQ(server.requests(), 3);
+}
+
+// An attempt that got response bytes is a failure of that request, never retried: the
+// server may have acted on it.
+TEST_P(HttpTest, AConnectionClosedMidAnswerIsNotRetried) {
+    std::atomic<int> answered{0};
+    testing::RawHttpServer server({}, [&](const testing::RawRequest&) {
+        if (answered++ == 0) return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
+        return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Le", true};
+    });
+    const Url url{"http", "127.0.0.1", server.port(), "/"};
+    HttpClient client(ioc.get_executor());
+    auto first = run(ioc, post(&client, url));
+    ASSERT_TRUE(first) << first.error().message;
+    auto second = run(ioc, post(&client, url));
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, make_error_code(Errc::connection_error)) << second.error().message;
+    EXPECT_EQ(server.requests(), 2);
 }
 
 TEST_P(HttpTest, MalformedResponseIsProtocolError) {

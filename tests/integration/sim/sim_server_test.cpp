@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 
 namespace tokenradar {
 namespace {
@@ -37,6 +38,8 @@ struct StreamOutcome {
     dialect::StreamAccumulator acc;
     std::int64_t t_send = 0;
     int pieces = 0;  // non-empty reads of the body
+    std::map<int, dialect::ToolCall> calls;  // tool-call deltas assembled by index
+    int call_deltas = 0;                     // tool-call deltas carrying argument text
 };
 
 dialect::ChatRequest chat(std::string model, bool stream, std::int64_t max_tokens,
@@ -99,6 +102,13 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
             for (const auto& d : deltas) {
                 if (d.kind == dialect::StreamDelta::Kind::text) out.text += d.text;
                 if (d.kind == dialect::StreamDelta::Kind::role && out.response_id.empty()) out.response_id = d.id;
+                if (d.kind == dialect::StreamDelta::Kind::tool_call) {
+                    auto& assembled = out.calls[d.index];
+                    if (!d.id.empty()) assembled.id = d.id;
+                    if (!d.name.empty()) assembled.name = d.name;
+                    assembled.arguments += d.arguments;
+                    if (!d.arguments.empty()) ++out.call_deltas;
+                }
             }
             out.acc.on_event(now, deltas);
         });
@@ -397,6 +407,123 @@ TEST_F(SimServerTest, ClientThatLeavesFreesItsSlot) {
     auto next = stream(sim, Api::openai, chat("m", true, 2));
     EXPECT_EQ(next.status, 200u);
     EXPECT_TRUE(next.acc.saw_done());
+}
+
+// ---- Answers beyond text: tool calls, JSON mode, Bearer auth for Anthropic -----------------
+
+constexpr std::string_view kWeatherSchema =
+    R"({"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":1},)"
+    R"("unit":{"type":"string","enum":["c","f"]}},"required":["city","days","unit"]})";
+
+dialect::ChatRequest with_tools(bool stream, std::int64_t max_tokens) {
+    auto r = chat("gpt-4o", stream, max_tokens, "What is the weather in Paris?");
+    r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeatherSchema), false});
+    r.tools.push_back({"get_time", "Time in a zone", R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})", false});
+    return r;
+}
+
+void expect_weather_arguments(const std::string& arguments) {
+    auto v = boost::json::parse(arguments);
+    ASSERT_TRUE(v.is_object()) << arguments;
+    EXPECT_TRUE(v.at("city").is_string());
+    EXPECT_FALSE(v.at("city").as_string().empty());
+    EXPECT_GE(v.at("days").as_int64(), 1);
+    EXPECT_EQ(v.at("unit").as_string(), "c");
+}
+
+TEST_F(SimServerTest, ToolCallsStreamInEveryDialectsShapeAndDecodeWithOurDecoders) {
+    SimFixture sim("instant");
+    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+        SCOPED_TRACE(std::string(dialect::to_string(api)));
+        auto request = with_tools(true, 20);
+        request.tool_choice = dialect::ToolChoice{dialect::ToolChoice::Mode::function, "get_weather"};
+        auto out = stream(sim, api, request, {{"x-sim-tokens-per-chunk", "2"}});
+        ASSERT_EQ(out.status, 200u) << out.text;
+        EXPECT_EQ(out.error, "");
+        EXPECT_TRUE(out.acc.saw_done());
+        EXPECT_EQ(out.text, "") << "a call, not text";
+        ASSERT_EQ(out.calls.size(), 1u);
+        const dialect::ToolCall& call = out.calls.begin()->second;
+        EXPECT_EQ(call.name, "get_weather");
+        expect_weather_arguments(call.arguments);
+        EXPECT_EQ(out.acc.finish_reason(), dialect::FinishReason::tool_calls);
+        EXPECT_EQ(out.acc.usage().output_tokens, 20);
+        if (api == Api::gemini) {
+            EXPECT_EQ(out.call_deltas, 1) << "Gemini sends a call whole";
+        } else {
+            EXPECT_TRUE(call.id.starts_with(api == Api::openai ? "call_" : "toolu_")) << call.id;
+            EXPECT_EQ(out.call_deltas, 10) << "argument fragments paced like the 10 chunks of text";
+        }
+    }
+}
+
+TEST_F(SimServerTest, ToolCallsInWholeResponsesAndTheOverrideHeader) {
+    SimFixture sim("instant");
+    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+        SCOPED_TRACE(std::string(dialect::to_string(api)));
+        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", with_tools(false, 8), Secret("k")).value();
+        // Without a request to call, the instant profile (tool_call_rate 0) answers text.
+        auto text = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
+        ASSERT_EQ(text.status, 200u) << text.body;
+        EXPECT_TRUE(dialect::parse_response(api, text.body)->tool_calls.empty());
+
+        auto headers = http_call.headers;
+        headers.emplace_back("x-sim-tool-call", "always");
+        headers.emplace_back("x-sim-seed", "3");
+        auto r = call(sim, http::verb::post, http_call.target, headers, http_call.body);
+        ASSERT_EQ(r.status, 200u) << r.body;
+        auto parsed = dialect::parse_response(api, r.body);
+        ASSERT_TRUE(parsed) << parsed.error().message;
+        ASSERT_EQ(parsed->tool_calls.size(), 1u) << r.body;
+        EXPECT_EQ(parsed->finish_reason, dialect::FinishReason::tool_calls);
+        EXPECT_EQ(parsed->text, "");
+        EXPECT_EQ(parsed->usage.output_tokens, 8);
+        const auto& tc = parsed->tool_calls.front();
+        if (tc.name == "get_weather") {
+            expect_weather_arguments(tc.arguments);
+        } else {
+            EXPECT_EQ(tc.name, "get_time");
+            EXPECT_TRUE(boost::json::parse(tc.arguments).at("tz").is_string());
+        }
+    }
+}
+
+TEST_F(SimServerTest, ResponseFormatJsonIsValidJsonContent) {
+    SimFixture sim("instant");
+    auto request = chat("gpt-4o", true, 15);
+    request.response_format = dialect::ResponseFormat{
+        dialect::ResponseFormat::Kind::json_schema, "answer",
+        R"({"type":"object","properties":{"summary":{"type":"string"},"score":{"type":"number"}},"required":["summary","score"],"additionalProperties":false})",
+        true};
+    auto streamed = stream(sim, Api::openai, request);
+    ASSERT_EQ(streamed.status, 200u) << streamed.text;
+    auto v = boost::json::parse(streamed.text);
+    EXPECT_TRUE(v.at("summary").is_string());
+    EXPECT_TRUE(v.at("score").is_number());
+    EXPECT_EQ(streamed.acc.finish_reason(), dialect::FinishReason::stop);
+
+    request.stream = false;
+    request.response_format = dialect::ResponseFormat{dialect::ResponseFormat::Kind::json_object, {}, {}, false};
+    auto http_call = dialect::make_http_call(Api::openai, "/v1", request, Secret("k")).value();
+    auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
+    ASSERT_EQ(r.status, 200u) << r.body;
+    auto parsed = dialect::parse_response(Api::openai, r.body);
+    ASSERT_TRUE(parsed);
+    EXPECT_TRUE(boost::json::parse(parsed->text).is_object()) << parsed->text;
+}
+
+TEST_F(SimServerTest, AnthropicAcceptsBearerAuthAndOpenAiRefusesSeveralChoices) {
+    SimFixture sim("instant");
+    auto bearer = call(sim, http::verb::post, "/v1/messages",
+                       {{"authorization", "Bearer sk-ant"}, {"anthropic-version", "2023-06-01"}},
+                       R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(bearer.status, 200u) << bearer.body;
+    EXPECT_EQ(dialect::parse_response(Api::anthropic, bearer.body)->usage.output_tokens, 5);
+
+    auto several = call(sim, http::verb::post, "/v1/chat/completions", {{"authorization", "Bearer k"}},
+                        R"({"model":"gpt-4o","n":2,"messages":[{"role":"user","content":"hi"}]})");
+    EXPECT_EQ(several.status, 400u);
+    EXPECT_THAT(several.body, ::testing::HasSubstr("n = 1 only"));
 }
 
 }  // namespace

@@ -71,6 +71,12 @@ TEST(GeminiRequest, ErrorsNameTheFieldPath) {
          "functionResponse"},
         {R"({"contents":[],"generationConfig":{"maxOutputTokens":1.5}})",
          "generationConfig.maxOutputTokens: expected an integer"},
+        {R"({"contents":[],"generationConfig":{"temperature":1e999}})",
+         "generationConfig.temperature: expected a number from 0 to 2"},
+        {R"({"contents":[],"generationConfig":{"topP":-1e999}})",
+         "generationConfig.topP: expected a number from 0 to 1"},
+        {R"({"contents":[],"generationConfig":{"maxOutputTokens":-3}})",
+         "generationConfig.maxOutputTokens: expected an integer of at least 0"},
     };
     for (const auto& c : cases) {
         auto r = parse_gemini_request(c.body, "m", false);
@@ -231,6 +237,16 @@ TEST(GeminiStream, BlockedPromptEndsTheStream) {
     auto resp = parse_gemini_response(R"({"promptFeedback":{"blockReason":"SAFETY"}})");
     ASSERT_TRUE(resp);
     EXPECT_EQ(resp->finish_reason, FinishReason::content_filter);
+}
+
+// A 200 in another API's shape is not an empty answer with 0 tokens.
+TEST(GeminiResponse, ABodyWithoutCandidatesOrBlockReasonIsAProtocolError) {
+    for (std::string_view body : {R"({})", R"({"object":"chat.completion","choices":[]})", R"({"candidates":[]})"}) {
+        auto resp = parse_gemini_response(body);
+        ASSERT_FALSE(resp) << body;
+        EXPECT_EQ(resp.error().code, make_error_code(Errc::protocol_error));
+        EXPECT_NE(resp.error().message.find("candidates"), std::string::npos);
+    }
 }
 
 TEST(GeminiRequest, ThoughtSignaturesOfFunctionCallsRoundTrip) {

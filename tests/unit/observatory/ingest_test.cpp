@@ -125,6 +125,31 @@ TEST(Ingest, EmptySourceBecomesSubmittedAndAMissingClientRegionComesFromTheConte
     EXPECT_EQ(s.records[1].labels.client_region, "eu-west");
 }
 
+// Issue 24: a submitter said source "gateway" and changed the gateway page's counts.
+TEST(Ingest, TheServerNotTheRecordSaysARecordIsThisNodesGatewayOrSim) {
+    std::vector<json::object> records;
+    for (const char* source : {"gateway", "sim", "bench", "submitted"}) {
+        json::object rec = record(static_cast<int>(records.size()));
+        rec["source"] = source;
+        records.push_back(std::move(rec));
+    }
+    const Submission s = parse_ok(array_of(records), BodyFormat::json_array);
+    ASSERT_EQ(s.records.size(), 4u);
+    EXPECT_EQ(s.records[0].labels.source, "submitted");
+    EXPECT_EQ(s.records[1].labels.source, "submitted");
+    EXPECT_EQ(s.records[2].labels.source, "bench");  // a submitter may say it ran a benchmark
+    EXPECT_EQ(s.records[3].labels.source, "submitted");
+
+    // A key in [observatory] gateway_keys (a gateway forwarding its records) keeps them.
+    IngestContext trusted = context();
+    trusted.trusted_source = true;
+    const Submission t = parse_ok(array_of(records), BodyFormat::json_array, trusted);
+    ASSERT_EQ(t.records.size(), 4u);
+    EXPECT_EQ(t.records[0].labels.source, "gateway");
+    EXPECT_EQ(t.records[1].labels.source, "sim");
+    EXPECT_EQ(t.records[2].labels.source, "bench");
+}
+
 TEST(Ingest, ReceivedUsInARecordIsIgnored) {
     json::object rec = record(0);
     rec["received_us"] = 5;

@@ -247,12 +247,36 @@ TEST(QueryParams, Points) {
     }
 }
 
+// Issue 24: 100,000 submitted model names made a 52 MB leaderboard. Every answer that lists
+// rows or series takes a `limit` with a maximum.
+TEST(QueryParams, LimitHasADefaultAndAMaximumPerEndpoint) {
+    EXPECT_EQ(ok("/api/v1/leaderboard").limit, 500u);
+    EXPECT_EQ(ok("/api/v1/regions").limit, 500u);
+    EXPECT_EQ(ok("/api/v1/heatmap?by=model").limit, 100u);
+    EXPECT_EQ(ok("/api/v1/timeseries").limit, 20u);
+    EXPECT_EQ(ok("/api/v1/distribution").limit, 20u);
+    EXPECT_EQ(ok("/api/v1/leaderboard?limit=1").limit, 1u);
+    EXPECT_EQ(ok("/api/v1/timeseries?limit=100").limit, 100u);
+    for (auto bad : {"0", "501", "abc", "-1", ""}) {
+        const RequestError e = fails(std::string("/api/v1/leaderboard?limit=") + bad);
+        EXPECT_EQ(e.param, "limit");
+        EXPECT_EQ(e.message, fmt::format("limit: expected an integer from 1 to 500, got '{}'", bad));
+    }
+    EXPECT_EQ(fails("/api/v1/distribution?limit=101").message,
+              "limit: expected an integer from 1 to 100, got '101'");
+    EXPECT_EQ(fails("/api/v1/gateway?limit=5").param, "limit");
+    EXPECT_EQ(fails("/api/v1/labels?limit=5").param, "limit");
+    EXPECT_EQ(fails("/api/v1/leaderboard?limit=5&limit=6").param, "limit");
+    EXPECT_NE(ok("/api/v1/leaderboard?limit=5").cache_key(), ok("/api/v1/leaderboard").cache_key());
+    EXPECT_EQ(ok("/api/v1/leaderboard?limit=500").cache_key(), ok("/api/v1/leaderboard").cache_key());
+}
+
 TEST(QueryParams, UnknownOrForeignParametersAreNamed) {
     const RequestError unknown = fails("/api/v1/leaderboard?provder=x");
     EXPECT_EQ(unknown.param, "provder");
     EXPECT_EQ(unknown.message,
               "provder: not a parameter of /api/v1/leaderboard; expected one of window, by, "
-              "provider, model, task, source, api, upstream_region, client_region, stream");
+              "limit, provider, model, task, source, api, upstream_region, client_region, stream");
     EXPECT_EQ(fails("/api/v1/leaderboard?metric=ttft").param, "metric");
     EXPECT_EQ(fails("/api/v1/regions?points=5").param, "points");
     EXPECT_EQ(fails("/api/v1/labels?provider=x").param, "provider");

@@ -307,6 +307,77 @@ TEST(QueryRender, Labels) {
     EXPECT_TRUE(body.at("labels").at("client_region").as_array().empty());
 }
 
+// Issue 24: no answer may grow with the number of label values the index holds.
+TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
+    Groups rows;
+    Groups series;
+    for (int i = 0; i < 30; ++i) {
+        const std::string model = "m" + std::to_string(100 + i);
+        rows[GroupKey{{"p", model}, -1}] = of_ttfts({static_cast<double>(100 - i)});
+        for (int h = 0; h < 3; ++h) series[GroupKey{{"p", model}, kDay0 + h * kHourUs}] = of_ttfts({1});
+    }
+    ApiRequest req = request(Endpoint::leaderboard);
+    req.limit = 30;
+    EXPECT_FALSE(parse(render_leaderboard(req, rows, 1)).at("truncated").as_bool());
+    req.limit = 5;
+    const auto board = parse(render_leaderboard(req, rows, 1));
+    EXPECT_TRUE(board.at("truncated").as_bool());
+    ASSERT_EQ(board.at("rows").as_array().size(), 5u);
+    EXPECT_EQ(board.at("rows").at(0).at("model").as_string(), "m129");  // the fastest kept
+
+    ApiRequest regions = request(Endpoint::regions);
+    regions.limit = 7;
+    Groups region_rows;
+    for (const auto& [key, a] : rows) region_rows[GroupKey{{"eu", "us", "p", key.labels[1]}, -1}] = a;
+    const auto r = parse(render_regions(regions, region_rows, 1));
+    EXPECT_EQ(r.at("rows").as_array().size(), 7u);
+    EXPECT_TRUE(r.at("truncated").as_bool());
+
+    ApiRequest ts = request(Endpoint::timeseries);
+    ts.limit = 4;
+    const auto t = parse(render_timeseries(ts, series, 1));
+    ASSERT_EQ(t.at("series").as_array().size(), 4u);
+    EXPECT_EQ(t.at("series").at(3).at("points").as_array().size(), 3u);  // whole series only
+    EXPECT_TRUE(t.at("truncated").as_bool());
+    ts.limit = 30;
+    EXPECT_FALSE(parse(render_timeseries(ts, series, 1)).at("truncated").as_bool());
+
+    ApiRequest dist = request(Endpoint::distribution);
+    dist.limit = 100;
+    dist.points = 1000;  // 20 series of 1000 points: kMaxCdfPoints
+    const auto d = parse(render_distribution(dist, rows, 1));
+    EXPECT_EQ(d.at("series").as_array().size(), kMaxCdfPoints / 1000);
+    EXPECT_TRUE(d.at("truncated").as_bool());
+
+    ApiRequest heat = request(Endpoint::heatmap);
+    heat.heatmap_by = HeatmapBy::model;
+    heat.limit = 2;
+    const auto hm = parse(render_heatmap(heat, series, *load_zone("UTC"), 1));
+    EXPECT_EQ(hm.at("cells").as_array().size(), 2u * 3u);  // two models, three hours each
+    EXPECT_TRUE(hm.at("truncated").as_bool());
+
+    std::array<std::vector<std::string>, kLabelCount> labels;
+    for (std::size_t i = 0; i < kMaxLabelValuesShown + 1; ++i) labels[1].push_back(std::to_string(i));
+    const auto l = parse(render_labels(request(Endpoint::labels), labels));
+    EXPECT_EQ(l.at("labels").at("model").as_array().size(), kMaxLabelValuesShown);
+    EXPECT_TRUE(l.at("truncated").as_bool());
+}
+
+// A time series never outgrows kMaxTimeseriesPoints, whatever the limit.
+TEST(QueryRender, TimeseriesStopsAtThePointBudget) {
+    Groups series;
+    for (int s = 0; s < 5; ++s) {
+        for (int m = 0; m < 2880; ++m) {
+            series[GroupKey{{"p", "m" + std::to_string(s)}, kDay0 + m * kMinuteUs}] = of_ttfts({1});
+        }
+    }
+    ApiRequest ts = request(Endpoint::timeseries);
+    ts.limit = 100;
+    const auto t = parse(render_timeseries(ts, series, 1));
+    EXPECT_EQ(t.at("series").as_array().size(), kMaxTimeseriesPoints / 2880);
+    EXPECT_TRUE(t.at("truncated").as_bool());
+}
+
 TEST(QueryRender, GeneratedAtComesFirst) {
     EXPECT_EQ(with_generated_at("{}", kDay0), R"({"generated_at":"2025-11-30T00:00:00Z"})");
     EXPECT_EQ(with_generated_at(R"({"a":1})", kDay0 + 1),

@@ -22,6 +22,7 @@ TEST(Overrides, ParsesEveryHeader) {
                     {"x-sim-fault-at-token", "7"},
                     {"x-sim-stall-ms", "900"},
                     {"x-sim-seed", "18446744073709551615"},
+                    {"x-sim-tool-call", "Always"},
                     {"content-type", "application/json"}});
     ASSERT_TRUE(o) << o.error().message;
     EXPECT_EQ(o->ttft_ms, 120.5);
@@ -33,7 +34,10 @@ TEST(Overrides, ParsesEveryHeader) {
     EXPECT_EQ(o->fault_at_token, 7);
     EXPECT_EQ(o->stall_ms, 900.0);
     EXPECT_EQ(o->seed, 18446744073709551615ULL);
+    EXPECT_EQ(o->tool_call, ToolCallMode::always);
     EXPECT_FALSE(o->empty());
+    EXPECT_EQ(parse({{"x-sim-tool-call", "never"}})->tool_call, ToolCallMode::never);
+    EXPECT_FALSE(parse({{"x-sim-tool-call", "never"}})->empty());
 }
 
 TEST(Overrides, NoHeadersIsEmpty) {
@@ -73,6 +77,8 @@ TEST(Overrides, BadValuesAreClearErrors) {
     EXPECT_THAT(msg({{"x-sim-ttft", "5"}}), HasSubstr("unknown header x-sim-ttft"));
     EXPECT_THAT(msg({{"x-sim-fault-at-token", "3"}}), HasSubstr("needs x-sim-fault"));
     EXPECT_THAT(msg({{"x-sim-seed", ""}}), HasSubstr("x-sim-seed"));
+    EXPECT_THAT(msg({{"x-sim-tool-call", "sometimes"}}),
+                HasSubstr("header x-sim-tool-call: expected always or never"));
 }
 
 }  // namespace

@@ -72,12 +72,17 @@ TEST(Profile, DefaultsAndSeed) {
     EXPECT_EQ(p.decode.tokens_per_chunk_min, 1);
     EXPECT_NE(p.seed, 0u);
     EXPECT_EQ(parse_profile(std::string(kHead) + "seed = 7\n", "s.toml").seed, 7u);
+    EXPECT_EQ(p.answers.tool_call_rate, 0.0);
+    EXPECT_EQ(parse_profile(std::string(kHead) + "[answers]\ntool_call_rate = 0.25\n", "a.toml").answers.tool_call_rate,
+              0.25);
+    EXPECT_THAT(error_of(std::string(kHead) + "[answers]\ntool_call_rate = 2\n"),
+                HasSubstr("bad.toml:4: answers.tool_call_rate: expected a number from 0 to 1"));
 }
 
 TEST(Profile, UnknownKeysAreErrorsAtEveryTable) {
     EXPECT_THAT(error_of(std::string(kHead) + "typo = 1\n"),
                 HasSubstr("bad.toml:3: unknown key 'typo'"));
-    for (const char* table : {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults"}) {
+    for (const char* table : {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults", "answers"}) {
         SCOPED_TRACE(table);
         EXPECT_THAT(error_of(fmt::format("{}[{}]\nbogus = 1\n", kHead, table)),
                     HasSubstr(fmt::format("bad.toml:4: unknown key '{}.bogus'", table)));

@@ -1,0 +1,246 @@
+#include <tokenradar/observatory/label_budget.hpp>
+
+#include <tokenradar/observatory/cell.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace tokenradar::observatory {
+namespace {
+
+// The labels whose values come from the submitter's text. source, api and stream are
+// enumerations (measurement_from_json checks them), endpoint is not a rollup label.
+constexpr std::array<Label, 5> kBudgeted = {Label::provider, Label::model, Label::task,
+                                            Label::upstream_region, Label::client_region};
+constexpr std::size_t kClientRegion = 4;
+
+std::string_view value_of(const Labels& l, std::size_t i) noexcept {
+    switch (kBudgeted[i]) {
+        case Label::provider: return l.provider;
+        case Label::model: return l.model;
+        case Label::task: return l.task;
+        case Label::upstream_region: return l.upstream_region;
+        default: return l.client_region;
+    }
+}
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
+
+struct CellHash {
+    std::size_t operator()(const CellKey& k) const noexcept {
+        std::size_t h = k.stream ? 1 : 2;
+        for (Label l : kAllLabels) h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(k.value(l));
+        return h;
+    }
+};
+
+Labels labels_of(const CellKey& k) {
+    Labels l;
+    l.provider = k.provider;
+    l.model = k.model;
+    l.task = k.task;
+    l.source = k.source;
+    l.api = k.api;
+    l.upstream_region = k.upstream_region;
+    l.client_region = k.client_region;
+    l.stream = k.stream;
+    return l;
+}
+
+bool same_cell(const Labels& a, const Labels& b) noexcept {
+    return a.stream == b.stream && a.provider == b.provider && a.model == b.model &&
+           a.task == b.task && a.source == b.source && a.api == b.api &&
+           a.upstream_region == b.upstream_region && a.client_region == b.client_region;
+}
+
+}  // namespace
+
+struct LabelBudget::State {
+    State(std::shared_ptr<const RollupIndex> i, LabelBudgetOptions o)
+        : index(std::move(i)), options(o) {}
+
+    struct Spent {
+        std::array<std::size_t, kBudgeted.size()> values{};
+        std::size_t cells = 0;
+    };
+
+    // Distinct values (cells) in the index and admitted here; admitted ones the index has
+    // meanwhile are dropped first when the sum reaches the limit (it counts them twice).
+    std::size_t values_total(std::size_t i) {
+        const Label label = kBudgeted[i];
+        StringSet& p = pending[i];
+        if (index->value_count(label) + p.size() >= options.max_values) {
+            std::erase_if(p, [&](const std::string& v) { return index->has_value(label, v); });
+        }
+        return index->value_count(label) + p.size();
+    }
+    std::size_t cells_total() {
+        if (index->cell_count() + pending_cells.size() >= options.max_cells) {
+            std::erase_if(pending_cells,
+                          [&](const CellKey& k) { return index->has_cell(labels_of(k)); });
+        }
+        return index->cell_count() + pending_cells.size();
+    }
+
+    bool value_known(std::size_t i, std::string_view v) const {
+        const StringSet& p = pending[i];
+        return p.find(v) != p.end() || index->has_value(kBudgeted[i], v);
+    }
+
+    const std::shared_ptr<const RollupIndex> index;
+    const LabelBudgetOptions options;
+    std::mutex mutex;
+    std::int64_t day = std::numeric_limits<std::int64_t>::min();
+    std::unordered_map<std::string, Spent, StringHash, std::equal_to<>> spent;  // today
+    std::array<StringSet, kBudgeted.size()> pending;
+    std::unordered_set<CellKey, CellHash> pending_cells;
+    std::atomic<std::uint64_t> rejected{0};
+};
+
+LabelBudget::LabelBudget(std::shared_ptr<const RollupIndex> index, LabelBudgetOptions options)
+    : state_(std::make_unique<State>(std::move(index), options)) {}
+
+LabelBudget::~LabelBudget() = default;
+
+std::uint64_t LabelBudget::rejected() const noexcept {
+    return state_->rejected.load(std::memory_order_relaxed);
+}
+
+void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string_view server_region,
+                        std::int64_t now_us) {
+    if (sub.records.empty()) return;
+    State& s = *state_;
+    const LabelBudgetOptions& o = s.options;
+    std::lock_guard lock(s.mutex);
+    const std::int64_t day = now_us >= 0 ? now_us / kDayUs : (now_us + 1) / kDayUs - 1;
+    if (day != s.day) {
+        s.day = day;
+        s.spent.clear();
+    }
+    auto spent_it = s.spent.find(submitter);
+    const State::Spent none;
+    const auto spent = [&]() -> const State::Spent& {
+        return spent_it == s.spent.end() ? none : spent_it->second;
+    };
+
+    std::vector<RecordError> refused;
+    std::vector<bool> keep(sub.records.size(), true);
+    // Records come in runs of equal labels: the last record known to be fine answers for
+    // the next one without a lookup.
+    const Labels* last_ok = nullptr;
+    std::array<std::string_view, kBudgeted.size()> last_value{};
+    for (std::size_t r = 0; r < sub.records.size(); ++r) {
+        const Labels& l = sub.records[r].labels;
+        if (last_ok != nullptr && same_cell(*last_ok, l)) continue;
+        std::array<bool, kBudgeted.size()> is_new{};
+        bool any_new = false;
+        for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+            const std::string_view v = value_of(l, i);
+            if (v.empty() || v == last_value[i]) continue;
+            if (i == kClientRegion && v == server_region) continue;
+            if (s.value_known(i, v)) {
+                last_value[i] = v;
+                continue;
+            }
+            is_new[i] = any_new = true;
+        }
+        const bool new_cell = any_new || (!s.index->has_cell(l) &&
+                                          s.pending_cells.find(CellKey::of(l)) == s.pending_cells.end());
+        std::optional<RecordError> error;
+        for (std::size_t i = 0; i < kBudgeted.size() && !error; ++i) {
+            if (!is_new[i]) continue;
+            const std::string_view name = label_name(kBudgeted[i]);
+            if (s.values_total(i) >= o.max_values) {
+                error = RecordError{
+                    sub.indexes[r], std::string(name),
+                    fmt::format("expected a value this observatory already has: it has {} "
+                                "distinct {} values, the most it takes "
+                                "([observatory] max_label_values)",
+                                o.max_values, name)};
+            } else if (spent().values[i] >= o.new_values_per_submitter) {
+                error = RecordError{
+                    sub.indexes[r], std::string(name),
+                    fmt::format("expected a value this observatory already has: this submitter "
+                                "added {} new {} values today, the most it may add in a day "
+                                "([observatory] max_new_label_values)",
+                                o.new_values_per_submitter, name)};
+            }
+        }
+        if (!error && new_cell) {
+            if (s.cells_total() >= o.max_cells) {
+                error = RecordError{
+                    sub.indexes[r], "labels",
+                    fmt::format("expected a combination of labels this observatory already "
+                                "has: it has {}, the most it takes ([observatory] "
+                                "max_label_cells)",
+                                o.max_cells)};
+            } else if (spent().cells >= o.new_cells_per_submitter) {
+                error = RecordError{
+                    sub.indexes[r], "labels",
+                    fmt::format("expected a combination of labels this observatory already "
+                                "has: this submitter added {} new ones today, the most it may "
+                                "add in a day ([observatory] max_new_label_cells)",
+                                o.new_cells_per_submitter)};
+            }
+        }
+        if (error) {
+            keep[r] = false;
+            refused.push_back(std::move(*error));
+            continue;
+        }
+        if (new_cell) {
+            if (spent_it == s.spent.end()) spent_it = s.spent.try_emplace(std::string(submitter)).first;
+            for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+                if (!is_new[i]) continue;
+                s.pending[i].emplace(value_of(l, i));
+                ++spent_it->second.values[i];
+                last_value[i] = value_of(l, i);
+            }
+            s.pending_cells.insert(CellKey::of(l));
+            ++spent_it->second.cells;
+        }
+        last_ok = &l;
+    }
+    if (refused.empty()) return;
+    s.rejected.fetch_add(refused.size(), std::memory_order_relaxed);
+
+    std::size_t out = 0;
+    for (std::size_t r = 0; r < sub.records.size(); ++r) {
+        if (!keep[r]) continue;
+        if (out != r) {
+            sub.records[out] = std::move(sub.records[r]);
+            sub.indexes[out] = sub.indexes[r];
+        }
+        ++out;
+    }
+    sub.records.resize(out);
+    sub.indexes.resize(out);
+    std::vector<RecordError> errors;
+    errors.reserve(sub.errors.size() + refused.size());
+    std::merge(std::make_move_iterator(sub.errors.begin()), std::make_move_iterator(sub.errors.end()),
+               std::make_move_iterator(refused.begin()), std::make_move_iterator(refused.end()),
+               std::back_inserter(errors),
+               [](const RecordError& a, const RecordError& b) { return a.index < b.index; });
+    sub.errors = std::move(errors);
+}
+
+}  // namespace tokenradar::observatory

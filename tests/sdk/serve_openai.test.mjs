@@ -1,0 +1,83 @@
+// The official `openai` npm SDK against `tokenradar serve`, which relays to `tokenradar sim`:
+// model `fast` is the sim's OpenAI dialect (passthrough), `claude` its Anthropic dialect
+// (translated both ways). The sim runs the `fixed` profile (TTFT 250 ms, 20 ms per token) so a
+// stream can be left midway.
+
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+
+import { checkWeatherArguments, user, weatherTool } from './lib/fixtures.mjs';
+import { eventually, simStats, startServe, startSim } from './lib/servers.mjs';
+
+let sim;
+let client;
+before(async () => {
+  sim = await startSim('fixed');
+  const serve = await startServe(sim.url);
+  client = new OpenAI({ apiKey: 'unused', baseURL: `${serve.url}/v1`, maxRetries: 0, timeout: 10_000 });
+});
+
+describe('openai SDK -> serve -> sim', () => {
+  for (const model of ['fast', 'claude']) {
+    test(`${model}: non-streaming and streaming`, async () => {
+      const completion = await client.chat.completions.create({ model, max_tokens: 4, messages: user('Hi') });
+      assert.ok(completion.choices[0].message.content.length > 0);
+      assert.equal(completion.usage.completion_tokens, 4);
+
+      const stream = await client.chat.completions.create({
+        model, max_tokens: 5, stream: true, stream_options: { include_usage: true }, messages: user('Hi'),
+      });
+      let text = '';
+      let usage;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta?.content ?? '';
+        if (chunk.usage) usage = chunk.usage;
+      }
+      assert.ok(text.length > 0);
+      assert.equal(usage.completion_tokens, 5);
+    });
+
+    test(`${model}: a streamed tool call arrives whole`, async () => {
+      const completion = await client.chat.completions.stream({
+        model, max_tokens: 6, messages: user('Weather in Rome?'), tools: [weatherTool], tool_choice: 'required',
+      }).finalChatCompletion();
+      const choice = completion.choices[0];
+      assert.equal(choice.finish_reason, 'tool_calls');
+      assert.equal(choice.message.tool_calls[0].function.name, 'get_weather');
+      checkWeatherArguments(assert, JSON.parse(choice.message.tool_calls[0].function.arguments));
+    });
+  }
+
+  test('abort mid-stream ends the upstream stream too', async () => {
+    const controller = new AbortController();
+    const stream = await client.chat.completions.create({
+      model: 'fast', max_tokens: 200, stream: true, messages: user('Long'),
+    }, { signal: controller.signal });
+    let chunks = 0;
+    // The SDK ends the iteration quietly when its own signal aborts it.
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta?.content) chunks += 1;
+      if (chunks === 2) controller.abort();
+    }
+    assert.equal(chunks, 2, 'no chunk after the abort');
+    assert.ok(await eventually(async () => (await simStats(sim.url)).running === 0),
+      'the gateway closes its upstream stream when the client leaves');
+  });
+
+  test('models.list', async () => {
+    const ids = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    assert.ok(ids.includes('fast') && ids.includes('claude'), ids.join(','));
+  });
+
+  test('models.retrieve', async () => {
+    const model = await client.models.retrieve('fast');
+    assert.equal(model.id, 'fast');
+  });
+
+  test('_request_id is the upstream\'s x-request-id', async () => {
+    const completion = await client.chat.completions.create({ model: 'fast', max_tokens: 1, messages: user('Hi') });
+    assert.match(completion._request_id ?? '', /^chatcmpl-/);
+  });
+});

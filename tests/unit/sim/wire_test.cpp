@@ -1,0 +1,103 @@
+#include "../../../src/sim/wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace tokenradar::sim {
+namespace {
+
+namespace http = boost::beast::http;
+using dialect::Api;
+
+net::Request post(std::string target, std::vector<std::pair<std::string, std::string>> headers) {
+    net::Request request(http::verb::post, target, 11);
+    for (auto& [name, value] : headers) request.set(name, value);
+    request.body() = "{}";
+    return request;
+}
+
+TEST(RouteRequest, AnthropicTakesTheKeyAsXApiKeyOrBearerAsTheRealApiDoes) {
+    const std::string version = "2023-06-01";
+    auto with_x_api_key = route_request(
+        post("/v1/messages", {{"x-api-key", "k"}, {"anthropic-version", version}}), "k");
+    ASSERT_TRUE(with_x_api_key);
+    EXPECT_EQ(with_x_api_key->api, Api::anthropic);
+
+    // What @anthropic-ai/sdk sends when given an auth token: no x-api-key.
+    auto with_bearer = route_request(
+        post("/v1/messages", {{"authorization", "Bearer k"}, {"anthropic-version", version}}), "k");
+    ASSERT_TRUE(with_bearer) << with_bearer.error().message;
+    EXPECT_EQ(with_bearer->api, Api::anthropic);
+
+    auto wrong_bearer = route_request(
+        post("/v1/messages", {{"authorization", "Bearer nope"}, {"anthropic-version", version}}),
+        "k");
+    ASSERT_FALSE(wrong_bearer);
+    EXPECT_EQ(wrong_bearer.error().code, Errc::unauthorized);
+
+    // x-api-key wins when both are sent.
+    auto both = route_request(post("/v1/messages", {{"x-api-key", "nope"},
+                                                    {"authorization", "Bearer k"},
+                                                    {"anthropic-version", version}}),
+                              "k");
+    EXPECT_FALSE(both);
+
+    auto none = route_request(post("/v1/messages", {{"anthropic-version", version}}), "");
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code, Errc::unauthorized);
+    EXPECT_EQ(none.error().api, Api::anthropic);
+
+    auto basic = route_request(
+        post("/v1/messages", {{"authorization", "Basic k"}, {"anthropic-version", version}}), "");
+    EXPECT_FALSE(basic);
+}
+
+TEST(RouteRequest, AnthropicModelsListWithBearerAndVersionIsAnthropicShaped) {
+    net::Request request(http::verb::get, "/v1/models", 11);
+    request.set("authorization", "Bearer k");
+    request.set("anthropic-version", "2023-06-01");
+    auto route = route_request(request, "k");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->api, Api::anthropic);
+    EXPECT_EQ(route->kind, Route::Kind::models);
+}
+
+TEST(RouteRequest, OneModelPerApi) {
+    net::Request openai(http::verb::get, "/v1/models/gpt-4o", 11);
+    openai.set("authorization", "Bearer k");
+    auto route = route_request(openai, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->kind, Route::Kind::model);
+    EXPECT_EQ(route->api, Api::openai);
+    EXPECT_EQ(route->model, "gpt-4o");
+
+    net::Request anthropic(http::verb::get, "/v1/models/claude-3-5-sonnet-latest", 11);
+    anthropic.set("x-api-key", "k");
+    route = route_request(anthropic, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->api, Api::anthropic);
+
+    net::Request gemini(http::verb::get, "/v1beta/models/gemini-1.5-pro?key=k", 11);
+    route = route_request(gemini, "");
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->kind, Route::Kind::model);
+    EXPECT_EQ(route->api, Api::gemini);
+    EXPECT_EQ(route->model, "gemini-1.5-pro");
+
+    // A POST without :method is still not a route.
+    net::Request post_gemini(http::verb::post, "/v1beta/models/gemini-1.5-pro?key=k", 11);
+    route = route_request(post_gemini, "");
+    ASSERT_FALSE(route);
+    EXPECT_EQ(route.error().code, Errc::not_found);
+
+    Profile profile;
+    profile.models = {"gpt-4o"};
+    EXPECT_EQ(
+        model_json(Api::openai, profile, "gpt-4o"),
+        R"({"id":"gpt-4o","object":"model","created":1700000000,"owned_by":"tokenradar-sim"})");
+    EXPECT_EQ(model_json(Api::openai, profile, "nope"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace tokenradar::sim
