@@ -1,5 +1,6 @@
 #include "commands.hpp"
 
+#include <tokenradar/bench/extra_body.hpp>
 #include <tokenradar/bench/report.hpp>
 #include <tokenradar/bench/runner.hpp>
 #include <tokenradar/core/config.hpp>
@@ -15,6 +16,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +49,8 @@ struct BenchArgs {
     std::string format = "table";
     std::vector<std::string> key_env;
     std::vector<std::string> headers;
+    std::vector<std::string> extra_body;  // JSON (every target) or NAME=JSON (one target)
+    std::string extra_body_source = "--extra-body";  // for messages: the option or the config file's key
     std::string connect_timeout = "10s";
     std::string first_token_timeout = "60s";
     std::string idle_timeout = "60s";
@@ -73,7 +77,8 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     cfg.reject_unknown_keys({"targets", "workload", "workloads_dir", "requests", "duration",
                              "concurrency", "rate", "arrival", "ramp_up", "warmup", "seed", "out", "format",
                              "key_env", "connect_timeout", "first_token_timeout", "idle_timeout",
-                             "total_timeout", "insecure", "ca_file", "threads", "submit"});
+                             "total_timeout", "insecure", "ca_file", "threads", "submit", "extra_body",
+                             "target_extra_body"});
     const auto unset = [&](const char* option) { return sub.count(option) == 0; };
     if (unset("--target")) a.targets = cfg.get_strings("targets");
     if (unset("--workload")) a.workload = cfg.get_string("workload", a.workload);
@@ -102,6 +107,52 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     if (unset("--threads")) a.threads = static_cast<unsigned>(cfg.get_integer("threads", 1, 1, 64));
     if (auto keys = cfg.table("key_env"); keys && unset("--key-env")) {
         for (const auto& name : keys->keys()) a.key_env.push_back(name + "=" + keys->require_string(name));
+    }
+    // Either --extra-body replaces both tables, as --key-env replaces [key_env].
+    if (unset("--extra-body")) {
+        if (auto all = cfg.json_object("extra_body")) a.extra_body.push_back(boost::json::serialize(*all));
+        if (auto by_target = cfg.table("target_extra_body")) {
+            for (const auto& name : by_target->keys()) {
+                a.extra_body.push_back(name + "=" + boost::json::serialize(*by_target->json_object(name)));
+            }
+        }
+        if (!a.extra_body.empty()) a.extra_body_source = a.config + ": extra_body/target_extra_body";
+    }
+}
+
+// --extra-body JSON (every target) and --extra-body NAME=JSON (target NAME), each at most once:
+// the target's fields go over the every-target ones (extra_body.hpp).
+void apply_extra_body(const BenchArgs& a, std::vector<bench::Target>& targets) {
+    const std::string& option = a.extra_body_source;
+    std::optional<boost::json::object> all;
+    std::map<std::string, boost::json::object> by_target;
+    for (const auto& spec : a.extra_body) {
+        const std::size_t start = spec.find_first_not_of(" \t\r\n");
+        const bool named = start != std::string::npos && spec[start] != '{' && spec.find('=') != std::string::npos;
+        const std::string name = named ? spec.substr(0, spec.find('=')) : std::string();
+        const std::string json = named ? spec.substr(spec.find('=') + 1) : spec;
+        auto parsed = bench::parse_extra_body(json);
+        if (!parsed) {
+            throw ConfigError(fmt::format("{} '{}': {} (expected a JSON object, e.g. '{{\"ignore_eos\": true}}', "
+                                          "or NAME=JSON for one target)",
+                                          option, spec, parsed.error().message));
+        }
+        if (!named) {
+            if (all) throw ConfigError(fmt::format("{}: a JSON object for every target is given twice", option));
+            all = std::move(*parsed);
+            continue;
+        }
+        const bool known = std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.name == name; });
+        if (!known) throw ConfigError(fmt::format("{} '{}': no target is named '{}'", option, spec, name));
+        if (!by_target.emplace(name, std::move(*parsed)).second) {
+            throw ConfigError(fmt::format("{}: target '{}' is given twice", option, name));
+        }
+    }
+    for (auto& target : targets) {
+        if (all) target.extra_body = *all;
+        if (auto own = by_target.find(target.name); own != by_target.end()) {
+            bench::overlay_extra_body(target.extra_body, own->second);
+        }
     }
 }
 
@@ -132,6 +183,7 @@ bench::RunOptions build_options(const BenchArgs& a) {
         }
         o.targets.push_back(std::move(*target));
     }
+    apply_extra_body(a, o.targets);
     if (a.workload.empty()) throw ConfigError("--workload: required (chat, gen-500, long-context, code, prefix-reuse or a .toml file)");
     o.workload = bench::load_workload(a.workload, a.workloads_dir.empty() ? find_resource_dir("workloads")
                                                                         : std::filesystem::path(a.workloads_dir));
@@ -222,6 +274,7 @@ boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
     if (o.requests > 0) run["requests_per_target"] = o.requests;
     if (o.duration.count() > 0) run["duration_s"] = static_cast<double>(o.duration.count()) / 1e9;
     run["warmup"] = o.warmup;
+    run["extra_body"] = o.workload.extra_body;  // the workload's; each target lists what it sent
     run["seed"] = o.seed;
     run["interrupted"] = r.interrupted;
     run["cancelled_in_flight"] = r.cancelled;
@@ -234,7 +287,11 @@ boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
     lag["max"] = static_cast<double>(r.sched_lag_max_ns) / 1e6;
     run["client_sched_lag_ms"] = std::move(lag);
     boost::json::array targets;
-    for (const auto& report : reports) targets.push_back(bench::to_json(report));
+    for (std::size_t t = 0; t < reports.size(); ++t) {
+        boost::json::object target = bench::to_json(reports[t]);
+        if (t < o.targets.size()) target["extra_body"] = bench::effective_extra_body(o.workload.extra_body, o.targets[t].extra_body);
+        targets.push_back(std::move(target));
+    }
     boost::json::object summary;
     summary["metrics_spec"] = kMetricsSpec;
     summary["environment"] = std::move(env);
@@ -310,7 +367,11 @@ int run(BenchArgs args, const CLI::App& sub) {
 
     std::vector<std::string> names;
     for (const auto& target : options.targets) names.push_back(target.name);
-    const std::vector<bench::TargetReport> reports = bench::summarize_targets(names, result.records);
+    std::vector<bench::TargetReport> reports = bench::summarize_targets(names, result.records);
+    for (std::size_t t = 0; t < reports.size(); ++t) {
+        const auto extra = bench::effective_extra_body(options.workload.extra_body, options.targets[t].extra_body);
+        if (!extra.empty()) reports[t].extra_body = boost::json::serialize(extra);
+    }
 
     if (args.format == "markdown") {
         std::fputs(bench::render_markdown(reports).c_str(), stdout);
@@ -371,6 +432,10 @@ void register_bench(CLI::App& app, Runner& runner, const std::string& command_li
     sub->add_option("--out", args->out, "Write PREFIX.jsonl (one record per request) and PREFIX.summary.json");
     sub->add_option("--format", args->format, "table, json, csv or markdown")->capture_default_str();
     sub->add_option("--key-env", args->key_env, "NAME=VAR: read target NAME's key from $VAR; repeatable");
+    sub->add_option("--extra-body", args->extra_body,
+                    "JSON object merged into every request body, e.g. '{\"ignore_eos\":true}'; NAME=JSON: "
+                    "for target NAME only (over the every-target one and the workload's [extra_body]); "
+                    "may not change fields bench sets");
     sub->add_option("--header", args->headers, "Extra request header 'Name: value' (e.g. x-sim-* for the sim)");
     sub->add_option("--connect-timeout", args->connect_timeout, "TCP + TLS connect timeout")->capture_default_str();
     sub->add_option("--first-token-timeout", args->first_token_timeout, "Send to first token")->capture_default_str();

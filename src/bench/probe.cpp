@@ -1,5 +1,6 @@
 #include <tokenradar/bench/probe.hpp>
 
+#include <tokenradar/bench/extra_body.hpp>
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/http_call.hpp>
@@ -92,12 +93,19 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
 }  // namespace
 
 Result<PreparedCall> PreparedCall::make(const Target& target, const PromptSpec& fixed,
-                                        std::vector<std::pair<std::string, std::string>> extra_headers) {
+                                        std::vector<std::pair<std::string, std::string>> extra_headers,
+                                        const boost::json::object& workload_extra_body) {
     PromptSpec marked = fixed;
     marked.user = kUserMarker;
     dialect::ChatRequest request = chat_request(target, marked);
     auto call = dialect::make_http_call(target.api, target.base.target, request, target.key);
     if (!call) return call.error();
+    boost::json::object extra = effective_extra_body(workload_extra_body, target.extra_body);
+    if (!extra.empty()) {
+        auto merged = merge_extra_body(std::move(call->body), extra);
+        if (!merged) return merged.error();
+        call->body = std::move(*merged);
+    }
     PreparedCall prepared;
     prepared.api_ = target.api;
     prepared.target_ = std::move(call->target);
@@ -107,6 +115,7 @@ Result<PreparedCall> PreparedCall::make(const Target& target, const PromptSpec& 
     const std::size_t at = call->body.find(quoted);
     if (at == std::string::npos || call->body.find(quoted, at + 1) != std::string::npos) {
         prepared.whole_ = std::move(request);
+        prepared.extra_body_ = std::move(extra);
         return prepared;
     }
     prepared.before_user_ = call->body.substr(0, at);
@@ -120,7 +129,9 @@ Result<std::string> PreparedCall::body(std::string_view user) const {
         for (auto& message : request.messages) {
             if (message.role == dialect::Role::user) message.content = {dialect::ContentPart::make_text(std::string(user))};
         }
-        return dialect::emit_request(api_, request);
+        auto emitted = dialect::emit_request(api_, request);
+        if (!emitted || extra_body_.empty()) return emitted;
+        return merge_extra_body(std::move(*emitted), extra_body_);
     }
     const std::string quoted = boost::json::serialize(boost::json::string_view(user.data(), user.size()));
     std::string body;
@@ -150,7 +161,7 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
 
     std::optional<Result<PreparedCall>> own_call;
     if (request.call == nullptr) {
-        own_call.emplace(PreparedCall::make(target, request.prompt, std::move(request.extra_headers)));
+        own_call.emplace(PreparedCall::make(target, request.prompt, std::move(request.extra_headers), request.extra_body));
     }
     const Result<PreparedCall>& call = request.call != nullptr ? *request.call : *own_call;
     auto request_body = call ? call->body(request.prompt.user) : Result<std::string>(call.error());

@@ -67,6 +67,7 @@ std::string render_table(std::span<const TargetReport> reports) {
                            format_cell(s, &stats::Summary::p95), format_cell(s, &stats::Summary::p99),
                            s ? s->count : 0);
         };
+        if (!r.extra_body.empty()) fmt::format_to(std::back_inserter(out), "  extra body {}\n", r.extra_body);
         row("TTFT ms", r.ttft_ms);
         row("TTFT (scheduled) ms", r.ttft_sched_ms);
         row("TTFAT ms", r.ttfat_ms);
@@ -114,7 +115,7 @@ std::string render_csv(std::span<const TargetReport> reports) {
     for (const char* name :
          {"target", "api", "model", "requests", "errors", "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms",
           "ttfat_p50_ms", "decode_tps_p50", "tpot_p50_ms", "tpot_p99_ms", "e2e_p50_ms", "e2e_p95_ms",
-          "e2e500_p95_ms", "tokens_per_chunk_p50", "cached_share", "token_source_estimate"}) {
+          "e2e500_p95_ms", "tokens_per_chunk_p50", "cached_share", "token_source_estimate", "extra_body"}) {
         columns.push_back({name});
     }
     TextTable table(std::move(columns));
@@ -127,7 +128,7 @@ std::string render_csv(std::span<const TargetReport> reports) {
                        format_cell(r.tpot_ms, &S::p99), format_cell(r.e2e_ms, &S::p50),
                        format_cell(r.e2e_ms, &S::p95), format_cell(r.e2e500_ms, &S::p95),
                        format_cell(r.tokens_per_chunk, &S::p50), fmt::format("{:.4f}", r.cached_share()),
-                       std::to_string(r.token_source_estimate)});
+                       std::to_string(r.token_source_estimate), r.extra_body});
     }
     return table.render_csv();
 }

@@ -220,7 +220,15 @@ private:
                 const Workload& workload = workload_at(w);
                 auto headers = options_.extra_headers;
                 if (options_.task_header) headers.emplace_back("x-tokenradar-task", workload.task);
-                per_workload.push_back(PreparedCall::make(target, make_prompt(workload, options_.seed, 0), std::move(headers)));
+                auto call = PreparedCall::make(target, make_prompt(workload, options_.seed, 0), std::move(headers),
+                                               workload.extra_body);
+                // Extra fields that collide with the body would fail every request alike.
+                const bool has_extra = !workload.extra_body.empty() || !target.extra_body.empty();
+                if (!call && has_extra) {
+                    throw PreflightError(fmt::format("target {}, workload {}: {}", target.name, workload.name,
+                                                     call.error().message));
+                }
+                per_workload.push_back(std::move(call));
             }
         }
     }

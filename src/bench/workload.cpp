@@ -56,7 +56,7 @@ Workload load_workload(std::string_view name_or_path, const std::filesystem::pat
     }
     auto cfg = ConfigTable::load_file(path);
     cfg.reject_unknown_keys({"name", "task", "description", "max_tokens", "stream", "temperature",
-                             "prompt"});
+                             "prompt", "extra_body"});
     Workload w;
     w.name = cfg.get_string("name", path.stem().string());
     w.task = cfg.get_string("task", w.name);
@@ -67,6 +67,7 @@ Workload load_workload(std::string_view name_or_path, const std::filesystem::pat
     if (w.temperature && (*w.temperature < 0 || *w.temperature > 2)) {
         cfg.fail("temperature", "a number from 0 to 2");
     }
+    if (auto extra = cfg.json_object("extra_body")) w.extra_body = std::move(*extra);
     auto prompt = cfg.table("prompt");
     if (!prompt) cfg.fail("prompt", "a [prompt] table with at least `user`");
     prompt->reject_unknown_keys(

@@ -2,6 +2,8 @@
 
 #include <tokenradar/core/duration.hpp>
 
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +21,35 @@ std::string describe(const toml::node& n) {
         case toml::node_type::table: return "a table";
         case toml::node_type::array: return "an array";
         default: return "a date/time";
+    }
+}
+
+// Nullopt for a date/time, which JSON has no kind for.
+std::optional<boost::json::value> to_json(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::string: return boost::json::value(*n.value<std::string>());
+        case toml::node_type::integer: return boost::json::value(*n.value<std::int64_t>());
+        case toml::node_type::floating_point: return boost::json::value(*n.value<double>());
+        case toml::node_type::boolean: return boost::json::value(*n.value<bool>());
+        case toml::node_type::array: {
+            boost::json::array out;
+            for (const auto& element : *n.as_array()) {
+                auto v = to_json(element);
+                if (!v) return std::nullopt;
+                out.push_back(std::move(*v));
+            }
+            return boost::json::value(std::move(out));
+        }
+        case toml::node_type::table: {
+            boost::json::object out;
+            for (const auto& [k, v] : *n.as_table()) {
+                auto converted = to_json(v);
+                if (!converted) return std::nullopt;
+                out[k.str()] = std::move(*converted);
+            }
+            return boost::json::value(std::move(out));
+        }
+        default: return std::nullopt;
     }
 }
 
@@ -161,6 +192,15 @@ std::vector<std::string> ConfigTable::get_strings(std::string_view key) const {
         out.push_back(*element.value<std::string>());
     }
     return out;
+}
+
+std::optional<boost::json::object> ConfigTable::json_object(std::string_view key) const {
+    const toml::node* n = node(key);
+    if (n == nullptr) return std::nullopt;
+    if (!n->is_table()) fail(key, "a table");
+    auto converted = to_json(*n);
+    if (!converted) fail(key, "a table of strings, numbers, booleans, arrays and tables (no dates or times)");
+    return std::move(converted->as_object());
 }
 
 std::optional<ConfigTable> ConfigTable::table(std::string_view key) const {

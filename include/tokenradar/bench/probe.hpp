@@ -13,6 +13,8 @@
 #include <tokenradar/net/asio.hpp>
 #include <tokenradar/net/http_client.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -29,10 +31,13 @@ namespace tokenradar::bench {
 // the API's request JSON (~6% of bench's CPU per small request). Immutable: lanes share it.
 class PreparedCall {
 public:
-    // `fixed` is any prompt of the workload (its `user` is ignored). A request the dialect
-    // cannot express is an error, reported by each probe that uses it.
+    // `fixed` is any prompt of the workload (its `user` is ignored); `workload_extra_body` the
+    // workload's extra fields (the target's go over them, extra_body.hpp). A request the
+    // dialect cannot express, or extra fields that collide with the body's, is an error,
+    // reported by each probe that uses it (run_bench refuses to start with the latter).
     static Result<PreparedCall> make(const Target& target, const PromptSpec& fixed,
-                                     std::vector<std::pair<std::string, std::string>> extra_headers);
+                                     std::vector<std::pair<std::string, std::string>> extra_headers,
+                                     const boost::json::object& workload_extra_body = {});
 
     const std::string& target() const noexcept { return target_; }  // path and query
     const std::vector<std::pair<std::string, std::string>>& headers() const noexcept { return headers_; }
@@ -47,6 +52,7 @@ private:
     // Set when the body could not be split (the prompt's JSON string was not found exactly
     // once): the body is then written per request from this request.
     std::optional<dialect::ChatRequest> whole_;
+    boost::json::object extra_body_;  // merged into each `whole_` body
     dialect::Api api_ = dialect::Api::openai;
 };
 
@@ -62,6 +68,9 @@ struct ProbeRequest {
     // Test-only headers (x-sim-*) to steer a simulated provider; never used against real ones.
     // Only read when `call` is null (a prepared call has its headers).
     std::vector<std::pair<std::string, std::string>> extra_headers;
+    // The workload's extra body fields (the target's are in the Target). Only read when
+    // `call` is null.
+    boost::json::object extra_body;
 };
 
 struct ProbeResult {

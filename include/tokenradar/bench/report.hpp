@@ -19,6 +19,9 @@ struct TargetReport : stats::RecordSummary {
     std::string name;
     std::string api;
     std::string model;
+    // The extra body fields its requests carried, as compact JSON ("" when none); the
+    // caller fills it in (extra_body.hpp).
+    std::string extra_body;
 };
 
 TargetReport summarize_target(std::string name, std::span<const Measurement> records);
@@ -33,7 +36,7 @@ std::string render_table(std::span<const TargetReport> reports);
 // The published comparison's columns: provider, model, median TTFT (ms), median tokens/s,
 // p95 latency (E2E p95, ms), plus sample and error counts.
 std::string render_markdown(std::span<const TargetReport> reports);
-// One row per target, a header line first.
+// One row per target, a header line first; the last column is `extra_body`.
 std::string render_csv(std::span<const TargetReport> reports);
 // The summary object of one target: name, requests, errors, and ttft_ms, tpot_ms,
 // decode_tps, e2e_ms, e2e500_ms objects with p50, p90, p95, p99 (and count).

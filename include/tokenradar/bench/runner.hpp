@@ -73,8 +73,9 @@ struct RunResult {
     std::int64_t sched_lag_max_ns = 0;
 };
 
-// Thrown when a target fails its preflight (unreachable, TLS, auth, bad model): the message
-// names the target and the reason.
+// Thrown when a target fails its preflight (unreachable, TLS, auth, bad model), or before
+// any request when its extra body fields collide with what bench writes (extra_body.hpp):
+// the message names the target and the reason.
 class PreflightError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -11,6 +11,8 @@
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/net/url.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <functional>
 #include <map>
 #include <optional>
@@ -26,6 +28,9 @@ struct Target {
     std::string model;
     Secret key;
     std::string key_env;  // where the key came from (for messages; never the key itself); may be empty
+    // `--extra-body`: fields merged into every request body to this target, over the
+    // workload's (extra_body.hpp).
+    boost::json::object extra_body;
 };
 
 // Looks a variable up (std::getenv in the program, a map in tests).

@@ -3,6 +3,8 @@
 // deterministically from (seed, request index) and are unique per request unless the
 // workload says otherwise, so no cache flatters a result.
 
+#include <boost/json/object.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -25,6 +27,9 @@ struct Workload {
     std::string user_template;            // {topic}, {nonce} placeholders
     std::vector<std::string> topics;
     bool unique = true;                   // add a per-request nonce
+    // `[extra_body]`: fields merged into every request body (extra_body.hpp); a target's
+    // extra fields win over these.
+    boost::json::object extra_body;
 };
 
 // One request's prompt, ready for a dialect codec.

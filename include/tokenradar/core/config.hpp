@@ -3,6 +3,7 @@
 // the file, the line and the key, and says what was expected. Loading throws ConfigError:
 // configuration errors are startup errors, caught once in main.
 
+#include <boost/json/object.hpp>
 #include <toml++/toml.h>
 
 #include <chrono>
@@ -45,6 +46,11 @@ public:
     std::chrono::nanoseconds get_duration(std::string_view key, std::chrono::nanoseconds fallback) const;
     std::vector<double> get_numbers(std::string_view key) const;  // empty when missing
     std::vector<std::string> get_strings(std::string_view key) const;
+
+    // A table as a JSON object (strings, integers, floats, booleans, arrays and tables map
+    // to their JSON kinds; a date/time fails). For tables passed through to another program
+    // as JSON, such as bench's `[extra_body]`.
+    std::optional<boost::json::object> json_object(std::string_view key) const;
 
     std::optional<ConfigTable> table(std::string_view key) const;
     std::vector<ConfigTable> tables(std::string_view key) const;  // an array of tables

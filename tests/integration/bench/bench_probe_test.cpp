@@ -8,6 +8,7 @@
 #include "../../support/run_sync.hpp"
 #include "../../support/scripted_server.hpp"
 
+#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
 namespace tokenradar::bench {
@@ -193,6 +194,83 @@ TEST(BenchPreparedCall, SplicedBodyEqualsTheDialectsBodyForEveryApi) {
             headers.emplace_back("x-sim-tpot-ms", "5");
             EXPECT_EQ(prepared->headers(), headers);
         }
+    }
+}
+
+// --extra-body and a workload's [extra_body] reach the server at the top level of the body
+// in every API's request, the target's fields over the workload's, and the rest of the body
+// is the dialect's.
+TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
+    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini}) {
+        Script answer;
+        answer.status = 500;
+        answer.content_type = "application/json";
+        answer.pieces = {{milliseconds(0), "{}"}};
+        ScriptedServer server(answer);
+        Target target;
+        target.name = "t";
+        target.api = api;
+        target.base = net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
+        target.model = "m";
+        target.extra_body = boost::json::parse(R"({"ignore_eos":true,"nested":{"b":3}})").as_object();
+        ProbeRequest request;
+        request.prompt.user = "hello";
+        request.prompt.max_tokens = 5;
+        request.prompt.stream = true;
+        request.request_id = "r1";
+        request.extra_body = boost::json::parse(R"({"ignore_eos":false,"min_tokens":5,"nested":{"a":1}})").as_object();
+        boost::asio::io_context ioc;
+        net::HttpClient client(ioc.get_executor());
+        auto r = testing::run_sync(ioc, run_probe(client, target, request));
+        EXPECT_EQ(r.record.status, "http_500");
+        const auto bodies = server.received_bodies();
+        ASSERT_EQ(bodies.size(), 1u) << dialect::to_string(api);
+        const auto body = boost::json::parse(bodies[0]).as_object();
+        EXPECT_EQ(body.at("ignore_eos"), true) << bodies[0];
+        EXPECT_EQ(body.at("min_tokens"), 5) << bodies[0];
+        EXPECT_EQ(body.at("nested"), boost::json::parse(R"({"a":1,"b":3})")) << bodies[0];
+        // The dialect's own fields are still there.
+        EXPECT_TRUE(body.contains(api == dialect::Api::gemini ? "contents" : "messages")) << bodies[0];
+    }
+}
+
+// Extra fields may not change what bench writes (it would change what is measured): the
+// prepared call is an error naming the field, for a target's and for a workload's fields.
+TEST(BenchPreparedCall, ExtraBodyMayNotChangeTheBodysFields) {
+    Target target;
+    target.name = "t";
+    target.base = net::parse_url("http://127.0.0.1:9/v1").value();
+    target.model = "m";
+    PromptSpec prompt;
+    prompt.max_tokens = 5;
+    target.extra_body = boost::json::parse(R"({"stream":false})").as_object();
+    auto from_target = PreparedCall::make(target, prompt, {});
+    ASSERT_FALSE(from_target);
+    EXPECT_NE(from_target.error().message.find("extra body field 'stream'"), std::string::npos);
+    target.extra_body = {};
+    auto from_workload = PreparedCall::make(target, prompt, {}, boost::json::parse(R"({"max_tokens":9})").as_object());
+    ASSERT_FALSE(from_workload);
+    EXPECT_NE(from_workload.error().message.find("'max_tokens'"), std::string::npos);
+}
+
+// The whole-body path (a prompt that cannot be spliced) carries the extra fields too.
+TEST(BenchPreparedCall, ExtraBodyIsInTheSplicedAndTheWholeBody) {
+    Target target;
+    target.name = "t";
+    target.base = net::parse_url("http://127.0.0.1:9/v1").value();
+    target.model = "m";
+    target.extra_body = boost::json::parse(R"({"ignore_eos":true})").as_object();
+    PromptSpec prompt;
+    prompt.max_tokens = 5;
+    for (const std::string system : {"be brief", "\x01tokenradar-user-prompt\x01"}) {
+        prompt.system = system;
+        auto prepared = PreparedCall::make(target, prompt, {});
+        ASSERT_TRUE(prepared) << prepared.error().message;
+        auto body = prepared->body("hi");
+        ASSERT_TRUE(body) << body.error().message;
+        const auto parsed = boost::json::parse(*body).as_object();
+        EXPECT_EQ(parsed.at("ignore_eos"), true) << *body;
+        EXPECT_NE(body->find("\"hi\""), std::string::npos) << *body;
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <tokenradar/bench/runner.hpp>
 
+#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -141,6 +142,29 @@ TEST(BenchRunner, TwoLanesRecordsMergeInCompletionOrder) {
     EXPECT_GT(span, 300'000'000);  // 200 requests of >= 10 ms, 4 at a time
     for (std::size_t i = 1; i < result.records.size(); ++i) {
         EXPECT_GT(*result.records[i].t.done, *result.records[i - 1].t.done - span / 5) << "record " << i;
+    }
+}
+
+// Extra body fields that would change what bench writes fail every request alike: the run
+// refuses to start, naming the target, the workload and the field.
+TEST(BenchRunner, ExtraBodyCollisionStopsTheRunBeforeAnyRequest) {
+    RunOptions options;
+    Target target;
+    target.name = "local";
+    target.base = net::parse_url("http://127.0.0.1:9/v1").value();
+    target.model = "m";
+    target.extra_body = boost::json::parse(R"({"ignore_eos":true,"model":"other"})").as_object();
+    options.targets = {target};
+    options.workload = brief("chat", true);
+    options.requests = 1;
+    options.concurrency = 1;
+    std::atomic<bool> stop{false};
+    try {
+        run_bench(options, stop, {});
+        FAIL() << "expected a PreflightError";
+    } catch (const PreflightError& e) {
+        EXPECT_NE(std::string(e.what()).find("target local, workload chat: extra body field 'model'"), std::string::npos)
+            << e.what();
     }
 }
 

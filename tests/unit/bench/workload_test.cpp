@@ -49,6 +49,17 @@ TEST(Workload, SizesMatchTheirDescriptions) {
     EXPECT_NEAR(static_cast<double>(estimate_tokens(a.system)), 4000, 100);
 }
 
+TEST(Workload, ExtraBodyTableIsTheWorkloadsExtraFields) {
+    const testing::TempPath file("extra_workload", ".toml");
+    file.write("max_tokens = 64\n[prompt]\nuser = \"x\"\n[extra_body]\nignore_eos = true\nmin_tokens = 64\n"
+               "[extra_body.stream_options]\ncontinuous_usage_stats = true\n");
+    auto w = load_workload(file.path(), kWorkloads);
+    EXPECT_EQ(w.extra_body.at("ignore_eos"), true);
+    EXPECT_EQ(w.extra_body.at("min_tokens"), 64);
+    EXPECT_EQ(w.extra_body.at("stream_options").at("continuous_usage_stats"), true);
+    EXPECT_TRUE(load_workload("chat", kWorkloads).extra_body.empty());
+}
+
 TEST(Workload, BadFilesNameFileLineAndKey) {
     const testing::TempPath file("bad_workload", ".toml");
     const std::string& path = file.path();
@@ -67,6 +78,8 @@ TEST(Workload, BadFilesNameFileLineAndKey) {
     EXPECT_THAT(error_of("max_tokens = 5\n"), HasSubstr("prompt"));
     EXPECT_THAT(error_of("[prompt]\nuser = \"x\"\nsystm = \"typo\"\n"), HasSubstr("unknown key 'prompt.systm'"));
     EXPECT_THAT(error_of("[prompt\n"), HasSubstr(path + ":1"));
+    EXPECT_THAT(error_of("extra_body = \"{}\"\n[prompt]\nuser = \"x\"\n"),
+                HasSubstr(path + ":1: extra_body: expected a table"));
     try {
         load_workload("no-such-workload", kWorkloads);
         FAIL();

@@ -1,5 +1,7 @@
 #include <tokenradar/core/config.hpp>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -45,6 +47,21 @@ TEST(Config, RangeAndUnknownKeysAreErrors) {
                 HasSubstr("w.toml:1: rate: expected a number from 0 to 100"));
     EXPECT_THAT(error_of([&] { cfg.reject_unknown_keys({"rate"}); }),
                 HasSubstr("w.toml:2: unknown key 'typo'"));
+}
+
+TEST(Config, TableAsJsonObjectKeepsEachKind) {
+    auto cfg = ConfigTable::parse("[extra]\nignore_eos = true\nmin_tokens = 100\ntop_k = 0.5\n"
+                                  "stop = [\"a\", 1]\nname = \"x\"\n[extra.nested]\nk = 2\n"
+                                  "[dated]\nwhen = 2026-01-01\n",
+                                  "w.toml");
+    auto extra = cfg.json_object("extra");
+    ASSERT_TRUE(extra);
+    EXPECT_EQ(boost::json::value(*extra),
+              boost::json::parse(R"({"ignore_eos":true,"min_tokens":100,"top_k":0.5,"stop":["a",1],"name":"x","nested":{"k":2}})"))
+        << boost::json::serialize(*extra);
+    EXPECT_TRUE(extra->at("min_tokens").is_int64());
+    EXPECT_FALSE(cfg.json_object("missing"));
+    EXPECT_THAT(error_of([&] { cfg.json_object("dated"); }), HasSubstr("w.toml:9: dated: expected a table of"));
 }
 
 TEST(Config, SyntaxErrorHasLineAndColumn) {
