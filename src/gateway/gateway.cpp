@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 namespace tokenradar::gateway {
 namespace {
@@ -214,22 +213,16 @@ Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, Gat
 
 Gateway::~Gateway() = default;
 
-net::HeadVerdict Gateway::check_head(const net::Request& head) const {
+net::HeadVerdict Gateway::check_head(const net::Request& head, std::optional<std::uint64_t> content_length) const {
     const Impl& gw = *impl_;
-    if (gw.hooks.api_head_check) {
+    const std::string_view path = path_of(head.target());
+    if (gw.hooks.api_head_check && path.starts_with("/api/")) {
         if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes)) return std::move(*verdict);
     }
     net::HeadVerdict verdict{gw.config.max_body_bytes, {}, {}};
-    const auto length = head.find(http::field::content_length);
-    std::uint64_t announced = 0;
-    if (length != head.end()) {
-        const std::string_view digits = length->value();
-        std::from_chars(digits.data(), digits.data() + digits.size(), announced);  // Beast checked them
-    }
-    const bool large = length == head.end() || announced > kSmallBody;  // chunked: any size
+    const bool large = !content_length || *content_length > kSmallBody;  // chunked: any size
     if (!large) return verdict;  // read with its head; handle() checks who is asking
     if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
-    const std::string_view path = path_of(head.target());
     if (!is_api_post(path)) {
         verdict.reject = Error(Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {

@@ -34,7 +34,9 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     server_ = std::make_unique<net::HttpServer>(
         ioc_, [gw](net::Request& request, net::ResponseWriter& writer) { return dispatch(gw, request, writer); },
         limits, std::vector<boost::asio::io_context*>{&ioc_});  // one I/O thread: no strands
-    server_->set_head_check([gw](const net::Request& head) { return gw->check_head(head); });
+    server_->set_head_check([gw](const net::Request& head, std::optional<std::uint64_t> content_length) {
+        return gw->check_head(head, content_length);
+    });
 }
 
 GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }

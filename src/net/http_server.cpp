@@ -656,15 +656,19 @@ class BodyReservation {
 // without `reject`, with the body limit set and the body's bytes reserved.
 HeadVerdict admit_body(ServerState& state, RequestParser& parser, BodyReservation& reservation) {
     const Request& head = parser.get();
-    if (auto coding = unsupported_transfer_coding(head)) return {0, std::move(coding), {}};
+    // Beast takes a Transfer-Encoding only when chunked comes last: a Content-Length body has none.
+    if (parser.chunked()) {
+        if (auto coding = unsupported_transfer_coding(head)) return {0, std::move(coding), {}};
+    }
+    const boost::optional<std::uint64_t> length = parser.content_length();
+    const std::optional<std::uint64_t> announced = length ? std::optional<std::uint64_t>(*length) : std::nullopt;
     HeadVerdict verdict{state.limits.max_body_bytes, {}, {}};
     if (state.head_check) {
-        verdict = state.head_check(head);
+        verdict = state.head_check(head, announced);
         if (verdict.reject) return verdict;
         verdict.max_body_bytes = std::min(verdict.max_body_bytes, state.limits.max_body_bytes);
     }
     const std::size_t limit = verdict.max_body_bytes;
-    const auto announced = parser.content_length();
     if (announced && *announced > limit) {
         verdict.reject = Error(Errc::payload_too_large, fmt::format("body: expected at most {} bytes", limit));
         return verdict;

@@ -55,7 +55,8 @@ class Gateway {
     // The HttpServer's head check: the body limit of the request's route, and, before a body
     // over 64 KiB is read, who is asking (a client key where keys are required, the listener's
     // own Host names where they are not). Does not suspend.
-    [[nodiscard]] net::HeadVerdict check_head(const net::Request& head) const;
+    [[nodiscard]] net::HeadVerdict check_head(const net::Request& head,
+                                              std::optional<std::uint64_t> content_length) const;
 
     [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }
 

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -44,9 +45,10 @@ struct HeadVerdict {
     std::optional<Error> reject;
     HeaderList reject_headers;  // sent with `reject` (a 401's WWW-Authenticate challenge)
 };
-// Called with the request's head (its body still empty) on the connection's thread; must not
-// suspend or block. Only requests with a body are checked.
-using HeadCheck = std::function<HeadVerdict(const Request& head)>;
+// Called with the request's head (its body still empty) and its announced Content-Length
+// (nullopt: chunked) on the connection's thread; must not suspend or block. Only requests
+// with a body are checked.
+using HeadCheck = std::function<HeadVerdict(const Request& head, std::optional<std::uint64_t> content_length)>;
 
 // A request whose Transfer-Encoding names a coding other than chunked: Errc::not_implemented
 // (501, RFC 9112 section 6.1) naming it. Beast would decode the chunks and ignore the rest.
