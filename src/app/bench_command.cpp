@@ -50,7 +50,8 @@ struct BenchArgs {
     std::vector<std::string> key_env;
     std::vector<std::string> headers;
     std::vector<std::string> extra_body;  // JSON (every target) or NAME=JSON (one target)
-    std::string extra_body_source = "--extra-body";  // for messages: the option or the config file's key
+    std::string extra_body_source =
+        "--extra-body";  // for messages: the option or the config file's key
     std::string connect_timeout = "10s";
     std::string first_token_timeout = "60s";
     std::string idle_timeout = "60s";
@@ -74,15 +75,35 @@ std::chrono::milliseconds duration_option(std::string_view option, const std::st
 // Values from --config FILE fill what the command line left unset.
 void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     auto cfg = ConfigTable::load_file(a.config);
-    cfg.reject_unknown_keys({"targets", "workload", "workloads_dir", "requests", "duration",
-                             "concurrency", "rate", "arrival", "ramp_up", "warmup", "seed", "out", "format",
-                             "key_env", "connect_timeout", "first_token_timeout", "idle_timeout",
-                             "total_timeout", "insecure", "ca_file", "threads", "submit", "extra_body",
+    cfg.reject_unknown_keys({"targets",
+                             "workload",
+                             "workloads_dir",
+                             "requests",
+                             "duration",
+                             "concurrency",
+                             "rate",
+                             "arrival",
+                             "ramp_up",
+                             "warmup",
+                             "seed",
+                             "out",
+                             "format",
+                             "key_env",
+                             "connect_timeout",
+                             "first_token_timeout",
+                             "idle_timeout",
+                             "total_timeout",
+                             "insecure",
+                             "ca_file",
+                             "threads",
+                             "submit",
+                             "extra_body",
                              "target_extra_body"});
     const auto unset = [&](const char* option) { return sub.count(option) == 0; };
     if (unset("--target")) a.targets = cfg.get_strings("targets");
     if (unset("--workload")) a.workload = cfg.get_string("workload", a.workload);
-    if (unset("--workloads-dir")) a.workloads_dir = cfg.get_string("workloads_dir", a.workloads_dir);
+    if (unset("--workloads-dir"))
+        a.workloads_dir = cfg.get_string("workloads_dir", a.workloads_dir);
     if (unset("--requests") && cfg.contains("requests")) {
         a.requests = static_cast<std::size_t>(cfg.get_integer("requests", 0, 1, 100'000'000));
     }
@@ -93,30 +114,40 @@ void apply_config_file(BenchArgs& a, const CLI::App& sub) {
     if (unset("--rate") && cfg.contains("rate")) a.rate = cfg.get_number("rate", 0, 1e-6, 1e7);
     if (unset("--arrival")) a.arrival = cfg.get_string("arrival", a.arrival);
     if (unset("--ramp-up")) a.ramp_up = cfg.get_string("ramp_up", a.ramp_up);
-    if (unset("--warmup")) a.warmup = static_cast<std::size_t>(cfg.get_integer("warmup", 0, 0, 1'000'000));
-    if (unset("--seed")) a.seed = static_cast<std::uint64_t>(cfg.get_integer("seed", 1, 0, INT64_MAX));
+    if (unset("--warmup"))
+        a.warmup = static_cast<std::size_t>(cfg.get_integer("warmup", 0, 0, 1'000'000));
+    if (unset("--seed"))
+        a.seed = static_cast<std::uint64_t>(cfg.get_integer("seed", 1, 0, INT64_MAX));
     if (unset("--out")) a.out = cfg.get_string("out", a.out);
     if (unset("--format")) a.format = cfg.get_string("format", a.format);
-    if (unset("--connect-timeout")) a.connect_timeout = cfg.get_string("connect_timeout", a.connect_timeout);
-    if (unset("--first-token-timeout")) a.first_token_timeout = cfg.get_string("first_token_timeout", a.first_token_timeout);
+    if (unset("--connect-timeout"))
+        a.connect_timeout = cfg.get_string("connect_timeout", a.connect_timeout);
+    if (unset("--first-token-timeout"))
+        a.first_token_timeout = cfg.get_string("first_token_timeout", a.first_token_timeout);
     if (unset("--idle-timeout")) a.idle_timeout = cfg.get_string("idle_timeout", a.idle_timeout);
-    if (unset("--total-timeout")) a.total_timeout = cfg.get_string("total_timeout", a.total_timeout);
+    if (unset("--total-timeout"))
+        a.total_timeout = cfg.get_string("total_timeout", a.total_timeout);
     if (unset("--insecure")) a.insecure = cfg.get_bool("insecure", a.insecure);
-    if (unset("--submit")) a.submit = cfg.get_string("submit", a.submit);  // the key: never in a file
+    if (unset("--submit"))
+        a.submit = cfg.get_string("submit", a.submit);  // the key: never in a file
     if (unset("--ca-file")) a.ca_file = cfg.get_string("ca_file", a.ca_file);
     if (unset("--threads")) a.threads = static_cast<unsigned>(cfg.get_integer("threads", 1, 1, 64));
     if (auto keys = cfg.table("key_env"); keys && unset("--key-env")) {
-        for (const auto& name : keys->keys()) a.key_env.push_back(name + "=" + keys->require_string(name));
+        for (const auto& name : keys->keys())
+            a.key_env.push_back(name + "=" + keys->require_string(name));
     }
     // Either --extra-body replaces both tables, as --key-env replaces [key_env].
     if (unset("--extra-body")) {
-        if (auto all = cfg.json_object("extra_body")) a.extra_body.push_back(boost::json::serialize(*all));
+        if (auto all = cfg.json_object("extra_body"))
+            a.extra_body.push_back(boost::json::serialize(*all));
         if (auto by_target = cfg.table("target_extra_body")) {
             for (const auto& name : by_target->keys()) {
-                a.extra_body.push_back(name + "=" + boost::json::serialize(*by_target->json_object(name)));
+                a.extra_body.push_back(name + "=" +
+                                       boost::json::serialize(*by_target->json_object(name)));
             }
         }
-        if (!a.extra_body.empty()) a.extra_body_source = a.config + ": extra_body/target_extra_body";
+        if (!a.extra_body.empty())
+            a.extra_body_source = a.config + ": extra_body/target_extra_body";
     }
 }
 
@@ -128,22 +159,28 @@ void apply_extra_body(const BenchArgs& a, std::vector<bench::Target>& targets) {
     std::map<std::string, boost::json::object> by_target;
     for (const auto& spec : a.extra_body) {
         const std::size_t start = spec.find_first_not_of(" \t\r\n");
-        const bool named = start != std::string::npos && spec[start] != '{' && spec.find('=') != std::string::npos;
+        const bool named =
+            start != std::string::npos && spec[start] != '{' && spec.find('=') != std::string::npos;
         const std::string name = named ? spec.substr(0, spec.find('=')) : std::string();
         const std::string json = named ? spec.substr(spec.find('=') + 1) : spec;
         auto parsed = bench::parse_extra_body(json);
         if (!parsed) {
-            throw ConfigError(fmt::format("{} '{}': {} (expected a JSON object, e.g. '{{\"ignore_eos\": true}}', "
-                                          "or NAME=JSON for one target)",
-                                          option, spec, parsed.error().message));
+            throw ConfigError(
+                fmt::format("{} '{}': {} (expected a JSON object, e.g. '{{\"ignore_eos\": true}}', "
+                            "or NAME=JSON for one target)",
+                            option, spec, parsed.error().message));
         }
         if (!named) {
-            if (all) throw ConfigError(fmt::format("{}: a JSON object for every target is given twice", option));
+            if (all)
+                throw ConfigError(
+                    fmt::format("{}: a JSON object for every target is given twice", option));
             all = std::move(*parsed);
             continue;
         }
-        const bool known = std::any_of(targets.begin(), targets.end(), [&](const auto& t) { return t.name == name; });
-        if (!known) throw ConfigError(fmt::format("{} '{}': no target is named '{}'", option, spec, name));
+        const bool known = std::any_of(targets.begin(), targets.end(),
+                                       [&](const auto& t) { return t.name == name; });
+        if (!known)
+            throw ConfigError(fmt::format("{} '{}': no target is named '{}'", option, spec, name));
         if (!by_target.emplace(name, std::move(*parsed)).second) {
             throw ConfigError(fmt::format("{}: target '{}' is given twice", option, name));
         }
@@ -158,7 +195,8 @@ void apply_extra_body(const BenchArgs& a, std::vector<bench::Target>& targets) {
 
 bench::RunOptions build_options(const BenchArgs& a) {
     bench::RunOptions o;
-    if (a.targets.empty()) throw ConfigError("--target: at least one target is required (NAME=API:BASE_URL#MODEL)");
+    if (a.targets.empty())
+        throw ConfigError("--target: at least one target is required (NAME=API:BASE_URL#MODEL)");
     std::map<std::string, std::string> key_env;
     for (const auto& pair : a.key_env) {
         const auto eq = pair.find('=');
@@ -175,7 +213,8 @@ bench::RunOptions build_options(const BenchArgs& a) {
         auto target = bench::parse_target(spec, key_env, env);
         if (!target) throw ConfigError(target.error().message);
         for (const auto& other : o.targets) {
-            if (other.name == target->name) throw ConfigError(fmt::format("--target: the name '{}' is used twice", other.name));
+            if (other.name == target->name)
+                throw ConfigError(fmt::format("--target: the name '{}' is used twice", other.name));
         }
         if (target->key.empty() && target->base.tls()) {
             spdlog::warn("target {}: no key{} (use --key-env {}=VAR)", target->name,
@@ -184,11 +223,16 @@ bench::RunOptions build_options(const BenchArgs& a) {
         o.targets.push_back(std::move(*target));
     }
     apply_extra_body(a, o.targets);
-    if (a.workload.empty()) throw ConfigError("--workload: required (chat, gen-500, long-context, code, prefix-reuse or a .toml file)");
-    o.workload = bench::load_workload(a.workload, a.workloads_dir.empty() ? find_resource_dir("workloads")
-                                                                        : std::filesystem::path(a.workloads_dir));
+    if (a.workload.empty())
+        throw ConfigError(
+            "--workload: required (chat, gen-500, long-context, code, prefix-reuse or a .toml "
+            "file)");
+    o.workload = bench::load_workload(a.workload, a.workloads_dir.empty()
+                                                      ? find_resource_dir("workloads")
+                                                      : std::filesystem::path(a.workloads_dir));
     if (a.requests.has_value() == !a.duration.empty()) {
-        throw ConfigError("give exactly one of --requests N (per target) or --duration TIME (e.g. 60s)");
+        throw ConfigError(
+            "give exactly one of --requests N (per target) or --duration TIME (e.g. 60s)");
     }
     if (a.requests) {
         if (*a.requests == 0) throw ConfigError("--requests: expected at least 1");
@@ -196,23 +240,29 @@ bench::RunOptions build_options(const BenchArgs& a) {
     } else {
         o.duration = duration_option("--duration", a.duration);
         // The runner reads no requests and no duration as "until Ctrl-C".
-        if (o.duration.count() <= 0) throw ConfigError("--duration: expected a positive duration (e.g. 60s)");
+        if (o.duration.count() <= 0)
+            throw ConfigError("--duration: expected a positive duration (e.g. 60s)");
     }
     if (a.concurrency.has_value() == a.rate.has_value()) {
-        throw ConfigError("give exactly one of --concurrency C (closed loop) or --rate R (open loop, requests/s)");
+        throw ConfigError(
+            "give exactly one of --concurrency C (closed loop) or --rate R (open loop, "
+            "requests/s)");
     }
     if (a.concurrency) {
         if (*a.concurrency == 0) throw ConfigError("--concurrency: expected at least 1");
         o.concurrency = *a.concurrency;
     } else {
-        if (!(*a.rate > 0)) throw ConfigError("--rate: expected a positive number of requests per second");
+        if (!(*a.rate > 0))
+            throw ConfigError("--rate: expected a positive number of requests per second");
         o.rate = *a.rate;
     }
     auto arrival = bench::parse_arrival(a.arrival);
-    if (!arrival) throw ConfigError(fmt::format("--arrival {}: expected poisson or constant", a.arrival));
+    if (!arrival)
+        throw ConfigError(fmt::format("--arrival {}: expected poisson or constant", a.arrival));
     o.arrival = *arrival;
     o.ramp_up = duration_option("--ramp-up", a.ramp_up);
-    if (o.ramp_up.count() > 0 && o.rate > 0) throw ConfigError("--ramp-up applies to --concurrency (closed loop) only");
+    if (o.ramp_up.count() > 0 && o.rate > 0)
+        throw ConfigError("--ramp-up applies to --concurrency (closed loop) only");
     o.warmup = a.warmup;
     o.preflight = !a.no_preflight;
     o.seed = a.seed;
@@ -236,7 +286,8 @@ bench::RunOptions build_options(const BenchArgs& a) {
         o.extra_headers.emplace_back(header.substr(0, colon), value);
     }
     if (a.format != "table" && a.format != "json" && a.format != "csv" && a.format != "markdown") {
-        throw ConfigError(fmt::format("--format {}: expected table, json, csv or markdown", a.format));
+        throw ConfigError(
+            fmt::format("--format {}: expected table, json, csv or markdown", a.format));
     }
     return o;
 }
@@ -250,8 +301,10 @@ std::string utc_now_rfc3339() {
     return buffer;
 }
 
-boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o, const bench::RunResult& r,
-                                 const std::vector<bench::TargetReport>& reports, const std::string& started) {
+boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
+                                 const bench::RunResult& r,
+                                 const std::vector<bench::TargetReport>& reports,
+                                 const std::string& started) {
     boost::json::object env;
     env["version"] = version();
     env["command_line"] = a.command_line;
@@ -289,7 +342,9 @@ boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
     boost::json::array targets;
     for (std::size_t t = 0; t < reports.size(); ++t) {
         boost::json::object target = bench::to_json(reports[t]);
-        if (t < o.targets.size()) target["extra_body"] = bench::effective_extra_body(o.workload.extra_body, o.targets[t].extra_body);
+        if (t < o.targets.size())
+            target["extra_body"] =
+                bench::effective_extra_body(o.workload.extra_body, o.targets[t].extra_body);
         targets.push_back(std::move(target));
     }
     boost::json::object summary;
@@ -319,8 +374,8 @@ std::optional<observatory::SubmitTarget> submit_target(const BenchArgs& a) {
 }
 
 // Posts the run's records to an observatory; 0, or 1 when they could not be delivered.
-int submit_records(const observatory::SubmitTarget& target, const net::ClientOptions& client_options,
-                   std::vector<Measurement> records) {
+int submit_records(const observatory::SubmitTarget& target,
+                   const net::ClientOptions& client_options, std::vector<Measurement> records) {
     net::asio::io_context io;
     net::HttpClient client(io.get_executor(), client_options);
     Result<observatory::SubmitOutcome> outcome =
@@ -329,8 +384,8 @@ int submit_records(const observatory::SubmitTarget& target, const net::ClientOpt
         spdlog::error("--submit: {}", outcome.error().message);
         return 1;
     }
-    fmt::print(stderr, "submitted to {}: {} accepted, {} duplicates, {} rejected\n", target.url.authority(),
-               outcome->accepted, outcome->duplicates, outcome->rejected);
+    fmt::print(stderr, "submitted to {}: {} accepted, {} duplicates, {} rejected\n",
+               target.url.authority(), outcome->accepted, outcome->duplicates, outcome->rejected);
     for (const std::string& e : outcome->errors) fmt::print(stderr, "  {}\n", e);
     return outcome->rejected > 0 ? 1 : 0;
 }
@@ -351,9 +406,10 @@ int run(BenchArgs args, const CLI::App& sub) {
     const auto progress = [tty](const bench::Progress& p) {
         if (!tty) return;
         std::string medians;
-        for (const auto& [name, ms] : p.ttft_p50_ms) medians += fmt::format("  {} {:.0f} ms", name, ms);
-        fmt::print(stderr, "\r\033[Kdone {}  failed {}  in flight {}  elapsed {:.1f}s  TTFT p50:{}", p.done,
-                   p.failed, p.in_flight, p.elapsed_s, medians);
+        for (const auto& [name, ms] : p.ttft_p50_ms)
+            medians += fmt::format("  {} {:.0f} ms", name, ms);
+        fmt::print(stderr, "\r\033[Kdone {}  failed {}  in flight {}  elapsed {:.1f}s  TTFT p50:{}",
+                   p.done, p.failed, p.in_flight, p.elapsed_s, medians);
         std::fflush(stderr);
     };
 
@@ -369,7 +425,8 @@ int run(BenchArgs args, const CLI::App& sub) {
     for (const auto& target : options.targets) names.push_back(target.name);
     std::vector<bench::TargetReport> reports = bench::summarize_targets(names, result.records);
     for (std::size_t t = 0; t < reports.size(); ++t) {
-        const auto extra = bench::effective_extra_body(options.workload.extra_body, options.targets[t].extra_body);
+        const auto extra =
+            bench::effective_extra_body(options.workload.extra_body, options.targets[t].extra_body);
         if (!extra.empty()) reports[t].extra_body = boost::json::serialize(extra);
     }
 
@@ -378,23 +435,29 @@ int run(BenchArgs args, const CLI::App& sub) {
     } else if (args.format == "csv") {
         std::fputs(bench::render_csv(reports).c_str(), stdout);
     } else if (args.format == "json") {
-        std::puts(boost::json::serialize(summary_json(args, options, result, reports, started)).c_str());
+        std::puts(
+            boost::json::serialize(summary_json(args, options, result, reports, started)).c_str());
     } else {
         std::fputs(bench::render_table(reports).c_str(), stdout);
-        fmt::print("run: {:.1f}s wall, {:.2f}s CPU, peak {} in flight, client scheduling lag p99 {:.2f} ms\n",
-                   result.wall_s, result.cpu_s, result.peak_in_flight, result.sched_lag_p99_ns / 1e6);
+        fmt::print(
+            "run: {:.1f}s wall, {:.2f}s CPU, peak {} in flight, client scheduling lag p99 {:.2f} "
+            "ms\n",
+            result.wall_s, result.cpu_s, result.peak_in_flight, result.sched_lag_p99_ns / 1e6);
     }
     if (options.rate > 0 && result.sched_lag_p99_ns > 10'000'000) {
-        spdlog::warn("client scheduling lag p99 is {:.1f} ms: the client, not the server, is a bottleneck "
-                     "(use --threads, a lower --rate, or another machine)",
-                     result.sched_lag_p99_ns / 1e6);
+        spdlog::warn(
+            "client scheduling lag p99 is {:.1f} ms: the client, not the server, is a bottleneck "
+            "(use --threads, a lower --rate, or another machine)",
+            result.sched_lag_p99_ns / 1e6);
     }
     if (result.cpu_s > 0.9 * result.wall_s * options.threads) {
-        spdlog::warn("the client used {:.0f}% of its {} thread(s): it may be the bottleneck", 100 * result.cpu_s / result.wall_s,
-                     options.threads);
+        spdlog::warn("the client used {:.0f}% of its {} thread(s): it may be the bottleneck",
+                     100 * result.cpu_s / result.wall_s, options.threads);
     }
     if (result.interrupted) {
-        spdlog::warn("interrupted: results so far; {} in-flight requests were cancelled and not counted", result.cancelled);
+        spdlog::warn(
+            "interrupted: results so far; {} in-flight requests were cancelled and not counted",
+            result.cancelled);
     }
 
     if (!args.out.empty()) {
@@ -404,8 +467,9 @@ int run(BenchArgs args, const CLI::App& sub) {
             lines += '\n';
         }
         write_file(args.out + ".jsonl", lines);
-        write_file(args.out + ".summary.json",
-                   boost::json::serialize(summary_json(args, options, result, reports, started)) + "\n");
+        write_file(
+            args.out + ".summary.json",
+            boost::json::serialize(summary_json(args, options, result, reports, started)) + "\n");
     }
     if (submit) return submit_records(*submit, options.client, std::move(result.records));
     return 0;
@@ -415,44 +479,63 @@ int run(BenchArgs args, const CLI::App& sub) {
 
 void register_bench(CLI::App& app, Runner& runner, const std::string& command_line) {
     auto args = std::make_shared<BenchArgs>();
-    CLI::App* sub = app.add_subcommand("bench", "LLM latency benchmark: TTFT, tokens/s, E2E as metrics.md defines them");
-    sub->add_option("--config", args->config, "TOML file with the same settings (command line wins)");
-    sub->add_option("--target", args->targets, "NAME=API:BASE_URL#MODEL (API: openai, anthropic, gemini); repeatable");
-    sub->add_option("--workload", args->workload, "chat, gen-500, long-context, code, prefix-reuse, or a .toml file");
+    CLI::App* sub = app.add_subcommand(
+        "bench", "LLM latency benchmark: TTFT, tokens/s, E2E as metrics.md defines them");
+    sub->add_option("--config", args->config,
+                    "TOML file with the same settings (command line wins)");
+    sub->add_option("--target", args->targets,
+                    "NAME=API:BASE_URL#MODEL (API: openai, anthropic, gemini); repeatable");
+    sub->add_option("--workload", args->workload,
+                    "chat, gen-500, long-context, code, prefix-reuse, or a .toml file");
     sub->add_option("--workloads-dir", args->workloads_dir, "Where workload names are looked up");
     sub->add_option("--requests", args->requests, "Requests per target");
     sub->add_option("--duration", args->duration, "Run for this long instead (e.g. 60s, 5m)");
     sub->add_option("--concurrency", args->concurrency, "Closed loop: requests in flight");
     sub->add_option("--rate", args->rate, "Open loop: requests per second over all targets");
-    sub->add_option("--arrival", args->arrival, "Open-loop arrivals: poisson or constant")->capture_default_str();
-    sub->add_option("--ramp-up", args->ramp_up, "Closed loop: start the workers evenly over this time")
+    sub->add_option("--arrival", args->arrival, "Open-loop arrivals: poisson or constant")
         ->capture_default_str();
-    sub->add_option("--warmup", args->warmup, "Unrecorded requests per target before measuring")->capture_default_str();
-    sub->add_option("--seed", args->seed, "Seed for prompts, target order and arrivals")->capture_default_str();
-    sub->add_option("--out", args->out, "Write PREFIX.jsonl (one record per request) and PREFIX.summary.json");
-    sub->add_option("--format", args->format, "table, json, csv or markdown")->capture_default_str();
-    sub->add_option("--key-env", args->key_env, "NAME=VAR: read target NAME's key from $VAR; repeatable");
-    sub->add_option("--extra-body", args->extra_body,
-                    "JSON object merged into every request body, e.g. '{\"ignore_eos\":true}'; NAME=JSON: "
-                    "for target NAME only (over the every-target one and the workload's [extra_body]); "
-                    "may not change fields bench sets");
-    sub->add_option("--header", args->headers, "Extra request header 'Name: value' (e.g. x-sim-* for the sim)");
-    sub->add_option("--connect-timeout", args->connect_timeout, "TCP + TLS connect timeout")->capture_default_str();
-    sub->add_option("--first-token-timeout", args->first_token_timeout, "Send to first token")->capture_default_str();
-    sub->add_option("--idle-timeout", args->idle_timeout, "Longest silence between chunks")->capture_default_str();
+    sub->add_option("--ramp-up", args->ramp_up,
+                    "Closed loop: start the workers evenly over this time")
+        ->capture_default_str();
+    sub->add_option("--warmup", args->warmup, "Unrecorded requests per target before measuring")
+        ->capture_default_str();
+    sub->add_option("--seed", args->seed, "Seed for prompts, target order and arrivals")
+        ->capture_default_str();
+    sub->add_option("--out", args->out,
+                    "Write PREFIX.jsonl (one record per request) and PREFIX.summary.json");
+    sub->add_option("--format", args->format, "table, json, csv or markdown")
+        ->capture_default_str();
+    sub->add_option("--key-env", args->key_env,
+                    "NAME=VAR: read target NAME's key from $VAR; repeatable");
+    sub->add_option(
+        "--extra-body", args->extra_body,
+        "JSON object merged into every request body, e.g. '{\"ignore_eos\":true}'; NAME=JSON: "
+        "for target NAME only (over the every-target one and the workload's [extra_body]); "
+        "may not change fields bench sets");
+    sub->add_option("--header", args->headers,
+                    "Extra request header 'Name: value' (e.g. x-sim-* for the sim)");
+    sub->add_option("--connect-timeout", args->connect_timeout, "TCP + TLS connect timeout")
+        ->capture_default_str();
+    sub->add_option("--first-token-timeout", args->first_token_timeout, "Send to first token")
+        ->capture_default_str();
+    sub->add_option("--idle-timeout", args->idle_timeout, "Longest silence between chunks")
+        ->capture_default_str();
     sub->add_option("--total-timeout", args->total_timeout, "Whole request")->capture_default_str();
     sub->add_flag("--insecure", args->insecure, "Do not verify TLS certificates");
     sub->add_option("--ca-file", args->ca_file, "Extra CA bundle (PEM) to trust");
     sub->add_option("--threads", args->threads, "Client I/O threads")->capture_default_str();
     sub->add_flag("--realtime", args->realtime,
-                  "Run the client threads under real-time scheduling (SCHED_FIFO; needs root or CAP_SYS_NICE) "
+                  "Run the client threads under real-time scheduling (SCHED_FIFO; needs root or "
+                  "CAP_SYS_NICE) "
                   "so other processes on a busy machine cannot delay a timestamp");
-    sub->add_flag("--no-preflight", args->no_preflight, "Skip the unrecorded reachability request per target");
+    sub->add_flag("--no-preflight", args->no_preflight,
+                  "Skip the unrecorded reachability request per target");
     sub->add_option("--submit", args->submit,
                     "After the run, send the records to this observatory (http://host:port or its "
                     "/api/v1/measurements URL)");
-    sub->add_option("--submit-key", args->submit_key,
-                    "Ingest key for --submit (or $TOKENRADAR_SUBMIT_KEY, which keeps it out of ps)");
+    sub->add_option(
+        "--submit-key", args->submit_key,
+        "Ingest key for --submit (or $TOKENRADAR_SUBMIT_KEY, which keeps it out of ps)");
     args->command_line = command_line;
     sub->callback([args, sub, &runner] { runner = [args, sub] { return run(*args, *sub); }; });
 }

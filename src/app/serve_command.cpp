@@ -69,7 +69,8 @@ void register_serve(CLI::App& app, Runner& runner) {
     CLI::App* sub = app.add_subcommand(
         "serve", "OpenAI-compatible gateway: relays to real providers and measures every request");
     sub->add_option("--config", args->config, "Gateway configuration (TOML)");
-    sub->add_flag("--check-config", args->check_config, "Validate the configuration, explain it and exit");
+    sub->add_flag("--check-config", args->check_config,
+                  "Validate the configuration, explain it and exit");
     sub->add_flag("--hash-key", args->hash_key,
                   "Read a client key on stdin and print the sha256 that [[auth.keys]] expects");
     sub->add_option("--port", args->port, "Listen on this port instead of the configured one");

@@ -37,7 +37,8 @@ sim::SimEndpoint parse_endpoint(const std::string& text, std::uint16_t default_p
         unsigned port = 0;
         auto [end, ec] = std::from_chars(text.data() + colon + 1, text.data() + text.size(), port);
         if (ec != std::errc{} || port > 65535) {
-            throw ConfigError(fmt::format("--profile {}: the port must be a number from 0 to 65535", text));
+            throw ConfigError(
+                fmt::format("--profile {}: the port must be a number from 0 to 65535", text));
         }
         return {text.substr(0, colon), static_cast<std::uint16_t>(port)};
     }
@@ -51,7 +52,8 @@ std::int64_t parse_at(const std::string& text) {
     std::chrono::system_clock::time_point tp;
     if (!cctz::parse("%Y-%m-%dT%H:%M:%E*S%Ez", text, cctz::utc_time_zone(), &tp)) {
         throw ConfigError(fmt::format(
-            "--at {}: expected unix seconds or an RFC 3339 time such as 2026-11-30T17:00:00Z", text));
+            "--at {}: expected unix seconds or an RFC 3339 time such as 2026-11-30T17:00:00Z",
+            text));
     }
     return std::chrono::duration_cast<std::chrono::microseconds>(tp.time_since_epoch()).count();
 }
@@ -60,7 +62,8 @@ std::chrono::nanoseconds parse_pacing_quantum(const std::string& text) {
     constexpr auto kMax = std::chrono::milliseconds(10);
     auto quantum = parse_duration(text);
     if (!quantum || *quantum > kMax) {
-        throw ConfigError(fmt::format("--pacing-quantum {}: expected a duration from 0us to 10ms, e.g. 250us", text));
+        throw ConfigError(fmt::format(
+            "--pacing-quantum {}: expected a duration from 0us to 10ms, e.g. 250us", text));
     }
     return *quantum;
 }
@@ -70,7 +73,8 @@ int run(const SimArgs& args) {
     sim::SimCommandOptions options;
     options.host = args.host;
     if (args.profiles.size() > 1 && args.port != 0) {
-        throw ConfigError("--port applies to a single --profile; with several, write --profile NAME:PORT");
+        throw ConfigError(
+            "--port applies to a single --profile; with several, write --profile NAME:PORT");
     }
     for (const auto& p : args.profiles) options.endpoints.push_back(parse_endpoint(p, args.port));
     options.profiles_dir = args.profiles_dir.empty() ? find_resource_dir("profiles")
@@ -78,11 +82,13 @@ int run(const SimArgs& args) {
     options.seed = args.seed;
     options.trace_path = args.trace;
     options.threads = args.threads;
-    if (!args.pacing_quantum.empty()) options.pacing_quantum = parse_pacing_quantum(args.pacing_quantum);
+    if (!args.pacing_quantum.empty())
+        options.pacing_quantum = parse_pacing_quantum(args.pacing_quantum);
     if (!args.api_key_env.empty()) {
         const char* key = std::getenv(args.api_key_env.c_str());
         if (key == nullptr || *key == '\0') {
-            throw ConfigError(fmt::format("--api-key-env {}: the variable is not set", args.api_key_env));
+            throw ConfigError(
+                fmt::format("--api-key-env {}: the variable is not set", args.api_key_env));
         }
         options.api_key = key;
     }
@@ -99,7 +105,8 @@ int run(const SimArgs& args) {
 void register_sim(CLI::App& app, Runner& runner) {
     auto args = std::make_shared<SimArgs>();
     CLI::App* sub = app.add_subcommand(
-        "sim", "Simulated LLM providers (OpenAI, Anthropic, Gemini wire formats) with realistic latency");
+        "sim",
+        "Simulated LLM providers (OpenAI, Anthropic, Gemini wire formats) with realistic latency");
     sub->add_option("--profile", args->profiles,
                     "Profile name (profiles/NAME.toml) or file, optionally NAME:PORT; repeatable")
         ->required();
@@ -109,17 +116,21 @@ void register_sim(CLI::App& app, Runner& runner) {
     sub->add_option("--seed", args->seed, "Seed for reproducible latency draws and text");
     sub->add_option("--trace", args->trace,
                     "Append one JSON line per request with its intended timings to FILE");
-    sub->add_option("--threads", args->threads, "I/O threads (0 = one per core)")->capture_default_str();
-    sub->add_option("--pacing-quantum", args->pacing_quantum,
-                    "Wake paced writes on multiples of this duration (e.g. 250us): fewer wake-ups for many "
-                    "streams, each write late by less than it (default 0: exactly when due)");
-    sub->add_flag("--realtime", args->realtime,
-                  "Run the I/O threads under real-time scheduling (SCHED_FIFO; needs root or CAP_SYS_NICE) "
-                  "so other processes cannot delay paced writes");
+    sub->add_option("--threads", args->threads, "I/O threads (0 = one per core)")
+        ->capture_default_str();
+    sub->add_option(
+        "--pacing-quantum", args->pacing_quantum,
+        "Wake paced writes on multiples of this duration (e.g. 250us): fewer wake-ups for many "
+        "streams, each write late by less than it (default 0: exactly when due)");
+    sub->add_flag(
+        "--realtime", args->realtime,
+        "Run the I/O threads under real-time scheduling (SCHED_FIFO; needs root or CAP_SYS_NICE) "
+        "so other processes cannot delay paced writes");
     sub->add_option("--api-key-env", args->api_key_env,
                     "Require the key in this environment variable (default: any non-empty key)");
-    sub->add_option("--at", args->at,
-                    "Pin the simulated wall clock (peak hours) to unix seconds or an RFC 3339 time");
+    sub->add_option(
+        "--at", args->at,
+        "Pin the simulated wall clock (peak hours) to unix seconds or an RFC 3339 time");
     sub->callback([args, &runner] { runner = [args] { return run(*args); }; });
 }
 

@@ -28,9 +28,11 @@ dialect::ChatRequest chat_request(const Target& target, const PromptSpec& prompt
     dialect::ChatRequest r;
     r.model = target.model;
     if (!prompt.system.empty()) {
-        r.messages.push_back({dialect::Role::system, {dialect::ContentPart::make_text(prompt.system)}, {}, {}, {}});
+        r.messages.push_back(
+            {dialect::Role::system, {dialect::ContentPart::make_text(prompt.system)}, {}, {}, {}});
     }
-    r.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(prompt.user)}, {}, {}, {}});
+    r.messages.push_back(
+        {dialect::Role::user, {dialect::ContentPart::make_text(prompt.user)}, {}, {}, {}});
     r.max_tokens = prompt.max_tokens;
     r.temperature = prompt.temperature;
     r.stream = prompt.stream;
@@ -44,8 +46,9 @@ constexpr std::string_view kUserMarker = "\x01tokenradar-user-prompt\x01";
 std::string status_of(const Error& e) { return std::string(status_name(e.code)); }
 
 // Returns the failure's message ("" when the stream was well-formed and complete).
-asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api, Measurement& m,
-                                  net::ResponseWatchdog& first_token_watchdog) {
+asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api,
+                                         Measurement& m,
+                                         net::ResponseWatchdog& first_token_watchdog) {
     dialect::StreamMeter meter(api);
     std::optional<Error> failure;
     while (!failure) {
@@ -53,7 +56,9 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
         const std::int64_t now = steady_now_ns();
         if (!piece) {
             failure = piece.error();
-            if (first_token_watchdog.fired()) failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
+            if (first_token_watchdog.fired())
+                failure =
+                    Error(Errc::timeout_first_token, "no token before the first-token timeout");
             break;
         }
         if (piece->empty()) {
@@ -92,9 +97,10 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
 
 }  // namespace
 
-Result<PreparedCall> PreparedCall::make(const Target& target, const PromptSpec& fixed,
-                                        std::vector<std::pair<std::string, std::string>> extra_headers,
-                                        const boost::json::object& workload_extra_body) {
+Result<PreparedCall> PreparedCall::make(
+    const Target& target, const PromptSpec& fixed,
+    std::vector<std::pair<std::string, std::string>> extra_headers,
+    const boost::json::object& workload_extra_body) {
     PromptSpec marked = fixed;
     marked.user = kUserMarker;
     dialect::ChatRequest request = chat_request(target, marked);
@@ -127,13 +133,15 @@ Result<std::string> PreparedCall::body(std::string_view user) const {
     if (whole_) {
         dialect::ChatRequest request = *whole_;
         for (auto& message : request.messages) {
-            if (message.role == dialect::Role::user) message.content = {dialect::ContentPart::make_text(std::string(user))};
+            if (message.role == dialect::Role::user)
+                message.content = {dialect::ContentPart::make_text(std::string(user))};
         }
         auto emitted = dialect::emit_request(api_, request);
         if (!emitted || extra_body_.empty()) return emitted;
         return merge_extra_body(std::move(*emitted), extra_body_);
     }
-    const std::string quoted = boost::json::serialize(boost::json::string_view(user.data(), user.size()));
+    const std::string quoted =
+        boost::json::serialize(boost::json::string_view(user.data(), user.size()));
     std::string body;
     body.reserve(before_user_.size() + quoted.size() + after_user_.size());
     body.append(before_user_);
@@ -142,7 +150,8 @@ Result<std::string> PreparedCall::body(std::string_view user) const {
     return body;
 }
 
-asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& target, ProbeRequest request) {
+asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& target,
+                                       ProbeRequest request) {
     ProbeResult result;
     Measurement& m = result.record;
     m.request_id = std::move(request.request_id);
@@ -161,7 +170,8 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
 
     std::optional<Result<PreparedCall>> own_call;
     if (request.call == nullptr) {
-        own_call.emplace(PreparedCall::make(target, request.prompt, std::move(request.extra_headers), request.extra_body));
+        own_call.emplace(PreparedCall::make(target, request.prompt,
+                                            std::move(request.extra_headers), request.extra_body));
     }
     const Result<PreparedCall>& call = request.call != nullptr ? *request.call : *own_call;
     auto request_body = call ? call->body(request.prompt.user) : Result<std::string>(call.error());
@@ -174,7 +184,8 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
     net::Url url = target.base;
     url.target = call->target();
 
-    auto opened = co_await client.open(http::verb::post, url, call->headers(), std::move(*request_body));
+    auto opened =
+        co_await client.open(http::verb::post, url, call->headers(), std::move(*request_body));
     if (!opened) {
         m.status = status_of(opened.error());
         m.t.done = steady_now_ns();
@@ -191,8 +202,9 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
         auto body = co_await response.read_all(kMaxErrorBody);
         m.status = fmt::format("http_{}", response.status());
         m.t.done = steady_now_ns();
-        const auto parsed = dialect::parse_error_body(target.api, static_cast<int>(response.status()),
-                                                      body ? std::string_view(*body) : std::string_view{});
+        const auto parsed =
+            dialect::parse_error_body(target.api, static_cast<int>(response.status()),
+                                      body ? std::string_view(*body) : std::string_view{});
         result.error = fmt::format("HTTP {}: {}", response.status(), parsed.message);
         co_return result;
     }

@@ -58,16 +58,19 @@ std::string render_table(std::span<const TargetReport> reports) {
             failures += fmt::format("{}{} x{}", failures.empty() ? ": " : ", ", status, count);
         }
         fmt::format_to(std::back_inserter(out), "{} ({} {})  requests {}  errors {} ({:.1f}%{})\n",
-                       r.name, r.api, r.model, r.requests, r.errors, 100.0 * r.error_rate(), failures);
-        fmt::format_to(std::back_inserter(out), "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>8}\n", "", "p50",
-                       "p90", "p95", "p99", "n");
+                       r.name, r.api, r.model, r.requests, r.errors, 100.0 * r.error_rate(),
+                       failures);
+        fmt::format_to(std::back_inserter(out), "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>8}\n", "",
+                       "p50", "p90", "p95", "p99", "n");
         const auto row = [&](std::string_view label, const std::optional<stats::Summary>& s) {
-            fmt::format_to(std::back_inserter(out), "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>8}\n", label,
-                           format_cell(s, &stats::Summary::p50), format_cell(s, &stats::Summary::p90),
-                           format_cell(s, &stats::Summary::p95), format_cell(s, &stats::Summary::p99),
-                           s ? s->count : 0);
+            fmt::format_to(std::back_inserter(out), "  {:<22}{:>10}{:>10}{:>10}{:>10}{:>8}\n",
+                           label, format_cell(s, &stats::Summary::p50),
+                           format_cell(s, &stats::Summary::p90),
+                           format_cell(s, &stats::Summary::p95),
+                           format_cell(s, &stats::Summary::p99), s ? s->count : 0);
         };
-        if (!r.extra_body.empty()) fmt::format_to(std::back_inserter(out), "  extra body {}\n", r.extra_body);
+        if (!r.extra_body.empty())
+            fmt::format_to(std::back_inserter(out), "  extra body {}\n", r.extra_body);
         row("TTFT ms", r.ttft_ms);
         row("TTFT (scheduled) ms", r.ttft_sched_ms);
         row("TTFAT ms", r.ttfat_ms);
@@ -78,10 +81,12 @@ std::string render_table(std::span<const TargetReport> reports) {
         row("E2E@500 ms", r.e2e500_ms);
         row("tokens/chunk", r.tokens_per_chunk);
         row("max chunk gap ms", r.chunk_gap_max_ms);
-        fmt::format_to(std::back_inserter(out),
-                       "  error-adjusted         TTFT p50 {}  p95 {}  p99 {}   E2E p50 {}  p95 {}  p99 {}\n",
-                       format_cell(r.ttft_adjusted[0]), format_cell(r.ttft_adjusted[1]), format_cell(r.ttft_adjusted[2]),
-                       format_cell(r.e2e_adjusted[0]), format_cell(r.e2e_adjusted[1]), format_cell(r.e2e_adjusted[2]));
+        fmt::format_to(
+            std::back_inserter(out),
+            "  error-adjusted         TTFT p50 {}  p95 {}  p99 {}   E2E p50 {}  p95 {}  p99 {}\n",
+            format_cell(r.ttft_adjusted[0]), format_cell(r.ttft_adjusted[1]),
+            format_cell(r.ttft_adjusted[2]), format_cell(r.e2e_adjusted[0]),
+            format_cell(r.e2e_adjusted[1]), format_cell(r.e2e_adjusted[2]));
         fmt::format_to(std::back_inserter(out),
                        "  cached prompt tokens {:.1f}%   token source: usage {}, estimate {}   "
                        "send lag after due time p99 {} ms\n\n",
@@ -113,9 +118,10 @@ std::string render_markdown(std::span<const TargetReport> reports) {
 std::string render_csv(std::span<const TargetReport> reports) {
     std::vector<TextTable::Column> columns;
     for (const char* name :
-         {"target", "api", "model", "requests", "errors", "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms",
-          "ttfat_p50_ms", "decode_tps_p50", "tpot_p50_ms", "tpot_p99_ms", "e2e_p50_ms", "e2e_p95_ms",
-          "e2e500_p95_ms", "tokens_per_chunk_p50", "cached_share", "token_source_estimate", "extra_body"}) {
+         {"target", "api", "model", "requests", "errors", "ttft_p50_ms", "ttft_p95_ms",
+          "ttft_p99_ms", "ttfat_p50_ms", "decode_tps_p50", "tpot_p50_ms", "tpot_p99_ms",
+          "e2e_p50_ms", "e2e_p95_ms", "e2e500_p95_ms", "tokens_per_chunk_p50", "cached_share",
+          "token_source_estimate", "extra_body"}) {
         columns.push_back({name});
     }
     TextTable table(std::move(columns));
@@ -127,7 +133,8 @@ std::string render_csv(std::span<const TargetReport> reports) {
                        format_cell(r.decode_tps, &S::p50), format_cell(r.tpot_ms, &S::p50),
                        format_cell(r.tpot_ms, &S::p99), format_cell(r.e2e_ms, &S::p50),
                        format_cell(r.e2e_ms, &S::p95), format_cell(r.e2e500_ms, &S::p95),
-                       format_cell(r.tokens_per_chunk, &S::p50), fmt::format("{:.4f}", r.cached_share()),
+                       format_cell(r.tokens_per_chunk, &S::p50),
+                       fmt::format("{:.4f}", r.cached_share()),
                        std::to_string(r.token_source_estimate), r.extra_body});
     }
     return table.render_csv();

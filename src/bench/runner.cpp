@@ -32,7 +32,9 @@ constexpr std::uint64_t kWorkloadOrderSalt = 0x9e3779b97f4a7c15ULL;
 double cpu_seconds() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+    const auto seconds = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6;
+    };
     return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -50,13 +52,13 @@ void log_failure(std::exception_ptr e) {
 // Decrements a counter when a coroutine ends, however it ends (so the monitor always sees
 // the run finish).
 class CountGuard {
-public:
+  public:
     explicit CountGuard(std::atomic<std::size_t>& counter) : counter_(counter) {}
     ~CountGuard() { --counter_; }
     CountGuard(const CountGuard&) = delete;
     CountGuard& operator=(const CountGuard&) = delete;
 
-private:
+  private:
     std::atomic<std::size_t>& counter_;
 };
 
@@ -80,12 +82,15 @@ std::vector<Measurement> merge_records(std::vector<std::unique_ptr<Lane>>& lanes
 enum class Phase { preflight, warmup, measured };
 
 class Run {
-public:
+  public:
     Run(const RunOptions& options, const std::atomic<bool>& stop)
-        : options_(options), stop_(stop), order_(options.targets.size(), options.seed),
+        : options_(options),
+          stop_(stop),
+          order_(options.targets.size(), options.seed),
           workload_order_(options.mix.size(), options.seed ^ kWorkloadOrderSalt) {
         const unsigned threads = std::max(1u, options.threads);
-        for (unsigned i = 0; i < threads; ++i) lanes_.push_back(std::make_unique<Lane>(options.client));
+        for (unsigned i = 0; i < threads; ++i)
+            lanes_.push_back(std::make_unique<Lane>(options.client));
         ttft_by_target_.resize(options.targets.size());
         prepare_calls();
     }
@@ -114,14 +119,16 @@ public:
         for (std::size_t t = 0; t < results.size(); ++t) {
             const auto& r = results[t];
             const auto& m = r.record;
-            const bool unreachable = !m.t.headers && (m.status == "connection_error" || m.status == "timeout_connect");
-            const bool refused = m.http_status == 400 || m.http_status == 401 || m.http_status == 403 ||
-                                 m.http_status == 404;
+            const bool unreachable =
+                !m.t.headers && (m.status == "connection_error" || m.status == "timeout_connect");
+            const bool refused = m.http_status == 400 || m.http_status == 401 ||
+                                 m.http_status == 403 || m.http_status == 404;
             if (unreachable || refused) {
-                throw PreflightError(fmt::format("target {}: {} ({} {}#{})", options_.targets[t].name,
-                                                 r.error.empty() ? m.status : r.error,
-                                                 dialect::to_string(options_.targets[t].api),
-                                                 options_.targets[t].base.authority(), options_.targets[t].model));
+                throw PreflightError(
+                    fmt::format("target {}: {} ({} {}#{})", options_.targets[t].name,
+                                r.error.empty() ? m.status : r.error,
+                                dialect::to_string(options_.targets[t].api),
+                                options_.targets[t].base.authority(), options_.targets[t].model));
             }
         }
         return true;
@@ -171,7 +178,7 @@ public:
         return result;
     }
 
-private:
+  private:
     asio::awaitable<void> preflight_one(std::size_t target, ProbeResult* out) {
         CountGuard alive(alive_);
         ProbeRequest request = make_request(target, next_workload(), 0, 0);
@@ -184,7 +191,9 @@ private:
         ProbeRequest request;
         request.call = &calls_[target][workload_index];
         // Each phase draws prompts from its own index range so no prompt repeats in a run.
-        const std::uint64_t phase_base = phase_ == Phase::measured ? 0 : phase_ == Phase::warmup ? 1ULL << 40 : 1ULL << 41;
+        const std::uint64_t phase_base = phase_ == Phase::measured ? 0
+                                         : phase_ == Phase::warmup ? 1ULL << 40
+                                                                   : 1ULL << 41;
         request.prompt = make_prompt(workload, options_.seed, phase_base + index * 7919 + target);
         request.task = workload.task;
         request.t_sched = t_sched;
@@ -220,13 +229,13 @@ private:
                 const Workload& workload = workload_at(w);
                 auto headers = options_.extra_headers;
                 if (options_.task_header) headers.emplace_back("x-tokenradar-task", workload.task);
-                auto call = PreparedCall::make(target, make_prompt(workload, options_.seed, 0), std::move(headers),
-                                               workload.extra_body);
+                auto call = PreparedCall::make(target, make_prompt(workload, options_.seed, 0),
+                                               std::move(headers), workload.extra_body);
                 // Extra fields that collide with the body would fail every request alike.
                 const bool has_extra = !workload.extra_body.empty() || !target.extra_body.empty();
                 if (!call && has_extra) {
-                    throw PreflightError(fmt::format("target {}, workload {}: {}", target.name, workload.name,
-                                                     call.error().message));
+                    throw PreflightError(fmt::format("target {}, workload {}: {}", target.name,
+                                                     workload.name, call.error().message));
                 }
                 per_workload.push_back(std::move(call));
             }
@@ -239,8 +248,8 @@ private:
         for (std::size_t w = 0; w < count; ++w) {
             Lane* lane = lanes_[w % lanes_.size()].get();
             alive_ += 1;
-            const auto offset = static_cast<std::int64_t>(static_cast<double>(ramp) * static_cast<double>(w) /
-                                                          static_cast<double>(count));
+            const auto offset = static_cast<std::int64_t>(
+                static_cast<double>(ramp) * static_cast<double>(w) / static_cast<double>(count));
             asio::co_spawn(lane->ioc, closed_worker(lane, start + offset), log_failure);
         }
     }
@@ -295,7 +304,8 @@ private:
         const std::size_t target = next_target();
         const std::size_t now_in_flight = ++in_flight_;
         std::size_t peak = peak_in_flight_.load(std::memory_order_relaxed);
-        while (now_in_flight > peak && !peak_in_flight_.compare_exchange_weak(peak, now_in_flight)) {
+        while (now_in_flight > peak &&
+               !peak_in_flight_.compare_exchange_weak(peak, now_in_flight)) {
         }
         ProbeRequest request = make_request(target, next_workload(), index, t_sched);
         ProbeResult result;
@@ -311,7 +321,8 @@ private:
                 ttft_by_target_[target].push_back(*ttft);
             }
         } else if (const std::size_t failed = ++failed_; failed <= 3 && !result.error.empty()) {
-            spdlog::warn("{}: {}: {}", options_.targets[target].name, result.record.status, result.error);
+            spdlog::warn("{}: {}: {}", options_.targets[target].name, result.record.status,
+                         result.error);
         }
         if (options_.on_record) {
             std::lock_guard lock(mutex_);
@@ -374,7 +385,8 @@ private:
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards_;
     Phase phase_ = Phase::preflight;
 
-    std::vector<std::vector<Result<PreparedCall>>> calls_;  // [target][workload]; fixed during the run
+    std::vector<std::vector<Result<PreparedCall>>>
+        calls_;  // [target][workload]; fixed during the run
     std::mutex mutex_;
     TargetOrder order_;
     TargetOrder workload_order_;

@@ -13,7 +13,8 @@ std::optional<Arrival> parse_arrival(std::string_view text) noexcept {
 }
 
 std::vector<std::int64_t> open_loop_schedule(double rate, Arrival arrival, std::size_t count,
-                                             std::chrono::nanoseconds duration, std::uint64_t seed) {
+                                             std::chrono::nanoseconds duration,
+                                             std::uint64_t seed) {
     std::vector<std::int64_t> offsets;
     if (rate <= 0) return offsets;
     for (ArrivalSequence sequence(rate, arrival, seed); count == 0 || offsets.size() < count;) {

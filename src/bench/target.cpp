@@ -10,7 +10,8 @@ bool is_loopback(std::string_view host) {
     return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-Result<Target> parse_target(std::string_view spec, const std::map<std::string, std::string>& key_env,
+Result<Target> parse_target(std::string_view spec,
+                            const std::map<std::string, std::string>& key_env,
                             const EnvLookup& env) {
     const auto bad = [&](std::string_view why) {
         return Error(Errc::bad_request,
@@ -22,12 +23,15 @@ Result<Target> parse_target(std::string_view spec, const std::map<std::string, s
     if (eq == std::string_view::npos || eq == 0) return bad("missing NAME=");
     Target t;
     t.name = std::string(spec.substr(0, eq));
-    if (t.name.find_first_of(" \t,") != std::string::npos) return bad("NAME must not contain spaces or commas");
+    if (t.name.find_first_of(" \t,") != std::string::npos)
+        return bad("NAME must not contain spaces or commas");
     std::string_view rest = spec.substr(eq + 1);
     const std::size_t colon = rest.find(':');
     if (colon == std::string_view::npos) return bad("missing API: (openai, anthropic or gemini)");
     auto api = dialect::parse_api(rest.substr(0, colon));
-    if (!api) return bad(fmt::format("unknown API '{}' (openai, anthropic or gemini)", rest.substr(0, colon)));
+    if (!api)
+        return bad(
+            fmt::format("unknown API '{}' (openai, anthropic or gemini)", rest.substr(0, colon)));
     t.api = *api;
     rest = rest.substr(colon + 1);
     const std::size_t hash = rest.rfind('#');
@@ -49,7 +53,8 @@ Result<Target> parse_target(std::string_view spec, const std::map<std::string, s
         t.key_env = std::string(dialect::default_key_env(t.api));
     }
     if (!t.key_env.empty()) {
-        if (auto value = env(t.key_env); value && !value->empty()) t.key = Secret(std::move(*value));
+        if (auto value = env(t.key_env); value && !value->empty())
+            t.key = Secret(std::move(*value));
     }
     return t;
 }

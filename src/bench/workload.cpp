@@ -14,14 +14,14 @@ namespace {
 // Ordinary English words for filler text: the token estimate of 4 bytes per token holds
 // roughly for them, and they tokenize like real prose on real providers.
 constexpr std::array<std::string_view, 64> kWords = {
-    "the",     "system",   "latency",  "model",   "request", "answer",  "network", "token",
-    "stream",  "provider", "region",   "measure", "careful", "quickly", "because", "between",
-    "result",  "history",  "river",    "garden",  "market",  "window",  "silver",  "orange",
-    "mountain","evening",  "library",  "kitchen", "teacher", "science", "journey", "picture",
-    "morning", "village",  "weather",  "ancient", "machine", "thought", "balance", "process",
-    "number",  "surface",  "pattern",  "storage", "reading", "writing", "example", "problem",
-    "simple",  "general",  "special",  "certain", "natural", "average", "popular", "private",
-    "public",  "central",  "western",  "eastern", "digital", "written", "spoken",  "careful"};
+    "the",      "system",   "latency", "model",   "request", "answer",  "network", "token",
+    "stream",   "provider", "region",  "measure", "careful", "quickly", "because", "between",
+    "result",   "history",  "river",   "garden",  "market",  "window",  "silver",  "orange",
+    "mountain", "evening",  "library", "kitchen", "teacher", "science", "journey", "picture",
+    "morning",  "village",  "weather", "ancient", "machine", "thought", "balance", "process",
+    "number",   "surface",  "pattern", "storage", "reading", "writing", "example", "problem",
+    "simple",   "general",  "special", "certain", "natural", "average", "popular", "private",
+    "public",   "central",  "western", "eastern", "digital", "written", "spoken",  "careful"};
 
 std::string filler(std::uint64_t seed, std::int64_t tokens) {
     std::mt19937_64 rng(seed);
@@ -38,7 +38,8 @@ std::string filler(std::uint64_t seed, std::int64_t tokens) {
 }
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
-    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    for (std::size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
         text.replace(at, from.size(), to);
     }
     return text;

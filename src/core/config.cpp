@@ -14,23 +14,34 @@ namespace {
 
 std::string describe(const toml::node& n) {
     switch (n.type()) {
-        case toml::node_type::string: return fmt::format("the string \"{}\"", *n.value<std::string>());
-        case toml::node_type::integer: return fmt::format("the integer {}", *n.value<std::int64_t>());
-        case toml::node_type::floating_point: return fmt::format("the number {}", *n.value<double>());
-        case toml::node_type::boolean: return *n.value<bool>() ? "true" : "false";
-        case toml::node_type::table: return "a table";
-        case toml::node_type::array: return "an array";
-        default: return "a date/time";
+        case toml::node_type::string:
+            return fmt::format("the string \"{}\"", *n.value<std::string>());
+        case toml::node_type::integer:
+            return fmt::format("the integer {}", *n.value<std::int64_t>());
+        case toml::node_type::floating_point:
+            return fmt::format("the number {}", *n.value<double>());
+        case toml::node_type::boolean:
+            return *n.value<bool>() ? "true" : "false";
+        case toml::node_type::table:
+            return "a table";
+        case toml::node_type::array:
+            return "an array";
+        default:
+            return "a date/time";
     }
 }
 
 // Nullopt for a date/time, which JSON has no kind for.
 std::optional<boost::json::value> to_json(const toml::node& n) {
     switch (n.type()) {
-        case toml::node_type::string: return boost::json::value(*n.value<std::string>());
-        case toml::node_type::integer: return boost::json::value(*n.value<std::int64_t>());
-        case toml::node_type::floating_point: return boost::json::value(*n.value<double>());
-        case toml::node_type::boolean: return boost::json::value(*n.value<bool>());
+        case toml::node_type::string:
+            return boost::json::value(*n.value<std::string>());
+        case toml::node_type::integer:
+            return boost::json::value(*n.value<std::int64_t>());
+        case toml::node_type::floating_point:
+            return boost::json::value(*n.value<double>());
+        case toml::node_type::boolean:
+            return boost::json::value(*n.value<bool>());
         case toml::node_type::array: {
             boost::json::array out;
             for (const auto& element : *n.as_array()) {
@@ -49,7 +60,8 @@ std::optional<boost::json::value> to_json(const toml::node& n) {
             }
             return boost::json::value(std::move(out));
         }
-        default: return std::nullopt;
+        default:
+            return std::nullopt;
     }
 }
 
@@ -57,7 +69,10 @@ std::optional<boost::json::value> to_json(const toml::node& n) {
 
 ConfigTable::ConfigTable(std::shared_ptr<const toml::table> root, const toml::table* table,
                          std::string source, std::string prefix)
-    : root_(std::move(root)), table_(table), source_(std::move(source)), prefix_(std::move(prefix)) {}
+    : root_(std::move(root)),
+      table_(table),
+      source_(std::move(source)),
+      prefix_(std::move(prefix)) {}
 
 ConfigTable ConfigTable::load_file(const std::filesystem::path& path) {
     std::error_code ec;
@@ -101,8 +116,10 @@ std::string ConfigTable::location(const toml::node* n) const {
 
 void ConfigTable::fail(std::string_view key, std::string_view expected) const {
     const toml::node* n = node(key);
-    std::string got = n != nullptr ? fmt::format(", got {}", describe(*n)) : std::string(" (missing)");
-    throw ConfigError(fmt::format("{}: {}: expected {}{}", location(n), dotted(key), expected, got));
+    std::string got =
+        n != nullptr ? fmt::format(", got {}", describe(*n)) : std::string(" (missing)");
+    throw ConfigError(
+        fmt::format("{}: {}: expected {}{}", location(n), dotted(key), expected, got));
 }
 
 std::optional<std::string> ConfigTable::optional_string(std::string_view key) const {
@@ -129,7 +146,8 @@ std::optional<double> ConfigTable::optional_number(std::string_view key) const {
     return *n->value<double>();
 }
 
-double ConfigTable::get_number(std::string_view key, double fallback, double min, double max) const {
+double ConfigTable::get_number(std::string_view key, double fallback, double min,
+                               double max) const {
     auto v = optional_number(key);
     if (!v) return fallback;
     if (*v < min || *v > max) fail(key, fmt::format("a number from {} to {}", min, max));
@@ -141,8 +159,8 @@ double ConfigTable::require_number(std::string_view key, double min, double max)
     return get_number(key, 0, min, max);
 }
 
-std::int64_t ConfigTable::get_integer(std::string_view key, std::int64_t fallback,
-                                      std::int64_t min, std::int64_t max) const {
+std::int64_t ConfigTable::get_integer(std::string_view key, std::int64_t fallback, std::int64_t min,
+                                      std::int64_t max) const {
     const toml::node* n = node(key);
     if (n == nullptr) return fallback;
     if (!n->is_integer()) fail(key, fmt::format("an integer from {} to {}", min, max));
@@ -159,7 +177,7 @@ bool ConfigTable::get_bool(std::string_view key, bool fallback) const {
 }
 
 std::chrono::nanoseconds ConfigTable::get_duration(std::string_view key,
-                                                  std::chrono::nanoseconds fallback) const {
+                                                   std::chrono::nanoseconds fallback) const {
     const toml::node* n = node(key);
     if (n == nullptr) return fallback;
     if (!n->is_string()) fail(key, "a duration string such as \"250ms\", \"30s\" or \"7d\"");
@@ -199,7 +217,8 @@ std::optional<boost::json::object> ConfigTable::json_object(std::string_view key
     if (n == nullptr) return std::nullopt;
     if (!n->is_table()) fail(key, "a table");
     auto converted = to_json(*n);
-    if (!converted) fail(key, "a table of strings, numbers, booleans, arrays and tables (no dates or times)");
+    if (!converted)
+        fail(key, "a table of strings, numbers, booleans, arrays and tables (no dates or times)");
     return std::move(converted->as_object());
 }
 

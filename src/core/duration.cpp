@@ -21,13 +21,20 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     if (ec != std::errc{} || end != text.data() + unit_at || !std::isfinite(value)) return bad();
     std::string_view unit = text.substr(unit_at);
     double ns_per_unit = 0;
-    if (unit == "us") ns_per_unit = 1e3;
-    else if (unit == "ms") ns_per_unit = 1e6;
-    else if (unit == "s") ns_per_unit = 1e9;
-    else if (unit == "m") ns_per_unit = 60e9;
-    else if (unit == "h") ns_per_unit = 3600e9;
-    else if (unit == "d") ns_per_unit = 86400e9;
-    else return bad();
+    if (unit == "us")
+        ns_per_unit = 1e3;
+    else if (unit == "ms")
+        ns_per_unit = 1e6;
+    else if (unit == "s")
+        ns_per_unit = 1e9;
+    else if (unit == "m")
+        ns_per_unit = 60e9;
+    else if (unit == "h")
+        ns_per_unit = 3600e9;
+    else if (unit == "d")
+        ns_per_unit = 86400e9;
+    else
+        return bad();
     double ns = value * ns_per_unit;
     if (ns > 9.2e18) return bad();
     return std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(ns)));
@@ -35,8 +42,10 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
 
 std::string format_duration(std::chrono::nanoseconds d) {
     const auto ns = static_cast<double>(d.count());
-    if (d.count() % 86'400'000'000'000 == 0 && d.count() != 0) return fmt::format("{}d", ns / 86400e9);
-    if (d.count() % 3'600'000'000'000 == 0 && d.count() != 0) return fmt::format("{}h", ns / 3600e9);
+    if (d.count() % 86'400'000'000'000 == 0 && d.count() != 0)
+        return fmt::format("{}d", ns / 86400e9);
+    if (d.count() % 3'600'000'000'000 == 0 && d.count() != 0)
+        return fmt::format("{}h", ns / 3600e9);
     if (ns >= 60e9 && d.count() % 60'000'000'000 == 0) return fmt::format("{}m", ns / 60e9);
     if (ns >= 1e9) return fmt::format("{:g}s", ns / 1e9);
     if (ns >= 1e6) return fmt::format("{:g}ms", ns / 1e6);

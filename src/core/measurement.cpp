@@ -15,7 +15,8 @@ std::optional<double> ms_between(std::int64_t from, const std::optional<std::int
     return static_cast<double>(*to - from) / kNsPerMs;
 }
 
-void put_optional(boost::json::object& o, std::string_view key, const std::optional<std::int64_t>& v) {
+void put_optional(boost::json::object& o, std::string_view key,
+                  const std::optional<std::int64_t>& v) {
     if (v) o[key] = *v;
 }
 
@@ -29,9 +30,14 @@ void put_derived(boost::json::object& o, std::string_view key, const std::option
 }
 
 bool is_status(std::string_view s) {
-    static constexpr std::array kFixed = {"ok",           "timeout_connect", "timeout_first_token",
-                                          "timeout_idle", "timeout_total",   "connection_error",
-                                          "protocol_error", "cancelled"};
+    static constexpr std::array kFixed = {"ok",
+                                          "timeout_connect",
+                                          "timeout_first_token",
+                                          "timeout_idle",
+                                          "timeout_total",
+                                          "connection_error",
+                                          "protocol_error",
+                                          "cancelled"};
     for (std::string_view f : kFixed) {
         if (s == f) return true;
     }
@@ -51,7 +57,7 @@ bool one_of(std::string_view s, std::initializer_list<std::string_view> allowed)
 
 // Reads fields of one JSON object, remembering the first error with its field name.
 class FieldReader {
-public:
+  public:
     explicit FieldReader(const boost::json::object& o) : o_(o) {}
 
     std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max) {
@@ -106,7 +112,7 @@ public:
 
     [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
 
-private:
+  private:
     const boost::json::object& o_;
     std::optional<std::string> error_;
 };
@@ -222,8 +228,9 @@ Result<Measurement> measurement_from_json(const boost::json::value& v) {
     m.attempt = static_cast<int>(r.integer("attempt", 1, 100).value_or(1));
     m.status = r.string("status", "ok");
     if (!is_status(m.status)) {
-        r.fail("status", "ok, http_<code>, timeout_connect, timeout_first_token, timeout_idle, "
-                         "timeout_total, connection_error, protocol_error or cancelled");
+        r.fail("status",
+               "ok, http_<code>, timeout_connect, timeout_first_token, timeout_idle, "
+               "timeout_total, connection_error, protocol_error or cancelled");
     }
     m.http_status = static_cast<int>(r.integer("http_status", 100, 599).value_or(0));
     m.ts_us = r.integer("ts_us", 0, INT64_MAX).value_or(0);

@@ -19,7 +19,8 @@ std::filesystem::path find_resource_dir(std::string_view name) {
         candidates.emplace_back(exe.parent_path() / ".." / "share" / "tokenradar" / name);
     }
     for (const auto& dir : candidates) {
-        if (std::filesystem::is_directory(dir, ec)) return std::filesystem::weakly_canonical(dir, ec);
+        if (std::filesystem::is_directory(dir, ec))
+            return std::filesystem::weakly_canonical(dir, ec);
     }
     return std::filesystem::path(name);
 }

@@ -486,7 +486,8 @@ Result<ChatResponse> parse_gemini_response(std::string_view body) {
     read_candidate(r, o, top, cv);
     if (!r.failed() && !cv.has_candidates && !cv.prompt_blocked) {
         // A 200 in another shape (a proxy's page, another API's JSON) is not an empty answer.
-        r.fail(top.key("candidates"), "expected a GenerateContentResponse: candidates, or promptFeedback.blockReason");
+        r.fail(top.key("candidates"),
+               "expected a GenerateContentResponse: candidates, or promptFeedback.blockReason");
     }
     for (auto& [thought, text] : cv.texts) (thought ? resp.reasoning : resp.text).append(text);
     resp.tool_calls = std::move(cv.calls);

@@ -218,14 +218,13 @@ void read_gemini_options(Reader& r, const json::object& o, const Path& top, Chat
         Path tp = top.key("toolConfig");
         const json::object* tc = r.as_object(*tcv, tp);
         const json::value* fcv =
-            tc ? proto_field(*tc, "functionCallingConfig", "function_calling_config")
-               : nullptr;
+            tc ? proto_field(*tc, "functionCallingConfig", "function_calling_config") : nullptr;
         Path fp = tp.key("functionCallingConfig");
         if (const json::object* fc = fcv ? r.as_object(*fcv, fp) : nullptr) {
             auto mode = r.string(*fc, "mode", fp);
             std::vector<std::string> names;
-            if (const json::value* nv = proto_field(*fc, "allowedFunctionNames",
-                                                                 "allowed_function_names")) {
+            if (const json::value* nv =
+                    proto_field(*fc, "allowedFunctionNames", "allowed_function_names")) {
                 Path np = fp.key("allowedFunctionNames");
                 if (!nv->is_array()) {
                     r.fail(np, "expected an array");
@@ -259,8 +258,7 @@ void read_gemini_options(Reader& r, const json::object& o, const Path& top, Chat
     if (!mime) mime = r.string(*gc, "response_mime_type", gp);
     if (mime == "application/json") {
         ResponseFormat f{ResponseFormat::Kind::json_object, {}, {}, false};
-        const json::value* schema =
-            proto_field(*gc, "responseJsonSchema", "response_json_schema");
+        const json::value* schema = proto_field(*gc, "responseJsonSchema", "response_json_schema");
         if (!schema) schema = proto_field(*gc, "responseSchema", "response_schema");
         if (schema) {
             Path sp = gp.key("responseJsonSchema");
@@ -274,8 +272,7 @@ void read_gemini_options(Reader& r, const json::object& o, const Path& top, Chat
     req.seed = r.integer(*gc, "seed", gp);
     req.presence_penalty = r.number(*gc, "presencePenalty", gp, false, kPenaltyRange);
     req.frequency_penalty = r.number(*gc, "frequencyPenalty", gp, false, kPenaltyRange);
-    if (const json::value* tv =
-            proto_field(*gc, "thinkingConfig", "thinking_config")) {
+    if (const json::value* tv = proto_field(*gc, "thinkingConfig", "thinking_config")) {
         Path kp = gp.key("thinkingConfig");
         if (const json::object* th = r.as_object(*tv, kp)) {
             auto budget = r.integer(*th, "thinkingBudget", kp);

@@ -23,18 +23,24 @@ bool ends_with_version(std::string_view path) {
 
 std::string_view default_key_env(Api api) noexcept {
     switch (api) {
-        case Api::openai: return "OPENAI_API_KEY";
-        case Api::anthropic: return "ANTHROPIC_API_KEY";
-        case Api::gemini: return "GEMINI_API_KEY";
+        case Api::openai:
+            return "OPENAI_API_KEY";
+        case Api::anthropic:
+            return "ANTHROPIC_API_KEY";
+        case Api::gemini:
+            return "GEMINI_API_KEY";
     }
     return "OPENAI_API_KEY";
 }
 
 std::string_view official_host(Api api) noexcept {
     switch (api) {
-        case Api::openai: return "api.openai.com";
-        case Api::anthropic: return "api.anthropic.com";
-        case Api::gemini: return "generativelanguage.googleapis.com";
+        case Api::openai:
+            return "api.openai.com";
+        case Api::anthropic:
+            return "api.anthropic.com";
+        case Api::gemini:
+            return "generativelanguage.googleapis.com";
     }
     return "api.openai.com";
 }

@@ -260,7 +260,8 @@ std::optional<MemberText> MemberScanner::next() {
 }
 
 Result<const json::object*> EventJson::parse(std::string_view data) {
-    value_ = nullptr;  // drop the previous value (keeping the arena storage) before its memory is reused
+    value_ =
+        nullptr;  // drop the previous value (keeping the arena storage) before its memory is reused
     mr_.release();
     boost::system::error_code ec;
     json::parse_options opts;

@@ -547,12 +547,14 @@ void write_chunk(const StreamMeta& meta, json::object delta, const char* finish,
 
 // Text and reasoning deltas are most of a stream: they are written from a cached prefix and
 // suffix instead of a JSON object per chunk. The bytes equal write_chunk's (a test checks).
-void OpenAiStreamEncoder::write_text_chunk(std::string_view field, std::string_view text, std::string& out) {
+void OpenAiStreamEncoder::write_text_chunk(std::string_view field, std::string_view text,
+                                           std::string& out) {
     if (text_prefix_.empty()) {
-        text_prefix_ = "data: {\"id\":" + json::serialize(json::string(meta_.id)) +
-                       ",\"object\":\"chat.completion.chunk\",\"created\":" + std::to_string(meta_.created) +
-                       ",\"model\":" + json::serialize(json::string(meta_.model)) +
-                       ",\"choices\":[{\"index\":0,\"delta\":{";
+        text_prefix_ =
+            "data: {\"id\":" + json::serialize(json::string(meta_.id)) +
+            ",\"object\":\"chat.completion.chunk\",\"created\":" + std::to_string(meta_.created) +
+            ",\"model\":" + json::serialize(json::string(meta_.model)) +
+            ",\"choices\":[{\"index\":0,\"delta\":{";
         text_suffix_ = std::string("},\"logprobs\":null,\"finish_reason\":null}]") +
                        (meta_.include_usage ? ",\"usage\":null}\n\n" : "}\n\n");
     }

@@ -19,7 +19,8 @@ net::asio::awaitable<void> wait_for_heartbeat_write(ClientStream& s) {
 
 void arm_heartbeat(const std::shared_ptr<ClientStream>& s, std::chrono::milliseconds interval);
 
-net::asio::awaitable<void> write_heartbeat(std::shared_ptr<ClientStream> s, std::chrono::milliseconds interval) {
+net::asio::awaitable<void> write_heartbeat(std::shared_ptr<ClientStream> s,
+                                           std::chrono::milliseconds interval) {
     // Checked again: the relay may have stopped (the writer is then gone) or started a write
     // between the timer's callback and this coroutine's start.
     if (s->stopped) co_return;
@@ -58,17 +59,20 @@ void arm_heartbeat(const std::shared_ptr<ClientStream>& s, std::chrono::millisec
 ClientStream::ClientStream(net::asio::any_io_executor ex, net::ResponseWriter& w)
     : writer(&w), heartbeat_timer(ex), write_done(ex), last_write_ns(steady_now_ns()) {}
 
-net::asio::awaitable<boost::system::error_code> start_client(ClientStream& s, const net::HeaderList& headers,
+net::asio::awaitable<boost::system::error_code> start_client(ClientStream& s,
+                                                             const net::HeaderList& headers,
                                                              std::string_view first) {
     co_await wait_for_heartbeat_write(s);
     s.writing = true;
-    const auto ec = co_await s.writer->start_stream(boost::beast::http::status::ok, "text/event-stream", headers, first);
+    const auto ec = co_await s.writer->start_stream(boost::beast::http::status::ok,
+                                                    "text/event-stream", headers, first);
     s.writing = false;
     s.last_write_ns = steady_now_ns();
     co_return ec;
 }
 
-net::asio::awaitable<boost::system::error_code> write_client(ClientStream& s, std::string_view bytes) {
+net::asio::awaitable<boost::system::error_code> write_client(ClientStream& s,
+                                                             std::string_view bytes) {
     co_await wait_for_heartbeat_write(s);
     s.writing = true;
     const auto ec = co_await s.writer->write_chunk(bytes);
@@ -77,7 +81,8 @@ net::asio::awaitable<boost::system::error_code> write_client(ClientStream& s, st
     co_return ec;
 }
 
-void start_heartbeat(const std::shared_ptr<ClientStream>& stream, std::chrono::milliseconds interval) {
+void start_heartbeat(const std::shared_ptr<ClientStream>& stream,
+                     std::chrono::milliseconds interval) {
     if (interval.count() <= 0) return;
     arm_heartbeat(stream, interval);
 }

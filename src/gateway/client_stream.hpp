@@ -38,10 +38,12 @@ net::asio::awaitable<boost::system::error_code> start_client(ClientStream& strea
                                                              std::string_view first);
 
 // Suspends until `bytes` are written (after any heartbeat on the wire).
-net::asio::awaitable<boost::system::error_code> write_client(ClientStream& stream, std::string_view bytes);
+net::asio::awaitable<boost::system::error_code> write_client(ClientStream& stream,
+                                                             std::string_view bytes);
 
 // Spawns the heartbeat on the current strand; interval 0 = none.
-void start_heartbeat(const std::shared_ptr<ClientStream>& stream, std::chrono::milliseconds interval);
+void start_heartbeat(const std::shared_ptr<ClientStream>& stream,
+                     std::chrono::milliseconds interval);
 
 // Stops the heartbeat without waiting, on every way out of the relay (normally
 // stop_heartbeat() has already run and this does nothing).

@@ -50,7 +50,8 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
         p.key = Secret(value);
     }
     p.region = t.get_string("region", "");
-    if (!p.region.empty() && !net::is_simple_name(p.region)) t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
+    if (!p.region.empty() && !net::is_simple_name(p.region))
+        t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
     p.connect_timeout = ms(t, "connect_timeout", p.connect_timeout);
     p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
     p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
@@ -72,10 +73,13 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
         auto it = std::find_if(providers.begin(), providers.end(),
                                [&](const ProviderConfig& p) { return p.name == provider; });
         if (slash == std::string::npos || slash + 1 == ref.size() || it == providers.end()) {
-            t.fail("upstreams", fmt::format("\"PROVIDER/MODEL\" entries naming a configured provider "
-                                            "(got \"{}\")", ref));
+            t.fail("upstreams",
+                   fmt::format("\"PROVIDER/MODEL\" entries naming a configured provider "
+                               "(got \"{}\")",
+                               ref));
         }
-        m.upstreams.push_back({static_cast<std::size_t>(it - providers.begin()), ref.substr(slash + 1)});
+        m.upstreams.push_back(
+            {static_cast<std::size_t>(it - providers.begin()), ref.substr(slash + 1)});
     }
     if (m.upstreams.empty()) t.fail("upstreams", "at least one \"PROVIDER/MODEL\"");
     return m;
@@ -103,13 +107,15 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         c.allowed_hosts = l->get_strings("allowed_hosts");
         for (const auto& h : c.allowed_hosts) {
             if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
-                l->fail("allowed_hosts", fmt::format("host names without port or scheme, not '{}'", h));
+                l->fail("allowed_hosts",
+                        fmt::format("host names without port or scheme, not '{}'", h));
             }
         }
         c.cors_origins = l->get_strings("cors_origins");
         for (const auto& o : c.cors_origins) {
             if (o.rfind("http://", 0) != 0 && o.rfind("https://", 0) != 0) {
-                l->fail("cors_origins", fmt::format("origins such as \"https://app.example\", not '{}'", o));
+                l->fail("cors_origins",
+                        fmt::format("origins such as \"https://app.example\", not '{}'", o));
             }
         }
     }
@@ -120,7 +126,8 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         c.auth_required = mode == "keys";
         if (!c.auth_required && !is_loopback(c.host)) {
             a->fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
-                                        "listener, not {}", c.host));
+                                        "listener, not {}",
+                                        c.host));
         }
         c.client_keys = net::load_api_keys(a->tables("keys"));
     }
@@ -131,15 +138,17 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             c.source));
     }
     if (auto l = root.table("limits")) {
-        l->reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight", "max_concurrent_per_key",
-                                "heartbeat_interval", "header_timeout", "idle_timeout", "shutdown_grace"});
-        c.max_body_bytes = static_cast<std::size_t>(
-            l->get_integer("max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
+        l->reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight",
+                                "max_concurrent_per_key", "heartbeat_interval", "header_timeout",
+                                "idle_timeout", "shutdown_grace"});
+        c.max_body_bytes = static_cast<std::size_t>(l->get_integer(
+            "max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
         c.max_body_bytes_in_flight = static_cast<std::size_t>(l->get_integer(
             "max_body_bytes_in_flight", static_cast<std::int64_t>(c.max_body_bytes_in_flight), 1024,
             std::int64_t{1} << 40));
-        c.max_concurrent_per_key = static_cast<std::size_t>(l->get_integer(
-            "max_concurrent_per_key", static_cast<std::int64_t>(c.max_concurrent_per_key), 1, 1'000'000));
+        c.max_concurrent_per_key = static_cast<std::size_t>(
+            l->get_integer("max_concurrent_per_key",
+                           static_cast<std::int64_t>(c.max_concurrent_per_key), 1, 1'000'000));
         c.heartbeat_interval = ms(*l, "heartbeat_interval", c.heartbeat_interval);
         c.header_timeout = ms(*l, "header_timeout", c.header_timeout);
         c.idle_timeout = ms(*l, "idle_timeout", c.idle_timeout);
@@ -179,13 +188,17 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     }
     // No providers and no models: an observatory that relays nothing, which is fine when it
     // serves the observatory.
-    const bool serves_observatory = c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
+    const bool serves_observatory =
+        c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
     if (c.providers.empty() && !serves_observatory) {
-        throw ConfigError(fmt::format(
-            "{}: providers: expected at least one [[providers]] table (or an [observatory] to serve)", c.source));
+        throw ConfigError(
+            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
+                        "[observatory] to serve)",
+                        c.source));
     }
     if (!c.providers.empty() && c.models.empty()) {
-        throw ConfigError(fmt::format("{}: models: expected at least one [[models]] table", c.source));
+        throw ConfigError(
+            fmt::format("{}: models: expected at least one [[models]] table", c.source));
     }
     return c;
 }
@@ -205,23 +218,25 @@ std::string describe(const GatewayConfig& c) {
                                 : fmt::format("store     {} (flush every {} ms)\n",
                                               c.store_path.string(), c.flush_interval.count());
     const auto& o = c.observatory;
-    out += !o.enabled ? std::string("observatory off\n")
-                      : fmt::format("observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
-                                    o.min_samples, o.minute_retention.count(),
-                                    observatory::to_string(o.ingest),
-                                    o.ingest == observatory::IngestMode::keys
-                                        ? fmt::format(" ({} key(s))", o.ingest_keys.size())
-                                        : std::string());
+    out += !o.enabled
+               ? std::string("observatory off\n")
+               : fmt::format(
+                     "observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
+                     o.min_samples, o.minute_retention.count(), observatory::to_string(o.ingest),
+                     o.ingest == observatory::IngestMode::keys
+                         ? fmt::format(" ({} key(s))", o.ingest_keys.size())
+                         : std::string());
     if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {
-        out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name, dialect::to_string(p.api),
-                           p.base.scheme, p.base.authority(), p.base.target,
-                           p.key_env.empty() ? "none" : "from $" + p.key_env,
+        out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name,
+                           dialect::to_string(p.api), p.base.scheme, p.base.authority(),
+                           p.base.target, p.key_env.empty() ? "none" : "from $" + p.key_env,
                            p.region.empty() ? "" : ", region " + p.region);
     }
     for (const auto& m : c.models) {
         out += fmt::format("model     {} (task {}) ->", m.name, m.task);
-        for (const auto& u : m.upstreams) out += fmt::format(" {}/{}", c.providers[u.provider].name, u.model);
+        for (const auto& u : m.upstreams)
+            out += fmt::format(" {}/{}", c.providers[u.provider].name, u.model);
         out += '\n';
     }
     return out;

@@ -18,24 +18,27 @@ namespace json = boost::json;
 constexpr std::size_t kMaxEmbeddingsBody = 64 * 1024 * 1024;
 }  // namespace
 
-awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                                 std::string request_id) {
+awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
+                                 net::ResponseWriter& writer, std::string request_id) {
     net::HeaderList headers = base_headers(request_id);
     boost::system::error_code ec;
     json::value body = json::parse(request.body(), ec);
     if (ec || !body.is_object() || !body.as_object().contains("model") ||
         !body.as_object().at("model").is_string()) {
         co_await send_error(gw, writer, Errc::bad_request,
-                            "expected a JSON object with a string \"model\" and \"input\"", headers);
+                            "expected a JSON object with a string \"model\" and \"input\"",
+                            headers);
         co_return;
     }
     json::object& o = body.as_object();
     const std::string model_name(o.at("model").as_string());
     const VirtualModel* model = gw.config.find_model(model_name);
     if (model == nullptr) {
-        co_await send_error(gw, writer, Errc::not_found,
-                            fmt::format("model '{}' is not served here; GET /v1/models lists the models", model_name),
-                            headers);
+        co_await send_error(
+            gw, writer, Errc::not_found,
+            fmt::format("model '{}' is not served here; GET /v1/models lists the models",
+                        model_name),
+            headers);
         co_return;
     }
     const UpstreamRef* ref = nullptr;
@@ -46,9 +49,10 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
         }
     }
     if (ref == nullptr) {
-        co_await send_error(gw, writer, Errc::unsupported,
-                            fmt::format("model '{}' has no OpenAI-compatible upstream for embeddings", model_name),
-                            headers);
+        co_await send_error(
+            gw, writer, Errc::unsupported,
+            fmt::format("model '{}' has no OpenAI-compatible upstream for embeddings", model_name),
+            headers);
         co_return;
     }
     const ProviderConfig& provider = gw.config.providers[ref->provider];
@@ -70,11 +74,13 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
 
     net::Url url = provider.base;
     url.target += "/embeddings";
-    std::vector<std::pair<std::string, std::string>> upstream_headers{{"content-type", "application/json"}};
-    if (!provider.key.empty()) upstream_headers.emplace_back("authorization", "Bearer " + provider.key.reveal());
+    std::vector<std::pair<std::string, std::string>> upstream_headers{
+        {"content-type", "application/json"}};
+    if (!provider.key.empty())
+        upstream_headers.emplace_back("authorization", "Bearer " + provider.key.reveal());
     std::string upstream_body = json::serialize(o);
-    auto result = co_await gw.clients[ref->provider]->request(http::verb::post, url, upstream_headers,
-                                                              std::move(upstream_body), kMaxEmbeddingsBody);
+    auto result = co_await gw.clients[ref->provider]->request(
+        http::verb::post, url, upstream_headers, std::move(upstream_body), kMaxEmbeddingsBody);
     m.t.done = steady_now_ns();
     if (!result) {
         m.t.sched = m.t.send;
@@ -84,7 +90,8 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
                               ? static_cast<Errc>(result.error().code.value())
                               : Errc::connection_error;
         if (code == Errc::cancelled) co_return;
-        co_await send_error(gw, writer, code, fmt::format("upstream {}: {}", provider.name, result.error().message),
+        co_await send_error(gw, writer, code,
+                            fmt::format("upstream {}: {}", provider.name, result.error().message),
                             headers);
         co_return;
     }
@@ -93,7 +100,8 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request, net::
     m.http_status = static_cast<int>(result->status);
     if (result->status != 200) m.status = fmt::format("http_{}", result->status);
     headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
-    if (auto id = upstream_request_id(result->headers)) headers.emplace_back(kUpstreamRequestIdHeader, *id);
+    if (auto id = upstream_request_id(result->headers))
+        headers.emplace_back(kUpstreamRequestIdHeader, *id);
     if (result->status != 200) provider.key.redact_in(result->body);  // an error may echo the key
     gw.metrics.observe_request(m.status);
     const auto status = static_cast<http::status>(result->status);

@@ -3,8 +3,8 @@
 #include "gateway_impl.hpp"
 
 #include <tokenradar/core/ids.hpp>
-#include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/net/api_keys.hpp>
 
 #include <boost/asio/this_coro.hpp>
@@ -28,7 +28,9 @@ constexpr std::string_view kModelsPrefix = "/v1/models/";
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
-bool is_api_post(std::string_view path) { return path == "/v1/chat/completions" || path == "/v1/embeddings"; }
+bool is_api_post(std::string_view path) {
+    return path == "/v1/chat/completions" || path == "/v1/embeddings";
+}
 
 // The Host header's name without its port ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost").
 std::string_view host_name(std::string_view host) {
@@ -50,10 +52,11 @@ std::optional<Error> foreign_host(const GatewayConfig& config, const net::Reques
         std::any_of(config.allowed_hosts.begin(), config.allowed_hosts.end(), same)) {
         return std::nullopt;
     }
-    return Error(Errc::forbidden,
-                 fmt::format("Host '{}' is not a name of this keyless listener: add it to [listener] "
-                             "allowed_hosts, or use localhost",
-                             name.substr(0, 128)));
+    return Error(
+        Errc::forbidden,
+        fmt::format("Host '{}' is not a name of this keyless listener: add it to [listener] "
+                    "allowed_hosts, or use localhost",
+                    name.substr(0, 128)));
 }
 
 // The API endpoints take JSON only: a browser may send a cross-origin text/plain or form POST
@@ -69,7 +72,8 @@ bool json_body(const net::Request& request) {
 }
 
 // The request's Origin when it is one of [listener] cors_origins.
-std::optional<std::string_view> cors_origin(const GatewayConfig& config, const net::Request& request) {
+std::optional<std::string_view> cors_origin(const GatewayConfig& config,
+                                            const net::Request& request) {
     if (config.cors_origins.empty()) return std::nullopt;
     const auto it = request.find(http::field::origin);
     if (it == request.end()) return std::nullopt;
@@ -132,23 +136,28 @@ class InFlightSlot {
     std::atomic<std::size_t>* counter_;
 };
 
-awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& request, const StaticFile& file) {
-    net::HeaderList headers{{"cache-control", file.cache_control}, {"etag", file.etag},
+awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& request,
+                            const StaticFile& file) {
+    net::HeaderList headers{{"cache-control", file.cache_control},
+                            {"etag", file.etag},
                             {"x-content-type-options", "nosniff"}};
-    if (const auto inm = request.find(http::field::if_none_match); inm != request.end() && inm->value() == file.etag) {
+    if (const auto inm = request.find(http::field::if_none_match);
+        inm != request.end() && inm->value() == file.etag) {
         co_await writer.send(http::status::not_modified, file.content_type, {}, headers);
         co_return;
     }
     if (file.content_type.rfind("text/html", 0) == 0) {
         // The dashboard loads nothing from elsewhere and renders labels as text.
-        headers.emplace_back("content-security-policy",
-                             "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+        headers.emplace_back(
+            "content-security-policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
     }
     co_await writer.send(http::status::ok, file.content_type, file.body, headers);
 }
 
 json::object model_object(const VirtualModel& m) {
-    return json::object{{"id", m.name}, {"object", "model"}, {"created", 0}, {"owned_by", "tokenradar"}};
+    return json::object{
+        {"id", m.name}, {"object", "model"}, {"created", 0}, {"owned_by", "tokenradar"}};
 }
 
 std::string models_body(const GatewayConfig& config) {
@@ -183,8 +192,11 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
     co_await writer.send(status, "application/json", std::move(body), headers);
 }
 
-Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h, Metrics& m)
-    : config(cfg), hooks(std::move(h)), metrics(m),
+Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h,
+                    Metrics& m)
+    : config(cfg),
+      hooks(std::move(h)),
+      metrics(m),
       in_flight(std::make_unique<std::atomic<std::size_t>[]>(cfg.client_keys.size() + 1)) {
     for (const auto& p : config.providers) {
         net::ClientOptions options;
@@ -199,7 +211,8 @@ Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, Gat
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
     if (config.dashboard) {
-        const auto dir = config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;
+        const auto dir =
+            config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;
         if (auto files = StaticFiles::load(dir)) {
             dashboard = std::move(*files);
         } else {
@@ -213,21 +226,25 @@ Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, Gat
 
 Gateway::~Gateway() = default;
 
-net::HeadVerdict Gateway::check_head(const net::Request& head, std::optional<std::uint64_t> content_length) const {
+net::HeadVerdict Gateway::check_head(const net::Request& head,
+                                     std::optional<std::uint64_t> content_length) const {
     const Impl& gw = *impl_;
     const std::string_view path = path_of(head.target());
     if (gw.hooks.api_head_check && path.starts_with("/api/")) {
-        if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes)) return std::move(*verdict);
+        if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes))
+            return std::move(*verdict);
     }
     net::HeadVerdict verdict{gw.config.max_body_bytes, {}, {}};
     const bool large = !content_length || *content_length > kSmallBody;  // chunked: any size
     if (!large) return verdict;  // read with its head; handle() checks who is asking
     if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
     if (!is_api_post(path)) {
-        verdict.reject = Error(Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
+        verdict.reject = Error(
+            Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
-        verdict.reject = Error(Errc::unauthorized,
-                               "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
+        verdict.reject =
+            Error(Errc::unauthorized,
+                  "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
     return verdict;
@@ -284,10 +301,12 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     const bool one_model = path.size() > kModelsPrefix.size() && path.starts_with(kModelsPrefix);
     const bool wants_get = path == "/metrics" || path == "/v1/models" || one_model;
     if (!wants_get && !is_api_post(path)) {
-        co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path), headers);
+        co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path),
+                            headers);
         co_return;
     }
-    if (wants_get ? (method != http::verb::get && method != http::verb::head) : method != http::verb::post) {
+    if (wants_get ? (method != http::verb::get && method != http::verb::head)
+                  : method != http::verb::post) {
         co_await send_error(gw, writer, Errc::method_not_allowed,
                             fmt::format("{} takes {}", path, wants_get ? "GET" : "POST"), headers);
         co_return;
@@ -302,9 +321,10 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (gw.config.auth_required) {
         client = find_client_key(gw.config, request);
         if (client == kNoKey) {
-            co_await send_error(gw, writer, Errc::unauthorized,
-                                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
-                                headers);
+            co_await send_error(
+                gw, writer, Errc::unauthorized,
+                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
+                headers);
             co_return;
         }
     }
@@ -312,7 +332,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (path == "/metrics") {
         std::string extra = gw.hooks.extra_metrics ? gw.hooks.extra_metrics() : std::string();
         std::string body = metrics_.render(extra);
-        co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body), headers);
+        co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body),
+                             headers);
         co_return;
     }
     if (path == "/v1/models") {
@@ -328,9 +349,11 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         } else {
             gw.metrics.observe_request(status_name(make_error_code(Errc::not_found)));
             std::string body = openai_error_body(
-                Errc::not_found, fmt::format("model '{}' is not served here; GET /v1/models lists the models", id),
+                Errc::not_found,
+                fmt::format("model '{}' is not served here; GET /v1/models lists the models", id),
                 "model", "model_not_found");
-            co_await writer.send(http::status::not_found, "application/json", std::move(body), headers);
+            co_await writer.send(http::status::not_found, "application/json", std::move(body),
+                                 headers);
         }
         co_return;
     }

@@ -35,10 +35,12 @@ struct Gateway::Impl {
 
 // The gateway's response header names: constants, so that a response's header list does not
 // allocate for them (each is longer than std::string's inline buffer).
-inline const net::HeaderName kRequestIdHeader = net::HeaderName::constant("x-tokenradar-request-id");
+inline const net::HeaderName kRequestIdHeader =
+    net::HeaderName::constant("x-tokenradar-request-id");
 inline const net::HeaderName kUpstreamHeader = net::HeaderName::constant("x-tokenradar-upstream");
 inline const net::HeaderName kCacheHeader = net::HeaderName::constant("x-tokenradar-cache");
-inline const net::HeaderName kOverheadHeader = net::HeaderName::constant("x-tokenradar-overhead-us");
+inline const net::HeaderName kOverheadHeader =
+    net::HeaderName::constant("x-tokenradar-overhead-us");
 inline const net::HeaderName kUpstreamRequestIdHeader = net::HeaderName::constant("x-request-id");
 inline const net::HeaderName kNoSniffHeader = net::HeaderName::constant("x-content-type-options");
 

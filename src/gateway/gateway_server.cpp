@@ -9,7 +9,8 @@ namespace tokenradar::gateway {
 namespace {
 
 // A named coroutine (no capturing lambda coroutines: GCC 12).
-net::asio::awaitable<void> dispatch(Gateway* gateway, net::Request& request, net::ResponseWriter& writer) {
+net::asio::awaitable<void> dispatch(Gateway* gateway, net::Request& request,
+                                    net::ResponseWriter& writer) {
     co_await gateway->handle(request, writer);
 }
 
@@ -23,20 +24,25 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
       gateway_(std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks))) {
     net::ServerLimits limits;
     // Ingestion takes larger bodies than chat requests; the head check gives each route its own.
-    limits.max_body_bytes = config_.observatory.ingest == observatory::IngestMode::off
-                                ? config_.max_body_bytes
-                                : std::max(config_.max_body_bytes, config_.observatory.max_body_bytes);
+    limits.max_body_bytes =
+        config_.observatory.ingest == observatory::IngestMode::off
+            ? config_.max_body_bytes
+            : std::max(config_.max_body_bytes, config_.observatory.max_body_bytes);
     limits.max_body_bytes_in_flight = config_.max_body_bytes_in_flight;
     limits.header_timeout = config_.header_timeout;
     limits.idle_timeout = config_.idle_timeout;
     limits.shutdown_grace = config_.shutdown_grace;
     Gateway* gw = gateway_.get();
     server_ = std::make_unique<net::HttpServer>(
-        ioc_, [gw](net::Request& request, net::ResponseWriter& writer) { return dispatch(gw, request, writer); },
+        ioc_,
+        [gw](net::Request& request, net::ResponseWriter& writer) {
+            return dispatch(gw, request, writer);
+        },
         limits, std::vector<boost::asio::io_context*>{&ioc_});  // one I/O thread: no strands
-    server_->set_head_check([gw](const net::Request& head, std::optional<std::uint64_t> content_length) {
-        return gw->check_head(head, content_length);
-    });
+    server_->set_head_check(
+        [gw](const net::Request& head, std::optional<std::uint64_t> content_length) {
+            return gw->check_head(head, content_length);
+        });
 }
 
 GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }

@@ -13,11 +13,11 @@ constexpr std::array<double, 16> kTtftBounds{0.001, 0.005, 0.01, 0.02, 0.04, 0.0
                                              0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0};
 constexpr std::array<double, 13> kTpotBounds{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,
                                              0.3,  0.4,   0.5,  0.75,  1.0, 2.5};
-constexpr std::array<double, 14> kDurationBounds{0.01, 0.02, 0.04, 0.08, 0.16,  0.32,  0.64,
+constexpr std::array<double, 14> kDurationBounds{0.01, 0.02, 0.04, 0.08,  0.16,  0.32,  0.64,
                                                  1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92};
 // The gateway's own cost: tens of microseconds, up to a slow millisecond.
-constexpr std::array<double, 12> kOverheadBounds{0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
-                                                 0.001,   0.0025,   0.005,   0.01,   0.025,   0.1};
+constexpr std::array<double, 12> kOverheadBounds{
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1};
 
 // Relaying one chunk costs microseconds; the bound is 100 us at p99, so the buckets
 // around it are finer (75 and 150 us): a write wakes the client, ~50 us on a small VM.
@@ -108,14 +108,15 @@ void HistogramSeries::observe(double seconds) noexcept {
     sum_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
 }
 
-void HistogramSeries::render(std::string_view name, std::string_view labels, std::string& out) const {
+void HistogramSeries::render(std::string_view name, std::string_view labels,
+                             std::string& out) const {
     const std::string sep = labels.empty() ? "" : ",";
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i <= bounds_.size(); ++i) {
         cumulative += counts_[i].load(std::memory_order_relaxed);
         const std::string le = i < bounds_.size() ? fmt::format("{}", bounds_[i]) : "+Inf";
-        fmt::format_to(std::back_inserter(out), "{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels, sep,
-                       le, cumulative);
+        fmt::format_to(std::back_inserter(out), "{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels,
+                       sep, le, cumulative);
     }
     fmt::format_to(std::back_inserter(out), "{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, labels,
                    static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9, name, labels,
@@ -170,7 +171,8 @@ enum FamilyIndex { kTtft, kTpot, kDuration, kTokens, kOverhead, kAttempts, kRequ
 }
 
 Metrics::Metrics() : relay_(kRelayBounds) {
-    auto add = [this](std::string name, std::string help, Kind kind, std::span<const double> bounds) {
+    auto add = [this](std::string name, std::string help, Kind kind,
+                      std::span<const double> bounds) {
         auto f = std::make_unique<Family>();
         f->name = std::move(name);
         f->help = std::move(help);
@@ -179,17 +181,23 @@ Metrics::Metrics() : relay_(kRelayBounds) {
         families_.push_back(std::move(f));
     };
     add("gen_ai_server_time_to_first_token_seconds",
-        "Upstream time to first token (metrics.md TTFT), per attempt.", Kind::histogram, kTtftBounds);
+        "Upstream time to first token (metrics.md TTFT), per attempt.", Kind::histogram,
+        kTtftBounds);
     add("gen_ai_server_time_per_output_token_seconds",
-        "Upstream time per output token after the first (metrics.md TPOT).", Kind::histogram, kTpotBounds);
+        "Upstream time per output token after the first (metrics.md TPOT).", Kind::histogram,
+        kTpotBounds);
     add("gen_ai_server_request_duration_seconds", "Upstream attempt duration (metrics.md E2E).",
         Kind::histogram, kDurationBounds);
-    add("gen_ai_usage_tokens_total", "Tokens by type (input, cached_input, output) from upstream usage or estimates.",
+    add("gen_ai_usage_tokens_total",
+        "Tokens by type (input, cached_input, output) from upstream usage or estimates.",
         Kind::counter, {});
     add("tokenradar_gateway_overhead_seconds",
-        "Time the gateway itself added (metrics.md overhead_ns).", Kind::histogram, kOverheadBounds);
-    add("tokenradar_upstream_attempts_total", "Upstream attempts by outcome and route.", Kind::counter, {});
-    add("tokenradar_requests_total", "Client requests by the status they ended with.", Kind::counter, {});
+        "Time the gateway itself added (metrics.md overhead_ns).", Kind::histogram,
+        kOverheadBounds);
+    add("tokenradar_upstream_attempts_total", "Upstream attempts by outcome and route.",
+        Kind::counter, {});
+    add("tokenradar_requests_total", "Client requests by the status they ended with.",
+        Kind::counter, {});
 }
 
 Metrics::~Metrics() = default;
@@ -260,8 +268,9 @@ std::string Metrics::render(std::string_view extra) const {
     std::string out;
     out.reserve(16 * 1024);
     for (const auto& f : families_) f->render(out);
-    out += "# HELP tokenradar_relay_delay_seconds Per chunk: upstream read to client write done.\n"
-           "# TYPE tokenradar_relay_delay_seconds histogram\n";
+    out +=
+        "# HELP tokenradar_relay_delay_seconds Per chunk: upstream read to client write done.\n"
+        "# TYPE tokenradar_relay_delay_seconds histogram\n";
     relay_.render("tokenradar_relay_delay_seconds", "", out);
     fmt::format_to(std::back_inserter(out),
                    "# HELP tokenradar_active_requests Client requests in flight.\n"

@@ -95,7 +95,8 @@ ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
 }
 
 Errc errc_of(const Error& e) {
-    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value()) : Errc::connection_error;
+    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value())
+                                                 : Errc::connection_error;
 }
 
 awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, ClientReply& reply) {
@@ -105,7 +106,6 @@ awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, Clien
 }
 
 std::int64_t micros(std::int64_t ns) { return ns / 1000; }
-
 
 // metrics.md overhead_ns, request side: from ready (the client request read, or the
 // previous attempt's end) to the upstream request's first byte written. A fresh upstream
@@ -170,7 +170,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
     const HeartbeatGuard heartbeat_guard(*stream);
 
     net::ResponseWatchdog first_token_watchdog(
-        executor, response, SteadyClock::time_point(Nanos(m.t.send)) + a.provider.first_token_timeout);
+        executor, response,
+        SteadyClock::time_point(Nanos(m.t.send)) + a.provider.first_token_timeout);
     dialect::StreamMeter meter(a.provider.api);
     dialect::StreamMeta meta;
     meta.created = wall_now_us() / 1'000'000;
@@ -190,7 +191,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         if (!piece) {
             failure = piece.error();
             if (first_token_watchdog.fired()) {
-                failure = Error(Errc::timeout_first_token, "no token before the first-token timeout");
+                failure =
+                    Error(Errc::timeout_first_token, "no token before the first-token timeout");
             }
             break;
         }
@@ -208,7 +210,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
             // would hold the client's first token back.
             std::string_view part = rest;
             if (!first_token_out) {
-                if (const auto end = rest.find("\n\n"); end != std::string_view::npos) part = rest.substr(0, end + 2);
+                if (const auto end = rest.find("\n\n"); end != std::string_view::npos)
+                    part = rest.substr(0, end + 2);
             }
             rest.remove_prefix(part.size());
             auto fed = meter.feed(
@@ -252,7 +255,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         status = std::string(status_name(failure->code));
         spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
                      failure->message);
-        translator.fail(errc_of(*failure), fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
+        translator.fail(errc_of(*failure),
+                        fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
         status =
             fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
@@ -260,7 +264,8 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
     } else if (!acc.saw_done()) {
         status = "protocol_error";
         translator.fail(Errc::protocol_error,
-                        fmt::format("upstream {}: the stream ended without its terminal event", a.provider.name),
+                        fmt::format("upstream {}: the stream ended without its terminal event",
+                                    a.provider.name),
                         out);
     } else {
         translator.finish(out);
@@ -328,7 +333,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
 
     headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
     headers.emplace_back(kCacheHeader, "bypass");
-    if (auto id = upstream_request_id(response.headers())) headers.emplace_back(kUpstreamRequestIdHeader, *id);
+    if (auto id = upstream_request_id(response.headers()))
+        headers.emplace_back(kUpstreamRequestIdHeader, *id);
 
     if (response.status() != 200) {
         auto body = co_await response.read_all(kMaxErrorBody);
@@ -341,16 +347,19 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             reply.status = http::status::bad_gateway;
             reply.body = openai_error_body(
                 Errc::upstream_http_error,
-                fmt::format("upstream {} refused the gateway's credentials (HTTP {})", a.provider.name, upstream_status));
+                fmt::format("upstream {} refused the gateway's credentials (HTTP {})",
+                            a.provider.name, upstream_status));
         } else {
-            auto translated = dialect::translate_error(a.provider.api, static_cast<int>(upstream_status), upstream_body);
+            auto translated = dialect::translate_error(
+                a.provider.api, static_cast<int>(upstream_status), upstream_body);
             reply.status = static_cast<http::status>(translated.http_status);
             reply.body = std::move(translated.body);
             a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
         }
         reply.headers = headers;
         reply.status_name = m.status;
-        if (auto ra = response.headers().find(http::field::retry_after); ra != response.headers().end()) {
+        if (auto ra = response.headers().find(http::field::retry_after);
+            ra != response.headers().end()) {
             reply.headers.emplace_back("retry-after", std::string(ra->value()));
         }
         gw.record(std::move(m));
@@ -384,7 +393,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
         m.overhead_ns = total_overhead;
         headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
-        auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body), headers);
+        auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body),
+                                       headers);
         if (ec) m.status = "cancelled";
         gw.metrics.observe_request(m.status);
         gw.record(std::move(m));
@@ -398,7 +408,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     // client less on the way to its first token).
     const bool head_with_first_piece = response.body_buffered();
     if (!head_with_first_piece) {
-        if (auto ec = co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
+        if (auto ec =
+                co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
             m.status = "cancelled";
             m.t.done = steady_now_ns();
             gw.metrics.observe_request(m.status);
@@ -418,11 +429,11 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
     const auto it = request.find("x-tokenradar-task");
     if (it == request.end()) return model.task;
     std::string_view value = it->value();
-    const bool plain = !value.empty() && value.size() <= 64 &&
-                       std::all_of(value.begin(), value.end(), [](char c) {
-                           return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' ||
-                                  c == '_' || c == '.';
-                       });
+    const bool plain =
+        !value.empty() && value.size() <= 64 && std::all_of(value.begin(), value.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
+                   c == '.';
+        });
     if (!plain) return std::nullopt;
     return std::string(value);
 }
@@ -438,16 +449,18 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     }
     const VirtualModel* model = gw.config.find_model(chat->model);
     if (model == nullptr) {
-        co_await send_error(gw, writer, Errc::not_found,
-                            fmt::format("model '{}' is not served here; GET /v1/models lists the models",
-                                        chat->model),
-                            headers);
+        co_await send_error(
+            gw, writer, Errc::not_found,
+            fmt::format("model '{}' is not served here; GET /v1/models lists the models",
+                        chat->model),
+            headers);
         co_return;
     }
     const auto task = task_from(request, *model);
     if (!task) {
         co_await send_error(gw, writer, Errc::bad_request,
-                            "x-tokenradar-task: expected 1-64 letters, digits, '-', '_' or '.'", headers);
+                            "x-tokenradar-task: expected 1-64 letters, digits, '-', '_' or '.'",
+                            headers);
         co_return;
     }
 
@@ -468,9 +481,10 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
             }
             break;
         }
-        const Attempt attempt{provider, ref.model, *gw.clients[ref.provider], static_cast<int>(i) + 1, t_ready};
-        const bool answered =
-            co_await try_upstream(gw, *chat, writer, attempt, *call, request_id, *task, headers, reply);
+        const Attempt attempt{provider, ref.model, *gw.clients[ref.provider],
+                              static_cast<int>(i) + 1, t_ready};
+        const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
+                                                    *task, headers, reply);
         if (answered) co_return;
         headers.resize(base_count);  // the next attempt adds its own
         t_ready = steady_now_ns();
@@ -486,11 +500,13 @@ std::optional<std::string_view> upstream_request_id(const boost::beast::http::fi
     constexpr std::string_view kAnthropic = "request-id";
     for (const auto& field : upstream) {
         const std::string_view name = field.name_string();
-        const bool match = (name.size() == kOpenAi.size() && boost::beast::iequals(name, kOpenAi)) ||
-                           (name.size() == kAnthropic.size() && boost::beast::iequals(name, kAnthropic));
+        const bool match =
+            (name.size() == kOpenAi.size() && boost::beast::iequals(name, kOpenAi)) ||
+            (name.size() == kAnthropic.size() && boost::beast::iequals(name, kAnthropic));
         if (!match) continue;
         const std::string_view value = field.value();
-        const bool printable = std::all_of(value.begin(), value.end(), [](char c) { return c > ' ' && c < 127; });
+        const bool printable =
+            std::all_of(value.begin(), value.end(), [](char c) { return c > ' ' && c < 127; });
         if (value.empty() || value.size() > 128 || !printable) return std::nullopt;
         return value;
     }

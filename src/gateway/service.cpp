@@ -56,7 +56,8 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         store::SqliteOptions store_options;
         store_options.exclusive = true;  // this process saves the rollups: one owner per file
         auto opened = store::SqliteStore::open(config_.store_path.string(), store_options);
-        if (!opened) throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
+        if (!opened)
+            throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
         store::BatchWriterOptions options;
         options.flush_interval = config_.flush_interval;
         options.queue_capacity = config_.store_queue;
@@ -108,8 +109,8 @@ void Service::stop() {
 std::string Service::store_summary() const {
     if (!writer_) return {};
     const auto c = writer_->counters();
-    return fmt::format("{} records written to {}, {} dropped", c.written, config_.store_path.string(),
-                       c.dropped + c.lost);
+    return fmt::format("{} records written to {}, {} dropped", c.written,
+                       config_.store_path.string(), c.dropped + c.lost);
 }
 
 }  // namespace tokenradar::gateway

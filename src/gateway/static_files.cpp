@@ -34,7 +34,9 @@ std::string_view content_type_for(std::string_view name) noexcept {
 Result<StaticFiles> StaticFiles::load(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
-        return Error(Errc::not_found, fmt::format("{}: not a directory (build the dashboard with make)", dir.string()));
+        return Error(
+            Errc::not_found,
+            fmt::format("{}: not a directory (build the dashboard with make)", dir.string()));
     }
     StaticFiles files;
     std::uintmax_t total = 0;
@@ -43,18 +45,21 @@ Result<StaticFiles> StaticFiles::load(const std::filesystem::path& dir) {
         if (!it->is_regular_file(ec)) continue;
         total += it->file_size(ec);
         if (total > kMaxTotalBytes) {
-            return Error(Errc::internal, fmt::format("{}: more than 64 MiB of files", dir.string()));
+            return Error(Errc::internal,
+                         fmt::format("{}: more than 64 MiB of files", dir.string()));
         }
         std::ifstream in(it->path(), std::ios::binary);
         std::stringstream content;
         content << in.rdbuf();
-        if (!in && !in.eof()) return Error(Errc::internal, fmt::format("{}: cannot read", it->path().string()));
+        if (!in && !in.eof())
+            return Error(Errc::internal, fmt::format("{}: cannot read", it->path().string()));
         const std::string url = "/" + std::filesystem::relative(it->path(), dir).generic_string();
         StaticFile f;
         f.body = content.str();
         f.content_type = std::string(content_type_for(url));
         // Vite names assets by content hash: they never change under their name.
-        f.cache_control = url.rfind("/assets/", 0) == 0 ? "public, max-age=31536000, immutable" : "no-cache";
+        f.cache_control =
+            url.rfind("/assets/", 0) == 0 ? "public, max-age=31536000, immutable" : "no-cache";
         f.etag = fmt::format("\"{:016x}\"", fnv1a64(f.body));
         files.files_.emplace(url, std::move(f));
     }

@@ -28,7 +28,8 @@ std::string hash_api_key(std::string_view key) {
 std::optional<std::size_t> find_bearer_key(std::string_view authorization,
                                            std::span<const ApiKey> keys) {
     constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.size() <= kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) {
+    if (authorization.size() <= kBearer.size() ||
+        authorization.substr(0, kBearer.size()) != kBearer) {
         return std::nullopt;
     }
     const std::string digest = hash_api_key(authorization.substr(kBearer.size()));

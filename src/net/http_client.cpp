@@ -10,11 +10,11 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
@@ -275,7 +275,8 @@ asio::awaitable<ErrorCode> write_request(Stream& stream, const std::string& head
 // completion; the rest asynchronously from where that stopped.
 asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::string& head,
                                          const std::string& body) {
-    beast::buffers_suffix<RequestBuffers> rest(RequestBuffers{asio::buffer(head), asio::buffer(body)});
+    beast::buffers_suffix<RequestBuffers> rest(
+        RequestBuffers{asio::buffer(head), asio::buffer(body)});
     ErrorCode ec;
     if (detail::write_now(stream.socket(), rest, ec)) co_return ec;
     auto [e, n] = co_await asio::async_write(stream.socket(), rest, use_nothrow);
@@ -518,8 +519,7 @@ HttpClient::~HttpClient() = default;
 std::size_t HttpClient::idle_connections() const { return pool_->idle_count(); }
 
 asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
-    http::verb method, const Url& url,
-    const RequestHeaders& headers, std::string body) {
+    http::verb method, const Url& url, const RequestHeaders& headers, std::string body) {
     const ClientOptions& options = pool_->options;
     const auto total_deadline = Clock::now() + options.total_timeout;
     const std::string authority = url.authority();
@@ -540,7 +540,8 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
     for (int attempt = 0; attempt < 2; ++attempt) {
         const asio::cancellation_state cancel_state = co_await asio::this_coro::cancellation_state;
         if (cancellation_requested(cancel_state)) {
-            co_return Error(Errc::cancelled, fmt::format("{}: cancelled before the request", authority));
+            co_return Error(Errc::cancelled,
+                            fmt::format("{}: cancelled before the request", authority));
         }
         auto state = std::make_unique<ResponseState>();
         state->pool = pool_;
@@ -612,10 +613,10 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
                     fmt::format("{}: pooled connection closed and retry failed", authority));
 }
 
-asio::awaitable<Result<HttpClient::Response>> HttpClient::request(
-    http::verb method, const Url& url,
-    const RequestHeaders& headers, std::string body,
-    std::size_t max_body) {
+asio::awaitable<Result<HttpClient::Response>> HttpClient::request(http::verb method, const Url& url,
+                                                                  const RequestHeaders& headers,
+                                                                  std::string body,
+                                                                  std::size_t max_body) {
     auto opened = co_await open(method, url, headers, std::move(body));
     if (!opened) co_return opened.error();
     StreamingResponse& response = **opened;

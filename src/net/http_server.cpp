@@ -43,10 +43,10 @@ namespace {
 // connections idle.
 constexpr std::size_t kReadChunk = 1024;
 // Read room for a body larger than that. read_more (as Beast's read did) reads at most the
-// buffer's free capacity (at least 512 bytes) and the body parser empties the buffer after every read, so a body read
-// through the 1 KiB buffer took one recvmsg, one timer re-arm and one coroutine step per KiB:
-// ~10 us of the I/O thread per KiB, the limit of observatory ingestion (bench/observatory).
-// The room is released after the request, so idle connections stay small.
+// buffer's free capacity (at least 512 bytes) and the body parser empties the buffer after every
+// read, so a body read through the 1 KiB buffer took one recvmsg, one timer re-arm and one
+// coroutine step per KiB: ~10 us of the I/O thread per KiB, the limit of observatory ingestion
+// (bench/observatory). The room is released after the request, so idle connections stay small.
 constexpr std::size_t kBodyReadRoom = 64 * 1024;
 // After an error response (413/431/400) the peer may still be sending; reading a little
 // before closing avoids a RST that would destroy the response in flight.
@@ -105,7 +105,8 @@ class PeerWatchSweep : public std::enable_shared_from_this<PeerWatchSweep> {
     void tick();
     void remove_at(std::size_t index);
     // Posts watch_peer for each to its connection's executor, if the same handler still runs.
-    void start_watches(std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
+    void start_watches(
+        std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
 
     mutable std::mutex mu_;
     std::vector<ServerConnection*> running_;  // each knows its index (sweep_index)
@@ -170,7 +171,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         : state(std::move(s)),
           socket(std::move(sock)),
           peer_watch(std::move(sweep)),
-          deadline(std::make_shared<LazyDeadline>(socket.get_executor(), [this] { on_deadline(); })) {}
+          deadline(
+              std::make_shared<LazyDeadline>(socket.get_executor(), [this] { on_deadline(); })) {}
 
     std::shared_ptr<ServerState> state;
     tcp::socket socket;  // executor: this connection's strand, or its worker io_context
@@ -180,12 +182,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     std::shared_ptr<LazyDeadline> deadline;
     beast::flat_buffer buffer;
     std::uint64_t id = 0;
-    bool gone = false;                         // peer closed/errored, or we closed the socket
-    bool stopping = false;                     // server is shutting down: no keep-alive
-    bool in_handler = false;                   // a response is in flight
-    bool watch_pending = false;                // the peer watcher's wait is queued
-    bool reading_request = false;              // a request's first bytes came, not all of it
-    bool request_timed_out = false;            // ...and the header timeout passed: 408
+    bool gone = false;               // peer closed/errored, or we closed the socket
+    bool stopping = false;           // server is shutting down: no keep-alive
+    bool in_handler = false;         // a response is in flight
+    bool watch_pending = false;      // the peer watcher's wait is queued
+    bool reading_request = false;    // a request's first bytes came, not all of it
+    bool request_timed_out = false;  // ...and the header timeout passed: 408
     // Handlers started on this connection. Written on the connection's thread only while it
     // is not in the sweep's list (before enter(), after leave()), read under the sweep's
     // mutex only while it is: the mutex orders the two.
@@ -323,7 +325,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
     if (started_ || conn_->gone) co_return gone_error();
     if (conn_->stopping) keep_alive_ = false;
     const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
-                          status == http::status::no_content || status == http::status::not_modified;
+                          status == http::status::no_content ||
+                          status == http::status::not_modified;
     if (bodiless && !body.empty()) {
         throw std::invalid_argument("a 1xx, 204 or 304 response has no body");  // as Beast's
     }
@@ -367,7 +370,8 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
         const ChunkFrame frame(first_chunk.size());
         const std::array<asio::const_buffer, 4> buffers{
             asio::buffer(head), asio::buffer(frame.line.data(), frame.length),
-            asio::buffer(first_chunk.data(), first_chunk.size()), asio::buffer(kCrlf.data(), kCrlf.size())};
+            asio::buffer(first_chunk.data(), first_chunk.size()),
+            asio::buffer(kCrlf.data(), kCrlf.size())};
         ec = co_await write_buffers(*conn_, buffers);
     } else {
         const std::array<asio::const_buffer, 2> buffers{
@@ -459,7 +463,7 @@ void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
             boost::system::error_code peek_ec;
             const std::size_t n =
                 conn->socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, peek_ec);
-            if (!peek_ec && n > 0) return;  // a pipelined request: the peer is there
+            if (!peek_ec && n > 0) return;       // a pipelined request: the peer is there
             if (detail::would_block(peek_ec)) {  // readiness without bytes: watch on
                 watch_peer(conn);
                 return;
@@ -605,15 +609,17 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
 }
 
 Errc errc_of(const Error& e) {
-    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value()) : Errc::bad_request;
+    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value())
+                                                 : Errc::bad_request;
 }
 
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
                                  std::string message, unsigned version, HeaderList headers = {}) {
     const std::string body = openai_error_body(errc, message);
     headers.emplace_back(HeaderName::constant("x-content-type-options"), "nosniff");
-    const auto head = response_head(static_cast<http::status>(http_status(errc)), version, false,
-                                    "application/json", headers, ResponseBody::content_length, body.size());
+    const auto head =
+        response_head(static_cast<http::status>(http_status(errc)), version, false,
+                      "application/json", headers, ResponseBody::content_length, body.size());
     if (!head) co_return;  // a handler's bad header: logged by response_head's caller
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
     co_await write_buffers(*conn, buffers);
@@ -632,7 +638,8 @@ class BodyReservation {
     bool reserve(ServerState& state, std::size_t bytes) {
         release();
         const std::size_t budget = state.limits.max_body_bytes_in_flight;
-        const std::size_t before = state.body_bytes_in_flight.fetch_add(bytes, std::memory_order_relaxed);
+        const std::size_t before =
+            state.body_bytes_in_flight.fetch_add(bytes, std::memory_order_relaxed);
         if (budget != 0 && before + bytes > budget) {
             state.body_bytes_in_flight.fetch_sub(bytes, std::memory_order_relaxed);
             return false;
@@ -642,7 +649,8 @@ class BodyReservation {
         return true;
     }
     void release() {
-        if (state_ != nullptr) state_->body_bytes_in_flight.fetch_sub(bytes_, std::memory_order_relaxed);
+        if (state_ != nullptr)
+            state_->body_bytes_in_flight.fetch_sub(bytes_, std::memory_order_relaxed);
         state_ = nullptr;
     }
 
@@ -661,7 +669,8 @@ HeadVerdict admit_body(ServerState& state, RequestParser& parser, BodyReservatio
         if (auto coding = unsupported_transfer_coding(head)) return {0, std::move(coding), {}};
     }
     const boost::optional<std::uint64_t> length = parser.content_length();
-    const std::optional<std::uint64_t> announced = length ? std::optional<std::uint64_t>(*length) : std::nullopt;
+    const std::optional<std::uint64_t> announced =
+        length ? std::optional<std::uint64_t>(*length) : std::nullopt;
     HeadVerdict verdict{state.limits.max_body_bytes, {}, {}};
     if (state.head_check) {
         verdict = state.head_check(head, announced);
@@ -670,13 +679,16 @@ HeadVerdict admit_body(ServerState& state, RequestParser& parser, BodyReservatio
     }
     const std::size_t limit = verdict.max_body_bytes;
     if (announced && *announced > limit) {
-        verdict.reject = Error(Errc::payload_too_large, fmt::format("body: expected at most {} bytes", limit));
+        verdict.reject =
+            Error(Errc::payload_too_large, fmt::format("body: expected at most {} bytes", limit));
         return verdict;
     }
     parser.body_limit(limit);
     const std::size_t held = announced ? static_cast<std::size_t>(*announced) : limit;
     if (!reservation.reserve(state, held)) {
-        verdict.reject = Error(Errc::overloaded, "too many request body bytes in flight on this server; retry shortly");
+        verdict.reject =
+            Error(Errc::overloaded,
+                  "too many request body bytes in flight on this server; retry shortly");
         verdict.reject_headers.emplace_back("retry-after", "1");
     }
     return verdict;
@@ -745,7 +757,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         if (ec && conn->request_timed_out) {
             conn->expires_never();
             co_await send_error(conn, Errc::request_timeout,
-                                fmt::format("the request did not arrive within {} ms", limits.header_timeout.count()),
+                                fmt::format("the request did not arrive within {} ms",
+                                            limits.header_timeout.count()),
                                 parser.is_header_done() ? parser.get().version() : 11);
             break;
         }
@@ -794,7 +807,8 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                             "net: handler for {} {} threw: {}",
                             std::string_view(req.method_string()),
                             // The path only: a query may carry a key (Gemini's ?key=).
-                            std::string_view(req.target()).substr(0, std::string_view(req.target()).find('?')),
+                            std::string_view(req.target())
+                                .substr(0, std::string_view(req.target()).find('?')),
                             e.what());
             } catch (...) {
                 spdlog::error("net: handler threw a non-exception");

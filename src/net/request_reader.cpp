@@ -37,7 +37,8 @@ std::optional<Error> unsupported_transfer_coding(const Request& head) {
         if (!beast::iequals(coding, "chunked")) {
             return Error(Errc::not_implemented,
                          fmt::format("Transfer-Encoding '{}': only chunked is implemented",
-                                     std::string_view(coding.data(), std::min<std::size_t>(coding.size(), 64))));
+                                     std::string_view(coding.data(),
+                                                      std::min<std::size_t>(coding.size(), 64))));
         }
     }
     return std::nullopt;

@@ -1,6 +1,5 @@
 #include <tokenradar/net/response_watchdog.hpp>
 
-
 namespace tokenradar::net {
 
 // Shared with the timer coroutine, which may outlive the watchdog by one completion.

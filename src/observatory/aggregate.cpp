@@ -59,7 +59,9 @@ class Reader {
     }
 
     bool fail(std::string_view field, std::string_view expected) {
-        if (!error_) error_ = Error(Errc::protocol_error, fmt::format("rollup row: {}: expected {}", field, expected));
+        if (!error_)
+            error_ = Error(Errc::protocol_error,
+                           fmt::format("rollup row: {}: expected {}", field, expected));
         return false;
     }
 
@@ -170,9 +172,10 @@ std::vector<std::uint8_t> Aggregate::encode() const {
 
 Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
     if (bytes.empty() || bytes[0] != kEncodingVersion) {
-        return Error(Errc::protocol_error,
-                     fmt::format("rollup row: version: expected {}, got {}", kEncodingVersion,
-                                 bytes.empty() ? std::string("no data") : std::to_string(bytes[0])));
+        return Error(
+            Errc::protocol_error,
+            fmt::format("rollup row: version: expected {}, got {}", kEncodingVersion,
+                        bytes.empty() ? std::string("no data") : std::to_string(bytes[0])));
     }
     Reader r(bytes.subspan(1));
     Aggregate a;
@@ -194,8 +197,8 @@ Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
         status_total += n;
     }
     if (ok && status_total != a.samples) ok = r.fail("statuses", "counts that add up to samples");
-    for (std::uint64_t* v : {&a.prompt_tokens, &a.cached_prompt_tokens, &a.output_tokens,
-                             &a.reasoning_tokens}) {
+    for (std::uint64_t* v :
+         {&a.prompt_tokens, &a.cached_prompt_tokens, &a.output_tokens, &a.reasoning_tokens}) {
         ok = ok && r.varint("tokens", *v);
     }
     for (std::uint64_t& v : a.cache) ok = ok && r.varint("cache", v);

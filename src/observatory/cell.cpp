@@ -65,9 +65,10 @@ Result<void> check_label_value(std::string_view field, std::string_view value) {
                                      field, i));
         }
         if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
-            return Error(Errc::bad_request,
-                         fmt::format("{}: expected no control characters, got U+{:04X} at offset {}",
-                                     field, static_cast<std::uint32_t>(cp), i));
+            return Error(
+                Errc::bad_request,
+                fmt::format("{}: expected no control characters, got U+{:04X} at offset {}", field,
+                            static_cast<std::uint32_t>(cp), i));
         }
         blank = blank && cp == U' ';
         i += n;
@@ -79,21 +80,28 @@ Result<void> check_label_value(std::string_view field, std::string_view value) {
 }
 
 CellKey CellKey::of(const Labels& labels) {
-    return CellKey{labels.provider, labels.model,           labels.task,
-                   labels.source,   labels.api,             labels.upstream_region,
-                   labels.client_region, labels.stream};
+    return CellKey{labels.provider, labels.model,           labels.task,          labels.source,
+                   labels.api,      labels.upstream_region, labels.client_region, labels.stream};
 }
 
 std::string_view CellKey::value(Label label) const noexcept {
     switch (label) {
-        case Label::provider: return provider;
-        case Label::model: return model;
-        case Label::task: return task;
-        case Label::source: return source;
-        case Label::api: return api;
-        case Label::upstream_region: return upstream_region;
-        case Label::client_region: return client_region;
-        case Label::stream: return stream ? "true" : "false";
+        case Label::provider:
+            return provider;
+        case Label::model:
+            return model;
+        case Label::task:
+            return task;
+        case Label::source:
+            return source;
+        case Label::api:
+            return api;
+        case Label::upstream_region:
+            return upstream_region;
+        case Label::client_region:
+            return client_region;
+        case Label::stream:
+            return stream ? "true" : "false";
     }
     return {};
 }

@@ -70,7 +70,8 @@ struct HttpApi::Impl {
     Impl(ObservatoryConfig c, std::shared_ptr<const RollupIndex> i)
         : config(std::move(c)),
           index(std::move(i)),
-          queries(*index, QueryApiOptions{.min_samples = config.min_samples, .cache_ttl = config.cache_ttl}),
+          queries(*index, QueryApiOptions{.min_samples = config.min_samples,
+                                          .cache_ttl = config.cache_ttl}),
           limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}),
           budget(index, config.label_budget) {}
 
@@ -102,7 +103,8 @@ struct IngestJob {
 };
 
 // On a worker thread: the answer of a GET.
-awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target, std::string if_none_match) {
+awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target,
+                            std::string if_none_match) {
     const ApiResponse r = impl->queries.get(target, if_none_match, wall_now_us());
     Answer a{r.status, r.body, {}};
     if (!r.etag.empty()) a.headers.emplace_back("etag", r.etag);
@@ -203,7 +205,8 @@ std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Requ
                                             const std::string& address) {
     const ObservatoryConfig& c = impl.config;
     if (c.ingest == IngestMode::off) {
-        return error_answer(Errc::not_found, "measurements: ingestion is off on this server ([observatory] ingest)");
+        return error_answer(Errc::not_found,
+                            "measurements: ingestion is off on this server ([observatory] ingest)");
     }
     const std::string_view authorization = header(request, http::field::authorization);
     if (!authorization.empty()) {
@@ -213,13 +216,15 @@ std::variant<std::string, Answer> submitter(HttpApi::Impl& impl, const net::Requ
         return error_answer(Errc::unauthorized, "measurements: unknown ingest key");
     }
     if (c.ingest == IngestMode::keys) {
-        return error_answer(Errc::unauthorized, "measurements: expected Authorization: Bearer <ingest key>");
+        return error_answer(Errc::unauthorized,
+                            "measurements: expected Authorization: Bearer <ingest key>");
     }
     const RateDecision d = impl.limiter.try_acquire(address, std::chrono::steady_clock::now());
     if (!d.allowed) {
-        return error_answer(Errc::rate_limited,
-                            fmt::format("measurements: at most {} requests/s from one address", c.public_rate),
-                            {{"retry-after", std::to_string(d.retry_after.count())}});
+        return error_answer(
+            Errc::rate_limited,
+            fmt::format("measurements: at most {} requests/s from one address", c.public_rate),
+            {{"retry-after", std::to_string(d.retry_after.count())}});
     }
     return "ip:" + address;
 }
@@ -238,7 +243,8 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     if (job.context.submitter.starts_with("key:")) {
         const std::string_view name = std::string_view(job.context.submitter).substr(4);
         const auto& trusted = impl->config.gateway_keys;
-        job.context.trusted_source = std::find(trusted.begin(), trusted.end(), name) != trusted.end();
+        job.context.trusted_source =
+            std::find(trusted.begin(), trusted.end(), name) != trusted.end();
     }
     job.context.limits.max_records = impl->config.max_records;
     // Records that carry a client_region keep theirs.
@@ -249,8 +255,9 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     if (encoding == "gzip") {
         job.gzip = true;
     } else if (!encoding.empty() && encoding != "identity") {
-        co_return error_answer(Errc::bad_request,
-                               fmt::format("content-encoding: expected gzip or none, got '{}'", encoding));
+        co_return error_answer(
+            Errc::bad_request,
+            fmt::format("content-encoding: expected gzip or none, got '{}'", encoding));
     }
     const std::string type = media_type(header(request, http::field::content_type));
     if (type == "application/x-ndjson" || type == "application/jsonl") {
@@ -258,11 +265,13 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
     } else if (!type.empty() && type != "application/json") {
         co_return error_answer(Errc::bad_request,
                                fmt::format("content-type: expected application/json or "
-                                           "application/x-ndjson, got '{}'", type));
+                                           "application/x-ndjson, got '{}'",
+                                           type));
     }
     if (request.body().size() > impl->config.max_body_bytes) {
-        co_return error_answer(Errc::payload_too_large,
-                               fmt::format("body: expected at most {} bytes", impl->config.max_body_bytes));
+        co_return error_answer(
+            Errc::payload_too_large,
+            fmt::format("body: expected at most {} bytes", impl->config.max_body_bytes));
     }
     job.body = std::move(request.body());
     auto task = parse_and_submit(impl, std::move(job));
@@ -305,15 +314,18 @@ void HttpApi::stop() {
     impl_->committer.join();
 }
 
-std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head, std::size_t default_limit) const {
+std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head,
+                                                    std::size_t default_limit) const {
     const std::string_view target = head.target();
     const std::string_view path = target.substr(0, target.find('?'));
     if (path.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
     const ObservatoryConfig& c = impl_->config;
-    if (path != kMeasurements || c.ingest == IngestMode::off) return net::HeadVerdict{default_limit, {}, {}};
+    if (path != kMeasurements || c.ingest == IngestMode::off)
+        return net::HeadVerdict{default_limit, {}, {}};
     const std::string_view authorization = header(head, http::field::authorization);
     const auto refuse = [](std::string message) {
-        return net::HeadVerdict{0, Error(Errc::unauthorized, std::move(message)),
+        return net::HeadVerdict{0,
+                                Error(Errc::unauthorized, std::move(message)),
                                 {{"www-authenticate", std::string(net::kBearerChallenge)}}};
     };
     if (!authorization.empty() && !net::find_bearer_key(authorization, c.ingest_keys)) {
@@ -339,16 +351,20 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
             answer = co_await ingest(impl_, request, writer);
         }
     } else if (!impl_->config.enabled) {
-        answer = error_answer(Errc::not_found, "the observatory API is off on this server ([observatory] enabled)");
+        answer = error_answer(Errc::not_found,
+                              "the observatory API is off on this server ([observatory] enabled)");
     } else if (method != http::verb::get && method != http::verb::head) {
         answer = error_answer(Errc::method_not_allowed, "use GET");
         answer.headers.emplace_back("allow", "GET, HEAD");
     } else if (impl_->loaded && !impl_->loaded()) {
-        answer = error_answer(Errc::overloaded, "the observatory is still loading its rollups from the store",
+        answer = error_answer(Errc::overloaded,
+                              "the observatory is still loading its rollups from the store",
                               {{"retry-after", "1"}});
     } else {
-        auto task = run_query(impl_, std::string(target), std::string(header(request, http::field::if_none_match)));
-        answer = co_await net::asio::co_spawn(impl_->workers, std::move(task), net::asio::use_awaitable);
+        auto task = run_query(impl_, std::string(target),
+                              std::string(header(request, http::field::if_none_match)));
+        answer =
+            co_await net::asio::co_spawn(impl_->workers, std::move(task), net::asio::use_awaitable);
     }
     co_await send(writer, std::move(answer));
     co_return true;

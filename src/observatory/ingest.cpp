@@ -11,9 +11,9 @@
 #include <boost/json/value.hpp>
 #include <fmt/format.h>
 
+#include <climits>
 #include <algorithm>
 #include <cassert>
-#include <climits>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -483,9 +483,11 @@ Result<void> add_outcome(SubmitOutcome& out, std::string_view answer, std::size_
             return s != nullptr && s->is_string() ? std::string(s->get_string()) : std::string();
         };
         const auto* index = eo.if_contains("index");
-        const std::uint64_t i =
-            index != nullptr && index->is_int64() && index->get_int64() >= 0 ? static_cast<std::uint64_t>(index->get_int64()) : 0;
-        out.errors.push_back(fmt::format("record {}: {}: {}", first_index + i, text("field"), text("message")));
+        const std::uint64_t i = index != nullptr && index->is_int64() && index->get_int64() >= 0
+                                    ? static_cast<std::uint64_t>(index->get_int64())
+                                    : 0;
+        out.errors.push_back(
+            fmt::format("record {}: {}: {}", first_index + i, text("field"), text("message")));
     }
     return {};
 }

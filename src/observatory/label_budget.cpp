@@ -29,11 +29,16 @@ constexpr std::size_t kClientRegion = 4;
 
 std::string_view value_of(const Labels& l, std::size_t i) noexcept {
     switch (kBudgeted[i]) {
-        case Label::provider: return l.provider;
-        case Label::model: return l.model;
-        case Label::task: return l.task;
-        case Label::upstream_region: return l.upstream_region;
-        default: return l.client_region;
+        case Label::provider:
+            return l.provider;
+        case Label::model:
+            return l.model;
+        case Label::task:
+            return l.task;
+        case Label::upstream_region:
+            return l.upstream_region;
+        default:
+            return l.client_region;
     }
 }
 
@@ -48,7 +53,8 @@ using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
 struct CellHash {
     std::size_t operator()(const CellKey& k) const noexcept {
         std::size_t h = k.stream ? 1 : 2;
-        for (Label l : kAllLabels) h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(k.value(l));
+        for (Label l : kAllLabels)
+            h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(k.value(l));
         return h;
     }
 };
@@ -163,8 +169,9 @@ void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string
             }
             is_new[i] = any_new = true;
         }
-        const bool new_cell = any_new || (!s.index->has_cell(l) &&
-                                          s.pending_cells.find(CellKey::of(l)) == s.pending_cells.end());
+        const bool new_cell =
+            any_new || (!s.index->has_cell(l) &&
+                        s.pending_cells.find(CellKey::of(l)) == s.pending_cells.end());
         std::optional<RecordError> error;
         for (std::size_t i = 0; i < kBudgeted.size() && !error; ++i) {
             if (!is_new[i]) continue;
@@ -208,7 +215,8 @@ void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string
             continue;
         }
         if (new_cell) {
-            if (spent_it == s.spent.end()) spent_it = s.spent.try_emplace(std::string(submitter)).first;
+            if (spent_it == s.spent.end())
+                spent_it = s.spent.try_emplace(std::string(submitter)).first;
             for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
                 if (!is_new[i]) continue;
                 s.pending[i].emplace(value_of(l, i));
@@ -236,9 +244,9 @@ void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string
     sub.indexes.resize(out);
     std::vector<RecordError> errors;
     errors.reserve(sub.errors.size() + refused.size());
-    std::merge(std::make_move_iterator(sub.errors.begin()), std::make_move_iterator(sub.errors.end()),
-               std::make_move_iterator(refused.begin()), std::make_move_iterator(refused.end()),
-               std::back_inserter(errors),
+    std::merge(std::make_move_iterator(sub.errors.begin()),
+               std::make_move_iterator(sub.errors.end()), std::make_move_iterator(refused.begin()),
+               std::make_move_iterator(refused.end()), std::back_inserter(errors),
                [](const RecordError& a, const RecordError& b) { return a.index < b.index; });
     sub.errors = std::move(errors);
 }

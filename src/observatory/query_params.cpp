@@ -336,12 +336,16 @@ AnswerLimit answer_limit(Endpoint e) noexcept {
     // kMaxTimeseriesPoints / kMaxCdfPoints. Typical answers are a fraction of that.
     switch (e) {
         case Endpoint::leaderboard:
-        case Endpoint::regions: return {500, 500};
-        case Endpoint::heatmap: return {100, 100};
+        case Endpoint::regions:
+            return {500, 500};
+        case Endpoint::heatmap:
+            return {100, 100};
         case Endpoint::timeseries:
-        case Endpoint::distribution: return {20, 100};
+        case Endpoint::distribution:
+            return {20, 100};
         case Endpoint::gateway:
-        case Endpoint::labels: break;
+        case Endpoint::labels:
+            break;
     }
     return {0, 0};
 }

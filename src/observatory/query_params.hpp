@@ -41,7 +41,7 @@ struct AnswerLimit {
 AnswerLimit answer_limit(Endpoint e) noexcept;
 // Besides `limit`: series that would take an answer past this many points are left out.
 inline constexpr std::size_t kMaxTimeseriesPoints = 6'000;  // ~1.3 MB with 8 quantiles
-inline constexpr std::size_t kMaxCdfPoints = 20'000;  // distribution: series x points
+inline constexpr std::size_t kMaxCdfPoints = 20'000;        // distribution: series x points
 // /labels lists at most this many values per label.
 inline constexpr std::size_t kMaxLabelValuesShown = 1'000;
 

@@ -73,7 +73,8 @@ void RollupIndex::add_minutes_only(std::span<const Measurement> records) {
     if (records.empty()) return;
     State& s = *state_;
     std::unique_lock lock(s.mutex);
-    for (const Measurement& m : records) s.add_minute(m, s.cell_id(m.labels), s.client_id(m.client_id));
+    for (const Measurement& m : records)
+        s.add_minute(m, s.cell_id(m.labels), s.client_id(m.client_id));
     s.generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -245,7 +246,8 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
     const State& s = *state_;
     std::shared_lock lock(s.mutex);
     std::vector<bool> seen(s.cells.size(), false);
-    for (auto it = s.hours.lower_bound(floor_to(from_us, kHourUs)); it != s.hours.end() && it->first < to_us; ++it) {
+    for (auto it = s.hours.lower_bound(floor_to(from_us, kHourUs));
+         it != s.hours.end() && it->first < to_us; ++it) {
         for (std::size_t c = 0; c < it->second.cells.size(); ++c) {
             if (!it->second.cells[c].empty()) seen[c] = true;
         }
@@ -253,7 +255,8 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
     std::array<std::set<std::string, std::less<>>, kLabelCount> sets;
     for (std::size_t c = 0; c < s.cells.size(); ++c) {
         if (!seen[c]) continue;
-        for (std::size_t i = 0; i < kLabelCount; ++i) sets[i].emplace(s.cells[c].value(kAllLabels[i]));
+        for (std::size_t i = 0; i < kLabelCount; ++i)
+            sets[i].emplace(s.cells[c].value(kAllLabels[i]));
     }
     std::array<std::vector<std::string>, kLabelCount> out;
     for (std::size_t i = 0; i < kLabelCount; ++i) out[i].assign(sets[i].begin(), sets[i].end());

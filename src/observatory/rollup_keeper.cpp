@@ -78,7 +78,8 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
         auto hour = from_store_row(row);
         if (!hour) {
             // One damaged row must not hide the rest; it is named so it can be rebuilt.
-            if (bad_rows++ == 0) spdlog::warn("observatory: skipping a rollup row: {}", hour.error().message);
+            if (bad_rows++ == 0)
+                spdlog::warn("observatory: skipping a rollup row: {}", hour.error().message);
             return;
         }
         index_->load_hour(std::move(*hour));
@@ -88,7 +89,8 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     // The minute level is not saved: refill it from the recent records the saved hours hold.
     store::RecordQuery recent;
     recent.from_ts_us = options_.now_us() - std::chrono::duration_cast<std::chrono::microseconds>(
-                                                index_->options().minute_retention).count();
+                                                index_->options().minute_retention)
+                                                .count();
     recent.up_to_id = *watermark;
     std::size_t minute_records = 0;
     auto filled = scan_in_batches(store, recent, [&](std::span<const Measurement> batch) {
@@ -99,7 +101,8 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     // Records committed after the last save: roll them up as if just written.
     store::RecordQuery after;
     after.after_id = *watermark;
-    auto caught_up = scan_in_batches(store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
+    auto caught_up = scan_in_batches(
+        store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
     if (!caught_up) return caught_up.error();
     changed_ = *caught_up > 0;
     save(store);
@@ -108,10 +111,11 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     const auto ms = [](Clock::duration d) {
         return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
     };
-    spdlog::info("observatory: {} rollup rows loaded{}, {} newer records rolled up, {} recent "
-                 "records in minute buckets ({} ms; caches filled in {} ms)",
-                 rows, bad_rows > 0 ? fmt::format(" ({} damaged, skipped)", bad_rows) : "", *caught_up,
-                 minute_records, ms(loaded - began), ms(Clock::now() - loaded));
+    spdlog::info(
+        "observatory: {} rollup rows loaded{}, {} newer records rolled up, {} recent "
+        "records in minute buckets ({} ms; caches filled in {} ms)",
+        rows, bad_rows > 0 ? fmt::format(" ({} damaged, skipped)", bad_rows) : "", *caught_up,
+        minute_records, ms(loaded - began), ms(Clock::now() - loaded));
     return {};
 }
 
@@ -177,7 +181,8 @@ Result<std::size_t> rebuild_rollups(store::MeasurementStore& store) {
     RollupIndex index;
     store::RecordQuery upto;
     upto.up_to_id = *last;  // a record committed meanwhile is caught up at the next start
-    auto read = scan_in_batches(store, upto, [&](std::span<const Measurement> batch) { index.add(batch); });
+    auto read =
+        scan_in_batches(store, upto, [&](std::span<const Measurement> batch) { index.add(batch); });
     if (!read) return read.error();
     if (auto cleared = store.clear_rollups(); !cleared) return cleared.error();
     std::vector<store::RollupRow> rows;

@@ -39,21 +39,24 @@ std::optional<std::chrono::milliseconds> retry_after(const http::fields& headers
 Result<net::Url> measurements_url(std::string_view text, std::string_view what) {
     auto url = net::parse_url(text);
     if (!url) {
-        return Error(Errc::bad_request, fmt::format("{}: expected an http(s) URL of an observatory, got '{}': {}",
-                                                    what, text, url.error().message));
+        return Error(Errc::bad_request,
+                     fmt::format("{}: expected an http(s) URL of an observatory, got '{}': {}",
+                                 what, text, url.error().message));
     }
     if (url->target == "/" || url->target.empty()) {
         url->target = std::string(kEndpoint);
     } else if (url->target.find(kEndpoint) == std::string::npos) {
-        return Error(Errc::bad_request,
-                     fmt::format("{}: expected the observatory's base URL or its {} endpoint, got '{}'", what,
-                                 kEndpoint, text));
+        return Error(
+            Errc::bad_request,
+            fmt::format("{}: expected the observatory's base URL or its {} endpoint, got '{}'",
+                        what, kEndpoint, text));
     }
     return url;
 }
 
 awaitable<Result<SubmitOutcome>> submit_records(net::HttpClient& client, SubmitTarget target,
-                                               std::vector<Measurement> records, SubmitOptions options) {
+                                                std::vector<Measurement> records,
+                                                SubmitOptions options) {
     SubmitOutcome out;
     const std::size_t batch = std::clamp<std::size_t>(options.batch, 1, kServerBatchLimit);
     std::vector<std::pair<std::string, std::string>> headers = {
@@ -71,20 +74,23 @@ awaitable<Result<SubmitOutcome>> submit_records(net::HttpClient& client, SubmitT
         auto backoff = options.first_backoff;
         for (int attempt = 1;; ++attempt) {
             std::string request_body = body;
-            auto response = co_await client.request(http::verb::post, target.url, headers, std::move(request_body));
+            auto response = co_await client.request(http::verb::post, target.url, headers,
+                                                    std::move(request_body));
             std::optional<std::chrono::milliseconds> wait;
             Error failure;
             bool retryable = true;
             if (response && response->status == 200) {
-                if (auto added = add_outcome(out, response->body, from); !added) co_return added.error();
+                if (auto added = add_outcome(out, response->body, from); !added)
+                    co_return added.error();
                 break;
             }
             if (response) {
                 retryable = response->status == 429 || response->status >= 500;
                 wait = retry_after(response->headers);
-                failure = Error(Errc::upstream_http_error,
-                                fmt::format("observatory {} answered {}: {}", target.url.authority(),
-                                            response->status, response->body.substr(0, 300)));
+                failure =
+                    Error(Errc::upstream_http_error,
+                          fmt::format("observatory {} answered {}: {}", target.url.authority(),
+                                      response->status, response->body.substr(0, 300)));
             } else {
                 failure = response.error();
             }
@@ -203,7 +209,8 @@ void Forwarder::stop() {
 
 Forwarder::Counters Forwarder::counters() const noexcept {
     const State& s = *state_;
-    return {s.accepted.load(), s.duplicates.load(), s.rejected.load(), s.dropped.load(), s.failed.load()};
+    return {s.accepted.load(), s.duplicates.load(), s.rejected.load(), s.dropped.load(),
+            s.failed.load()};
 }
 
 }  // namespace tokenradar::observatory

@@ -36,12 +36,12 @@ std::int64_t ms_to_ns(double ms) { return std::llround(ms * 1e6); }
 FaultKind draw_fault(const FaultParams& f, Rng& rng) {
     const double u = rng.uniform();
     double edge = 0;
-    for (auto [rate, kind] : {std::pair{f.rate_429, FaultKind::http_429},
-                              std::pair{f.rate_500, FaultKind::http_500},
-                              std::pair{f.rate_503, FaultKind::http_503},
-                              std::pair{f.rate_disconnect, FaultKind::disconnect},
-                              std::pair{f.rate_stall, FaultKind::stall},
-                              std::pair{f.rate_malformed, FaultKind::malformed}}) {
+    for (auto [rate, kind] :
+         {std::pair{f.rate_429, FaultKind::http_429}, std::pair{f.rate_500, FaultKind::http_500},
+          std::pair{f.rate_503, FaultKind::http_503},
+          std::pair{f.rate_disconnect, FaultKind::disconnect},
+          std::pair{f.rate_stall, FaultKind::stall},
+          std::pair{f.rate_malformed, FaultKind::malformed}}) {
         edge += rate;
         if (u < edge) return kind;
     }
@@ -93,10 +93,14 @@ bool Fault::is_http_error() const noexcept {
 
 int Fault::http_status() const noexcept {
     switch (kind) {
-        case FaultKind::http_429: return 429;
-        case FaultKind::http_500: return 500;
-        case FaultKind::http_503: return 503;
-        default: return 200;
+        case FaultKind::http_429:
+            return 429;
+        case FaultKind::http_500:
+            return 500;
+        case FaultKind::http_503:
+            return 503;
+        default:
+            return 200;
     }
 }
 
@@ -205,10 +209,10 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     Rng chunk_rng = stream(kChunks);
     plan.token_offsets_ns.resize(static_cast<std::size_t>(n));
     for (std::int64_t first = 0; first < n;) {
-        const std::int64_t size =
-            ov.tokens_per_chunk ? *ov.tokens_per_chunk
-                                : chunk_rng.uniform_int(p.decode.tokens_per_chunk_min,
-                                                        p.decode.tokens_per_chunk_max);
+        const std::int64_t size = ov.tokens_per_chunk
+                                      ? *ov.tokens_per_chunk
+                                      : chunk_rng.uniform_int(p.decode.tokens_per_chunk_min,
+                                                              p.decode.tokens_per_chunk_max);
         const std::int64_t count = std::min(size, n - first);
         const std::int64_t at =
             plan.chunks.empty() ? 0 : generated[static_cast<std::size_t>(first + count - 1)];

@@ -39,8 +39,8 @@ Result<double> parse_number(std::string_view name, std::string_view value, doubl
     return v;
 }
 
-Result<std::int64_t> parse_integer(std::string_view name, std::string_view value,
-                                   std::int64_t min, std::int64_t max) {
+Result<std::int64_t> parse_integer(std::string_view name, std::string_view value, std::int64_t min,
+                                   std::int64_t max) {
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc{} || end != value.data() + value.size() || v < min || v > max) {
@@ -50,10 +50,9 @@ Result<std::int64_t> parse_integer(std::string_view name, std::string_view value
 }
 
 Result<FaultKind> parse_fault(std::string_view name, std::string_view value) {
-    static constexpr FaultKind kAll[] = {FaultKind::none,       FaultKind::http_429,
-                                         FaultKind::http_500,   FaultKind::http_503,
-                                         FaultKind::disconnect, FaultKind::stall,
-                                         FaultKind::malformed};
+    static constexpr FaultKind kAll[] = {
+        FaultKind::none,       FaultKind::http_429, FaultKind::http_500, FaultKind::http_503,
+        FaultKind::disconnect, FaultKind::stall,    FaultKind::malformed};
     const std::string v = lower(value);
     for (FaultKind k : kAll) {
         if (v == to_string(k)) return k;
@@ -65,20 +64,27 @@ Result<FaultKind> parse_fault(std::string_view name, std::string_view value) {
 
 std::string_view to_string(FaultKind kind) noexcept {
     switch (kind) {
-        case FaultKind::none: return "none";
-        case FaultKind::http_429: return "429";
-        case FaultKind::http_500: return "500";
-        case FaultKind::http_503: return "503";
-        case FaultKind::disconnect: return "disconnect";
-        case FaultKind::stall: return "stall";
-        case FaultKind::malformed: return "malformed";
+        case FaultKind::none:
+            return "none";
+        case FaultKind::http_429:
+            return "429";
+        case FaultKind::http_500:
+            return "500";
+        case FaultKind::http_503:
+            return "503";
+        case FaultKind::disconnect:
+            return "disconnect";
+        case FaultKind::stall:
+            return "stall";
+        case FaultKind::malformed:
+            return "malformed";
     }
     return "none";
 }
 
 bool Overrides::empty() const noexcept {
-    return !ttft_ms && !tpot_ms && !tokens_per_s && !tokens_per_chunk && !output_tokens &&
-           !fault && !fault_at_token && !stall_ms && !seed && !tool_call;
+    return !ttft_ms && !tpot_ms && !tokens_per_s && !tokens_per_chunk && !output_tokens && !fault &&
+           !fault_at_token && !stall_ms && !seed && !tool_call;
 }
 
 Result<Overrides> parse_overrides(std::span<const Header> headers) {

@@ -18,8 +18,8 @@ constexpr double kMaxMs = 600'000;  // 10 minutes
 constexpr double kMaxSigma = 3.0;   // lognormal sigma; e^3 = 20x between median and +1 sd
 
 TtftParams read_ttft(const ConfigTable& t) {
-    t.reject_unknown_keys({"base_ms", "prefill_ms_per_1k_tokens", "noise_median_ms",
-                           "noise_sigma"});
+    t.reject_unknown_keys(
+        {"base_ms", "prefill_ms_per_1k_tokens", "noise_median_ms", "noise_sigma"});
     TtftParams p;
     p.base_ms = t.get_number("base_ms", 0, 0, kMaxMs);
     p.prefill_ms_per_1k_tokens = t.get_number("prefill_ms_per_1k_tokens", 0, 0, kMaxMs);
@@ -49,9 +49,7 @@ DecodeParams read_decode(const ConfigTable& t) {
             auto v = t.get_integer("tokens_per_chunk", 1, 1, kMaxChunk);
             range = {static_cast<double>(v), static_cast<double>(v)};
         }
-        auto is_count = [](double v) {
-            return v >= 1 && v <= kMaxChunk && v == std::floor(v);
-        };
+        auto is_count = [](double v) { return v >= 1 && v <= kMaxChunk && v == std::floor(v); };
         if (range.size() != 2 || !is_count(range[0]) || !is_count(range[1]) ||
             range[0] > range[1]) {
             t.fail("tokens_per_chunk",
@@ -81,7 +79,8 @@ PeakCurve read_peak(const ConfigTable& t) {
     auto hourly = t.get_numbers("hourly");
     if (hourly.size() != 24) {
         t.fail("hourly", fmt::format("an array of 24 multipliers (index = local hour), got {} "
-                                     "values", hourly.size()));
+                                     "values",
+                                     hourly.size()));
     }
     for (double f : hourly) {
         if (!(f > 0.0 && f <= 100.0)) t.fail("hourly", "24 multipliers each in (0, 100]");
@@ -115,8 +114,8 @@ FaultParams read_faults(const ConfigTable& t) {
     p.rate_stall = t.get_number("rate_stall", 0, 0, 1);
     p.stall_ms = t.get_number("stall_ms", 5000, 0, kMaxMs);
     p.rate_malformed = t.get_number("rate_malformed", 0, 0, 1);
-    double sum = p.rate_429 + p.rate_500 + p.rate_503 + p.rate_disconnect + p.rate_stall +
-                 p.rate_malformed;
+    double sum =
+        p.rate_429 + p.rate_500 + p.rate_503 + p.rate_disconnect + p.rate_stall + p.rate_malformed;
     if (sum > 1.0 + 1e-12) {
         // Name the first rate present, so the message carries a line number.
         for (std::string_view key : {"rate_429", "rate_500", "rate_503", "rate_disconnect",
@@ -143,9 +142,8 @@ bool Profile::serves(std::string_view model) const {
 }
 
 Profile profile_from_config(const ConfigTable& root) {
-    root.reject_unknown_keys(
-        {"name", "models", "seed", "ttft", "decode", "capacity", "peak", "prefix_cache", "faults",
-         "answers"});
+    root.reject_unknown_keys({"name", "models", "seed", "ttft", "decode", "capacity", "peak",
+                              "prefix_cache", "faults", "answers"});
     Profile p;
     p.source = root.source_name();
     p.name = root.require_string("name");
@@ -153,10 +151,9 @@ Profile profile_from_config(const ConfigTable& root) {
     if (!root.contains("models")) root.fail("models", "an array of model names");
     p.models = root.get_strings("models");
     if (p.models.empty()) root.fail("models", "at least one model name");
-    p.seed = root.contains("seed")
-                 ? static_cast<std::uint64_t>(
-                       root.get_integer("seed", 0, 0, std::numeric_limits<std::int64_t>::max()))
-                 : fnv1a64(p.name);
+    p.seed = root.contains("seed") ? static_cast<std::uint64_t>(root.get_integer(
+                                         "seed", 0, 0, std::numeric_limits<std::int64_t>::max()))
+                                   : fnv1a64(p.name);
     if (auto t = root.table("ttft")) p.ttft = read_ttft(*t);
     if (auto t = root.table("decode")) p.decode = read_decode(*t);
     if (auto t = root.table("capacity")) p.capacity = read_capacity(*t);
@@ -172,14 +169,13 @@ Profile parse_profile(std::string_view toml_text, std::string source_name) {
 }
 
 Profile load_profile(std::string_view name_or_path, const std::filesystem::path& profiles_dir) {
-    const bool is_path = name_or_path.find('/') != std::string_view::npos ||
-                         name_or_path.ends_with(".toml");
-    std::filesystem::path file =
-        is_path ? std::filesystem::path(name_or_path)
-                : profiles_dir / (std::string(name_or_path) + ".toml");
+    const bool is_path =
+        name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".toml");
+    std::filesystem::path file = is_path ? std::filesystem::path(name_or_path)
+                                         : profiles_dir / (std::string(name_or_path) + ".toml");
     if (!is_path && !std::filesystem::exists(file)) {
-        throw ConfigError(fmt::format("unknown profile \"{}\": no file {}", name_or_path,
-                                      file.string()));
+        throw ConfigError(
+            fmt::format("unknown profile \"{}\": no file {}", name_or_path, file.string()));
     }
     return profile_from_config(ConfigTable::load_file(file));
 }

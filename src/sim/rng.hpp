@@ -20,7 +20,7 @@ inline constexpr std::uint64_t combine_seeds(std::uint64_t a, std::uint64_t b) n
 }
 
 class Rng {
-public:
+  public:
     explicit Rng(std::uint64_t seed) noexcept : state_(seed) {}
 
     std::uint64_t next() noexcept {
@@ -49,7 +49,7 @@ public:
         return median * std::exp(sigma * normal());
     }
 
-private:
+  private:
     std::uint64_t state_;
 };
 

@@ -33,8 +33,8 @@ int run_sim_command(const SimCommandOptions& options) {
         profiles.push_back(std::move(profile));
     }
 
-    const unsigned threads = options.threads > 0 ? options.threads
-                                                 : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads =
+        options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
     // One io_context per thread, each serving its share of the connections without strands.
     // With one shared io_context every completion (each paced chunk's timer) went through a
     // strand: a second pass through the shared scheduler, its lock and futex wake-ups across
@@ -53,8 +53,9 @@ int run_sim_command(const SimCommandOptions& options) {
         if (!port) throw ConfigError(port.error().message);
         server->start();
         if (options.announce) {
-            options.announce(fmt::format("sim {} listening on http://{}:{} (models: {})", profiles[i].name,
-                                         options.host, *port, fmt::join(profiles[i].models, ", ")));
+            options.announce(fmt::format("sim {} listening on http://{}:{} (models: {})",
+                                         profiles[i].name, options.host, *port,
+                                         fmt::join(profiles[i].models, ", ")));
         }
         servers.push_back(std::move(server));
     }
@@ -81,9 +82,11 @@ int run_sim_command(const SimCommandOptions& options) {
 
     for (const auto& server : servers) {
         const SimStats s = server->stats();
-        spdlog::info("sim {}: {} requests, {} chunks, write lateness p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms",
-                     server->profile().name, s.requests, s.chunks, s.lateness_p50_ns / 1e6,
-                     s.lateness_p99_ns / 1e6, s.lateness_max_ns / 1e6);
+        spdlog::info(
+            "sim {}: {} requests, {} chunks, write lateness p50 {:.3f} ms, p99 {:.3f} ms, max "
+            "{:.3f} ms",
+            server->profile().name, s.requests, s.chunks, s.lateness_p50_ns / 1e6,
+            s.lateness_p99_ns / 1e6, s.lateness_max_ns / 1e6);
     }
     return 0;
 }

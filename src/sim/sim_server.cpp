@@ -1,12 +1,12 @@
 #include <tokenradar/sim/sim_server.hpp>
 
+#include "wire.hpp"
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sim/pacing.hpp>
 #include <tokenradar/sim/trace_record.hpp>
-#include "wire.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -96,7 +96,7 @@ namespace {
 
 // Releases the capacity slot when the request ends, however it ends.
 class SlotGuard {
-public:
+  public:
     explicit SlotGuard(SimServer::State* state) : state_(state) {}
     ~SlotGuard() {
         if (state_ != nullptr) state_->release_slot();
@@ -104,7 +104,7 @@ public:
     SlotGuard(const SlotGuard&) = delete;
     SlotGuard& operator=(const SlotGuard&) = delete;
 
-private:
+  private:
     SimServer::State* state_;
 };
 
@@ -138,8 +138,9 @@ asio::awaitable<bool> wait_for_slot(SimServer::State* state, Ticket ticket) {
 
 // A timer reused for every wait of one request.
 class Pacer {
-public:
-    Pacer(asio::any_io_executor ex, std::chrono::nanoseconds quantum) : timer_(std::move(ex)), quantum_ns_(quantum.count()) {}
+  public:
+    Pacer(asio::any_io_executor ex, std::chrono::nanoseconds quantum)
+        : timer_(std::move(ex)), quantum_ns_(quantum.count()) {}
 
     // Suspends until the steady clock reaches due_ns, or the next multiple of the quantum
     // after it. False when cancelled.
@@ -150,7 +151,7 @@ public:
         co_return !ec;
     }
 
-private:
+  private:
     asio::steady_timer timer_;
     std::int64_t quantum_ns_;
 };
@@ -162,15 +163,18 @@ struct Reply {
     net::HeaderList headers;
 };
 
-Reply error_reply(dialect::Api api, Errc code, std::string_view message, net::HeaderList headers = {}) {
-    return Reply{static_cast<http::status>(dialect::error_http_status(api, code)), "application/json",
-                 dialect::emit_error_body(api, code, message), std::move(headers)};
+Reply error_reply(dialect::Api api, Errc code, std::string_view message,
+                  net::HeaderList headers = {}) {
+    return Reply{static_cast<http::status>(dialect::error_http_status(api, code)),
+                 "application/json", dialect::emit_error_body(api, code, message),
+                 std::move(headers)};
 }
 
 // GCC 12 miscompiles braced initialisers of string literals inside coroutines, so the
 // replies with such literals are built by these plain functions.
 Reply capacity_reply(dialect::Api api) {
-    Reply reply = error_reply(api, Errc::rate_limited, "The simulated provider is at capacity; retry later.");
+    Reply reply =
+        error_reply(api, Errc::rate_limited, "The simulated provider is at capacity; retry later.");
     reply.headers.emplace_back("retry-after", "1");
     return reply;
 }
@@ -198,21 +202,25 @@ asio::awaitable<void> send_reply(net::ResponseWriter& writer, Reply reply) {
 }
 
 // A request the sim answers with an error before admitting it, or nullopt.
-std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wire, const Result<Overrides>& overrides) {
+std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wire,
+                            const Result<Overrides>& overrides) {
     if (!overrides) return error_reply(wire.api, Errc::bad_request, overrides.error().message);
     const Profile& profile = state.model.profile();
     if (wire.api == dialect::Api::openai) {
         // n > 1 is refused rather than answered with one choice: our OpenAI codecs model
         // choice 0 only (src/dialect/README.md), so n choices could not be checked end to end.
-        if (const auto* n = wire.chat.original.if_contains("n"); n != nullptr && n->is_int64() && n->as_int64() > 1) {
-            return error_reply(wire.api, Errc::bad_request,
-                               fmt::format("n: {} choices are not simulated; this sim answers n = 1 only", n->as_int64()));
+        if (const auto* n = wire.chat.original.if_contains("n");
+            n != nullptr && n->is_int64() && n->as_int64() > 1) {
+            return error_reply(
+                wire.api, Errc::bad_request,
+                fmt::format("n: {} choices are not simulated; this sim answers n = 1 only",
+                            n->as_int64()));
         }
     }
     if (!profile.serves(wire.chat.model)) {
         return error_reply(wire.api, Errc::not_found,
-                           fmt::format("The model '{}' does not exist (this sim serves: {})", wire.chat.model,
-                                       fmt::join(profile.models, ", ")));
+                           fmt::format("The model '{}' does not exist (this sim serves: {})",
+                                       wire.chat.model, fmt::join(profile.models, ", ")));
     }
     return std::nullopt;
 }
@@ -220,17 +228,23 @@ std::optional<Reply> refuse(const SimServer::State& state, const WireRequest& wi
 // Every route but a completion is answered at once.
 Reply immediate_reply(SimServer::State& state, const Route& route) {
     switch (route.kind) {
-        case Route::Kind::health: return Reply{http::status::ok, "text/plain", "ok\n", {}};
-        case Route::Kind::stats: return Reply{http::status::ok, "application/json", stats_json(state.snapshot()), {}};
+        case Route::Kind::health:
+            return Reply{http::status::ok, "text/plain", "ok\n", {}};
+        case Route::Kind::stats:
+            return Reply{http::status::ok, "application/json", stats_json(state.snapshot()), {}};
         case Route::Kind::models:
-            return Reply{http::status::ok, "application/json", models_json(route.api, state.model.profile()), {}};
+            return Reply{http::status::ok,
+                         "application/json",
+                         models_json(route.api, state.model.profile()),
+                         {}};
         case Route::Kind::model:
             if (auto model = model_json(route.api, state.model.profile(), route.model)) {
                 return Reply{http::status::ok, "application/json", std::move(*model), {}};
             }
             return error_reply(route.api, Errc::not_found,
                                fmt::format("The model '{}' does not exist", route.model));
-        case Route::Kind::completion: break;
+        case Route::Kind::completion:
+            break;
     }
     return error_reply(route.api, Errc::internal, "not an immediate route");
 }
@@ -272,8 +286,8 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     input.request_seed = overrides->seed;
     const RequestPlan plan = state->model.plan(input);
 
-    const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers, overrides->tool_call,
-                                       tool_call_id_prefix(api));
+    const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers,
+                                       overrides->tool_call, tool_call_id_prefix(api));
     TraceRecord trace = TraceRecord::from_plan(plan, t_admitted - t_read);
     trace.response_id = new_response_id(api);
     trace.profile = state->model.profile().name;
@@ -287,9 +301,9 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
     if (plan.fault.is_http_error()) {
         if (!co_await pacer.until(t_first)) co_return;
-        const Errc code = plan.fault.http_status() == 429 ? Errc::rate_limited
+        const Errc code = plan.fault.http_status() == 429   ? Errc::rate_limited
                           : plan.fault.http_status() == 503 ? Errc::overloaded
-                                                             : Errc::internal;
+                                                            : Errc::internal;
         Reply reply = fault_reply(api, code, plan.fault.http_status());
         trace.status = plan.fault.http_status();
         write_trace(state, trace);
@@ -299,28 +313,33 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
     const net::HeaderList headers = request_id_header(trace.response_id);
     if (!wire.chat.stream) {
-        const std::int64_t last_token_offset = plan.token_offsets_ns.empty() ? 0 : plan.token_offsets_ns.back();
+        const std::int64_t last_token_offset =
+            plan.token_offsets_ns.empty() ? 0 : plan.token_offsets_ns.back();
         if (!co_await pacer.until(t_first + last_token_offset)) co_return;
         if (plan.fault.kind == FaultKind::disconnect) {
             write_trace(state, trace);
             writer.abort();
             co_return;
         }
-        std::string body = plan.fault.kind == FaultKind::malformed
-                               ? truncated_body()
-                               : dialect::emit_response(api, make_response(plan, answer, trace.response_id, wire.chat.model));
+        std::string body =
+            plan.fault.kind == FaultKind::malformed
+                ? truncated_body()
+                : dialect::emit_response(
+                      api, make_response(plan, answer, trace.response_id, wire.chat.model));
         write_trace(state, trace);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
 
     if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
-    StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model, wire.chat.include_usage);
+    StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model,
+                        wire.chat.include_usage);
     std::string bytes;
     for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
         const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;
         if (!co_await pacer.until(due)) co_return;
-        if (plan.fault.kind == FaultKind::disconnect && plan.chunks[chunk].first_token == plan.fault.at_token) {
+        if (plan.fault.kind == FaultKind::disconnect &&
+            plan.chunks[chunk].first_token == plan.fault.at_token) {
             write_trace(state, trace);
             writer.abort();
             co_return;

@@ -10,25 +10,25 @@ namespace {
 // Plausible English so that simulated answers look like text in logs and demos. The sizes
 // are arbitrary; changing either list changes every seeded output, so treat them as frozen.
 constexpr std::array<std::string_view, 16> kOpeners = {
-    "The", "In", "This", "A", "When", "Latency", "Most", "For",
-    "Each", "Tokens", "Our", "Every", "Streaming", "Models", "Some", "Here",
+    "The",  "In",     "This", "A",     "When",      "Latency", "Most", "For",
+    "Each", "Tokens", "Our",  "Every", "Streaming", "Models",  "Some", "Here",
 };
 
 constexpr std::array<std::string_view, 96> kWords = {
-    " the",     " a",        " of",      " to",      " and",      " in",       " is",
-    " that",    " for",      " it",      " with",    " as",       " on",       " by",
-    " model",   " token",    " tokens",  " latency", " request",  " response", " stream",
-    " first",   " time",     " second",  " server",  " client",   " cache",    " prompt",
-    " prefix",  " queue",    " load",    " peak",    " hour",     " speed",    " rate",
-    " median",  " tail",     " provider"," network", " decode",   " prefill",  " batch",
-    " memory",  " context",  " window",  " answer",  " question", " user",     " system",
-    " fast",    " slow",     " steady",  " under",   " over",     " between",  " after",
-    " before",  " while",    " which",   " each",    " every",    " many",     " few",
-    " more",    " less",     " than",    " can",     " will",     " may",      " should",
-    " measure", " compare",  " route",   " retry",   " wait",     " send",     " read",
-    " write",   " return",   " keep",    " reuse",   " grow",     " drop",     " hold",
-    " simple",  " careful",  " clear",   " small",   " large",    " long",     " short",
-    " quick",   " useful",   " exact",   " random",  " stable",
+    " the",     " a",       " of",       " to",      " and",      " in",       " is",
+    " that",    " for",     " it",       " with",    " as",       " on",       " by",
+    " model",   " token",   " tokens",   " latency", " request",  " response", " stream",
+    " first",   " time",    " second",   " server",  " client",   " cache",    " prompt",
+    " prefix",  " queue",   " load",     " peak",    " hour",     " speed",    " rate",
+    " median",  " tail",    " provider", " network", " decode",   " prefill",  " batch",
+    " memory",  " context", " window",   " answer",  " question", " user",     " system",
+    " fast",    " slow",    " steady",   " under",   " over",     " between",  " after",
+    " before",  " while",   " which",    " each",    " every",    " many",     " few",
+    " more",    " less",    " than",     " can",     " will",     " may",      " should",
+    " measure", " compare", " route",    " retry",   " wait",     " send",     " read",
+    " write",   " return",  " keep",     " reuse",   " grow",     " drop",     " hold",
+    " simple",  " careful", " clear",    " small",   " large",    " long",     " short",
+    " quick",   " useful",  " exact",    " random",  " stable",
 };
 
 }  // namespace
@@ -66,9 +66,8 @@ std::vector<std::string_view> generate_output_tokens(std::uint64_t seed, std::in
 std::string join_tokens(const std::vector<std::string_view>& tokens, std::size_t first,
                         std::size_t count) {
     std::string out;
-    const std::size_t end = count >= tokens.size() - std::min(first, tokens.size())
-                                ? tokens.size()
-                                : first + count;
+    const std::size_t end =
+        count >= tokens.size() - std::min(first, tokens.size()) ? tokens.size() : first + count;
     for (std::size_t i = first; i < end; ++i) out.append(tokens[i]);
     return out;
 }

@@ -21,9 +21,8 @@ TraceRecord TraceRecord::from_plan(const RequestPlan& plan, std::int64_t queue_w
     }
     r.finish_reason = plan.fault.is_http_error() ? "" : std::string(to_string(plan.finish_reason));
     r.fault = plan.fault.kind;
-    r.fault_at_token = plan.fault.kind == FaultKind::none || plan.fault.is_http_error()
-                           ? -1
-                           : plan.fault.at_token;
+    r.fault_at_token =
+        plan.fault.kind == FaultKind::none || plan.fault.is_http_error() ? -1 : plan.fault.at_token;
     return r;
 }
 

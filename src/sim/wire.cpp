@@ -40,18 +40,19 @@ RouteError route_error(Api api, Errc code, std::string message) {
 }
 
 // The key each API expects, in the header shape it expects. Nullopt when accepted.
-std::optional<RouteError> check_key(Api api, const net::Request& request, std::string_view query_key,
-                                    std::string_view required) {
+std::optional<RouteError> check_key(Api api, const net::Request& request,
+                                    std::string_view query_key, std::string_view required) {
     std::string_view key;
     switch (api) {
         case Api::openai: {
             std::string_view auth = header(request, "authorization");
             if (iequals_prefix(auth, "bearer ")) key = auth.substr(7);
             if (key.empty()) {
-                return route_error(api, Errc::unauthorized,
-                                   "You didn't provide an API key. You need to provide your API key "
-                                   "in an Authorization header using Bearer auth (i.e. "
-                                   "Authorization: Bearer YOUR_KEY).");
+                return route_error(
+                    api, Errc::unauthorized,
+                    "You didn't provide an API key. You need to provide your API key "
+                    "in an Authorization header using Bearer auth (i.e. "
+                    "Authorization: Bearer YOUR_KEY).");
             }
             if (!required.empty() && key != required) {
                 return route_error(api, Errc::unauthorized, "Incorrect API key provided.");
@@ -135,8 +136,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
         route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
     } else if (path.starts_with("/v1/models/") && path.size() > 11) {
         // models.retrieve of the OpenAI and Anthropic SDKs.
-        const bool anthropic = !header(request, "x-api-key").empty() ||
-                               !header(request, "anthropic-version").empty();
+        const bool anthropic =
+            !header(request, "x-api-key").empty() || !header(request, "anthropic-version").empty();
         route.api = anthropic ? Api::anthropic : Api::openai;
         route.kind = Route::Kind::model;
         route.model = std::string(path.substr(11));
@@ -147,7 +148,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
         route.api = Api::gemini;
         const std::string_view rest = path.substr(kGeminiPrefix.size());
         const std::size_t colon = rest.rfind(':');
-        const std::string_view method = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+        const std::string_view method =
+            colon == std::string_view::npos ? "" : rest.substr(colon + 1);
         if (colon == std::string_view::npos && get && !rest.empty()) {
             route.kind = Route::Kind::model;  // models.get
             route.model = std::string(rest);
@@ -185,7 +187,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     if (route.api == Api::anthropic && route.kind == Route::Kind::completion &&
         header(request, "anthropic-version").empty()) {
         if (auto missing = check_key(route.api, request, query_key, required_key)) return *missing;
-        return route_error(Api::anthropic, Errc::bad_request, "anthropic-version: header is required");
+        return route_error(Api::anthropic, Errc::bad_request,
+                           "anthropic-version: header is required");
     }
     if (auto refused = check_key(route.api, request, query_key, required_key)) return *refused;
     return route;
@@ -232,18 +235,24 @@ std::string canonical_prompt(const dialect::ChatRequest& request) {
 
 std::string new_response_id(Api api) {
     switch (api) {
-        case Api::openai: return new_request_id("chatcmpl-");
-        case Api::anthropic: return new_request_id("msg_");
-        case Api::gemini: return new_request_id();
+        case Api::openai:
+            return new_request_id("chatcmpl-");
+        case Api::anthropic:
+            return new_request_id("msg_");
+        case Api::gemini:
+            return new_request_id();
     }
     return new_request_id();
 }
 
 std::string_view tool_call_id_prefix(Api api) {
     switch (api) {
-        case Api::openai: return "call_";
-        case Api::anthropic: return "toolu_";
-        case Api::gemini: return "";
+        case Api::openai:
+            return "call_";
+        case Api::anthropic:
+            return "toolu_";
+        case Api::gemini:
+            return "";
     }
     return "";
 }
@@ -268,8 +277,8 @@ boost::json::object model_entry(Api api, const std::string& model) {
         case Api::gemini:
             entry["name"] = "models/" + model;
             entry["displayName"] = model;
-            entry["supportedGenerationMethods"] = boost::json::array{"generateContent",
-                                                                      "streamGenerateContent"};
+            entry["supportedGenerationMethods"] =
+                boost::json::array{"generateContent", "streamGenerateContent"};
             break;
     }
     return entry;

@@ -3,6 +3,7 @@
 // header shapes of the real APIs), the neutral request parsed from it, and the bytes of
 // responses and stream chunks for a RequestPlan. sim_server.cpp only paces and writes.
 
+#include "answer.hpp"
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/dialect/stream_delta.hpp>
@@ -10,7 +11,6 @@
 #include <tokenradar/sim/latency_model.hpp>
 #include <tokenradar/sim/overrides.hpp>
 #include <tokenradar/sim/sim_server.hpp>
-#include "answer.hpp"
 
 #include <boost/system/result.hpp>
 
@@ -73,7 +73,7 @@ dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answe
 // Encodes a plan's chunks as SSE events of one dialect, each chunk's piece of the answer
 // (text, JSON text, or a tool call's argument fragment) in the dialect's shape.
 class StreamWriter {
-public:
+  public:
     // `plan` and `answer` must outlive the writer.
     StreamWriter(dialect::Api api, const RequestPlan& plan, const Answer& answer, std::string id,
                  std::string model, bool include_usage);
@@ -83,7 +83,7 @@ public:
     // Finish reason, usage and the dialect's terminal events.
     void finish(std::string& out);
 
-private:
+  private:
     dialect::Usage usage_through(std::size_t tokens) const;
     void start(std::string& out);  // role (+ usage, + the call's opening) before chunk 0
     void encode_piece(std::string piece, std::string& out);

@@ -11,7 +11,8 @@ namespace {
 // Offset of the first CR or LF, npos when none.
 std::size_t find_eol(std::string_view s) noexcept {
     const char* eol = detail::find_eol(s.data(), s.data() + s.size());
-    return eol == s.data() + s.size() ? std::string_view::npos : static_cast<std::size_t>(eol - s.data());
+    return eol == s.data() + s.size() ? std::string_view::npos
+                                      : static_cast<std::size_t>(eol - s.data());
 }
 
 std::string_view first_line(std::string_view s) { return s.substr(0, find_eol(s)); }

@@ -72,9 +72,10 @@ std::future<Result<std::vector<bool>>> BatchWriter::submit(std::vector<Measureme
             return future;
         }
         if (queue_depth_.load(kRelaxed) + n > options_.queue_capacity) {
-            submission.done.set_value(Error(
-                Errc::overloaded, fmt::format("measurement store: {} records waiting, capacity {}",
-                                              queue_depth_.load(kRelaxed), options_.queue_capacity)));
+            submission.done.set_value(
+                Error(Errc::overloaded,
+                      fmt::format("measurement store: {} records waiting, capacity {}",
+                                  queue_depth_.load(kRelaxed), options_.queue_capacity)));
             return future;
         }
         submissions_.push_back(std::move(submission));
@@ -122,7 +123,8 @@ void BatchWriter::run() {
             {
                 std::unique_lock lock(mutex_);
                 wake_.wait_until(lock, std::min(next_flush, next_retention), [&] {
-                    return stopping_ || queue_.size() >= options_.max_batch || !submissions_.empty();
+                    return stopping_ || queue_.size() >= options_.max_batch ||
+                           !submissions_.empty();
                 });
                 submissions.swap(submissions_);
                 stop = stopping_;
@@ -209,7 +211,8 @@ void BatchWriter::write_submissions(std::vector<Submission>& submissions) {
     submissions.clear();
 }
 
-void BatchWriter::notify_written(std::span<const Measurement> records, const std::vector<bool>& stored) {
+void BatchWriter::notify_written(std::span<const Measurement> records,
+                                 const std::vector<bool>& stored) {
     if (!listener_) return;
     if (std::find(stored.begin(), stored.end(), false) == stored.end()) {
         notify("written", [&] { listener_->written(*store_, records); });

@@ -37,10 +37,11 @@ Result<std::unique_ptr<OwnerLock>> OwnerLock::acquire(const std::string& databas
         const std::string owner = recorded_owner(fd);
         ::close(fd);
         if (error == EWOULDBLOCK) {
-            return Error(Errc::forbidden,
-                         fmt::format("{}: in use by another tokenradar process (pid {}): one serve, "
-                                     "demo or rollup --rebuild at a time may own a database; stop it first",
-                                     database_path, owner));
+            return Error(
+                Errc::forbidden,
+                fmt::format("{}: in use by another tokenradar process (pid {}): one serve, "
+                            "demo or rollup --rebuild at a time may own a database; stop it first",
+                            database_path, owner));
         }
         return Error(Errc::internal,
                      fmt::format("{}: cannot lock: {}", lock_path, std::strerror(error)));

@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cassert>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <filesystem>
 #include <string_view>
@@ -257,7 +257,7 @@ SqliteStore::~SqliteStore() {
                       counts.background, counts.on_writer);
     }
     checkpointer_.reset();  // joins its thread and closes its connection before ours
-    statements_.reset();  // statements first: close_v2 would otherwise defer the close
+    statements_.reset();    // statements first: close_v2 would otherwise defer the close
     sqlite3_close_v2(db_);
 }
 
@@ -346,9 +346,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
         }
         return p;
     }();
-    const std::string insert_sql =
-        fmt::format("INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true),
-                    placeholders);
+    const std::string insert_sql = fmt::format(
+        "INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
     std::string rows_sql = fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(true));
     for (std::size_t i = 0; i < kRowsPerInsert; ++i) {
         rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders);
@@ -357,15 +356,15 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
         "DELETE FROM measurements WHERE id IN "
         "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
         kDeleteChunk);
-    for (auto [slot, sql] : {std::pair{&statements->begin, std::string("BEGIN IMMEDIATE")},
-                             std::pair{&statements->commit, std::string("COMMIT")},
-                             std::pair{&statements->rollback, std::string("ROLLBACK")},
-                             std::pair{&statements->insert, insert_sql},
-                             std::pair{&statements->insert_rows, rows_sql},
-                             std::pair{&statements->delete_chunk, delete_sql},
-                             std::pair{&statements->last_id, std::string(kLastIdSql)},
-                             std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
-                             std::pair{&statements->save_watermark, std::string(kSaveWatermarkSql)}}) {
+    for (auto [slot, sql] :
+         {std::pair{&statements->begin, std::string("BEGIN IMMEDIATE")},
+          std::pair{&statements->commit, std::string("COMMIT")},
+          std::pair{&statements->rollback, std::string("ROLLBACK")},
+          std::pair{&statements->insert, insert_sql}, std::pair{&statements->insert_rows, rows_sql},
+          std::pair{&statements->delete_chunk, delete_sql},
+          std::pair{&statements->last_id, std::string(kLastIdSql)},
+          std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
+          std::pair{&statements->save_watermark, std::string(kSaveWatermarkSql)}}) {
         auto prepared = prepare(store->db_, path, sql);
         if (!prepared) return prepared.error();
         *slot = std::move(*prepared);
@@ -498,19 +497,21 @@ Result<void> SqliteStore::save_rollups(std::span<const RollupRow> rows, std::int
             for (const std::string& label : row.labels) b.text(label);
             b.integer(row.stream ? 1 : 0);
             b.text(row.client_id);
-            sqlite3_bind_blob(save, 11, row.aggregate.data(), static_cast<int>(row.aggregate.size()),
-                              SQLITE_STATIC);
+            sqlite3_bind_blob(save, 11, row.aggregate.data(),
+                              static_cast<int>(row.aggregate.size()), SQLITE_STATIC);
             if (step_once(save) != SQLITE_DONE) return sqlite_error(path_, db_, "save rollups");
         }
         sqlite3_stmt* mark = statements_->save_watermark.get();
         sqlite3_bind_int64(mark, 1, watermark);
-        if (step_once(mark) != SQLITE_DONE) return sqlite_error(path_, db_, "save rollup watermark");
+        if (step_once(mark) != SQLITE_DONE)
+            return sqlite_error(path_, db_, "save rollup watermark");
         return {};
     });
 }
 
 Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
-    auto statement = prepare(db_, path_, fmt::format("SELECT {} FROM rollup_hours", kRollupColumns));
+    auto statement =
+        prepare(db_, path_, fmt::format("SELECT {} FROM rollup_hours", kRollupColumns));
     if (!statement) return statement.error();
     sqlite3_stmt* s = statement->get();
     for (;;) {
@@ -528,7 +529,8 @@ Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
         visit(std::move(row));
     }
     auto watermark = query_integer(
-        db_, path_, "SELECT coalesce((SELECT value FROM store_state WHERE key = 'rollup_watermark'), 0)");
+        db_, path_,
+        "SELECT coalesce((SELECT value FROM store_state WHERE key = 'rollup_watermark'), 0)");
     if (!watermark) return watermark.error();
     return static_cast<std::int64_t>(*watermark);
 }

@@ -37,8 +37,8 @@ void WalCheckpointer::request() {
 
 void WalCheckpointer::run() {
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                                   nullptr);
+    const int rc =
+        sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
     DbHandle db(raw);
     if (rc != SQLITE_OK) {
         // The writer's own fallback checkpoint (SqliteStore) still bounds the WAL.

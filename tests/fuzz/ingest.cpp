@@ -4,8 +4,8 @@
 // record stamped with the submitter and the server's clock, valid labels, a ts_us inside the
 // window, and a to_json round trip that measurement_from_json() reads back equal. gunzip()
 // must honour its output bound. No record may keep source "gateway" or "sim" (the context is
-// not trusted), and a LabelBudget applied after parsing keeps those invariants. A first byte of 0xFF feeds add_outcome() instead (the
-// submitter's reading of an answer).
+// not trusted), and a LabelBudget applied after parsing keeps those invariants. A first byte of
+// 0xFF feeds add_outcome() instead (the submitter's reading of an answer).
 
 #include <tokenradar/observatory/cell.hpp>
 #include <tokenradar/observatory/ingest.hpp>

@@ -82,7 +82,8 @@ void check(const ApiResponse& r, std::string_view target) {
         case 404:
             if (!r.etag.empty() || r.cache_control != "no-store") std::abort();
             break;
-        default: std::abort();
+        default:
+            std::abort();
     }
     boost::system::error_code ec;
     const boost::json::value body = boost::json::parse(r.body, ec);

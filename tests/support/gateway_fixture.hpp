@@ -34,7 +34,8 @@ class RecordLog {
         return records_;
     }
     // Waits until at least n records arrived (records are written after the response ends).
-    std::vector<Measurement> wait_for(std::size_t n, std::chrono::milliseconds limit = std::chrono::milliseconds(3000)) const {
+    std::vector<Measurement> wait_for(
+        std::size_t n, std::chrono::milliseconds limit = std::chrono::milliseconds(3000)) const {
         const auto deadline = std::chrono::steady_clock::now() + limit;
         while (std::chrono::steady_clock::now() < deadline) {
             {
@@ -64,8 +65,12 @@ class GatewayFixture {
         : server_(with_port0(gateway_config(toml)), with_sink(std::move(hooks), &records_)) {
         port_ = server_.start().value();
     }
-    [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-    [[nodiscard]] net::Url url(const std::string& path) const { return net::parse_url(base_url() + path).value(); }
+    [[nodiscard]] std::string base_url() const {
+        return "http://127.0.0.1:" + std::to_string(port_);
+    }
+    [[nodiscard]] net::Url url(const std::string& path) const {
+        return net::parse_url(base_url() + path).value();
+    }
     [[nodiscard]] RecordLog& records() { return records_; }
     [[nodiscard]] gateway::GatewayServer& server() { return server_; }
 
@@ -95,8 +100,9 @@ struct Fetched {
 
 using HeaderPairs = std::vector<std::pair<std::string, std::string>>;
 
-inline boost::asio::awaitable<Fetched> fetch_task(net::HttpClient* client, boost::beast::http::verb method,
-                                                  net::Url url, HeaderPairs headers, std::string body) {
+inline boost::asio::awaitable<Fetched> fetch_task(net::HttpClient* client,
+                                                  boost::beast::http::verb method, net::Url url,
+                                                  HeaderPairs headers, std::string body) {
     Fetched f;
     auto opened = co_await client->open(method, url, headers, std::move(body));
     if (!opened) {

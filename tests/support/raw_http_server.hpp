@@ -42,7 +42,7 @@ struct RawResponse {
 };
 
 struct RawServerPolicy {
-    bool close_after_response = false;       // close once each response is written
+    bool close_after_response = false;        // close once each response is written
     std::chrono::milliseconds idle_close{0};  // close a connection idle this long (0: never)
 };
 
@@ -156,7 +156,8 @@ class RawHttpServer {
             }
             buffer.erase(0, head_end + 4);
             while (buffer.size() < length) {
-                if (!wait_readable(fd, std::chrono::steady_clock::now() + std::chrono::seconds(5))) {
+                if (!wait_readable(fd,
+                                   std::chrono::steady_clock::now() + std::chrono::seconds(5))) {
                     return finish(fd);
                 }
                 const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
@@ -170,7 +171,8 @@ class RawHttpServer {
             const std::string& bytes = response.bytes;
             std::size_t sent = 0;
             while (sent < bytes.size()) {
-                const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+                const ssize_t n =
+                    ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
                 if (n <= 0) return finish(fd);
                 sent += static_cast<std::size_t>(n);
             }

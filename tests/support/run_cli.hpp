@@ -24,8 +24,8 @@ struct CliOutcome {
 inline CliOutcome run_cli(const std::string& args, const std::string& prefix = "") {
     const TempPath out("cli_out", ".txt");
     const TempPath err("cli_err", ".txt");
-    const std::string command =
-        prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" + out.path() + " 2>" + err.path();
+    const std::string command = prefix + std::string(TOKENRADAR_BINARY) + " " + args + " >" +
+                                out.path() + " 2>" + err.path();
     const int status = std::system(command.c_str());
     const auto slurp = [](const TempPath& p) {
         std::ifstream in(p.path());

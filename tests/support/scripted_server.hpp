@@ -40,7 +40,8 @@ inline Script sse_script(std::vector<ScriptedPiece> pieces, bool abort_at_end = 
     return script;
 }
 
-inline boost::asio::awaitable<void> play_script(const Script* script, net::Request&, net::ResponseWriter& writer) {
+inline boost::asio::awaitable<void> play_script(const Script* script, net::Request&,
+                                                net::ResponseWriter& writer) {
     namespace asio = boost::asio;
     asio::steady_timer timer(co_await asio::this_coro::executor);
     const auto status = static_cast<boost::beast::http::status>(script->status);
@@ -58,19 +59,20 @@ inline boost::asio::awaitable<void> play_script(const Script* script, net::Reque
 }
 
 class ScriptedServer {
-public:
-  explicit ScriptedServer(Script script)
-      : script_(std::move(script)), server_(ioc_, [this](net::Request& r, net::ResponseWriter& w) {
-            {
-                std::lock_guard lock(mu_);
-                received_bodies_.push_back(r.body());
-            }
-            return play_script(&script_, r, w);
-        }) {
-      port_ = server_.listen("127.0.0.1", 0).value().port();
-      server_.start();
-      thread_ = std::thread([this] { ioc_.run(); });
-  }
+  public:
+    explicit ScriptedServer(Script script)
+        : script_(std::move(script)),
+          server_(ioc_, [this](net::Request& r, net::ResponseWriter& w) {
+              {
+                  std::lock_guard lock(mu_);
+                  received_bodies_.push_back(r.body());
+              }
+              return play_script(&script_, r, w);
+          }) {
+        port_ = server_.listen("127.0.0.1", 0).value().port();
+        server_.start();
+        thread_ = std::thread([this] { ioc_.run(); });
+    }
     ~ScriptedServer() {
         server_.stop(std::chrono::milliseconds(0));
         guard_.reset();
@@ -79,23 +81,25 @@ public:
     ScriptedServer(const ScriptedServer&) = delete;
     ScriptedServer& operator=(const ScriptedServer&) = delete;
 
-    [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    [[nodiscard]] std::string base_url() const {
+        return "http://127.0.0.1:" + std::to_string(port_);
+    }
     // The bodies of the requests answered so far, in arrival order.
     [[nodiscard]] std::vector<std::string> received_bodies() const {
         std::lock_guard lock(mu_);
         return received_bodies_;
     }
 
-private:
-  mutable std::mutex mu_;
-  std::vector<std::string> received_bodies_;
-  Script script_;
-  boost::asio::io_context ioc_;
-  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_ =
-      boost::asio::make_work_guard(ioc_);
-  net::HttpServer server_;
-  std::uint16_t port_ = 0;
-  std::thread thread_;
+  private:
+    mutable std::mutex mu_;
+    std::vector<std::string> received_bodies_;
+    Script script_;
+    boost::asio::io_context ioc_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_ =
+        boost::asio::make_work_guard(ioc_);
+    net::HttpServer server_;
+    std::uint16_t port_ = 0;
+    std::thread thread_;
 };
 
 }  // namespace tokenradar::testing

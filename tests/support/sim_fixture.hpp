@@ -19,8 +19,9 @@ inline std::filesystem::path profiles_dir() {
 }
 
 class SimFixture {
-public:
-    explicit SimFixture(sim::Profile profile, sim::SimServerOptions options = {}, unsigned threads = 1)
+  public:
+    explicit SimFixture(sim::Profile profile, sim::SimServerOptions options = {},
+                        unsigned threads = 1)
         : server_(ioc_, std::move(profile), std::move(options)) {
         auto port = server_.listen("127.0.0.1", 0);
         if (!port) throw std::runtime_error(port.error().message);
@@ -28,8 +29,10 @@ public:
         server_.start();
         for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
     }
-    explicit SimFixture(const std::string& profile_name, sim::SimServerOptions options = {}, unsigned threads = 1)
-        : SimFixture(sim::load_profile(profile_name, profiles_dir()), std::move(options), threads) {}
+    explicit SimFixture(const std::string& profile_name, sim::SimServerOptions options = {},
+                        unsigned threads = 1)
+        : SimFixture(sim::load_profile(profile_name, profiles_dir()), std::move(options), threads) {
+    }
 
     ~SimFixture() {
         server_.stop(std::chrono::milliseconds(0));
@@ -40,10 +43,12 @@ public:
     SimFixture& operator=(const SimFixture&) = delete;
 
     [[nodiscard]] std::uint16_t port() const { return port_; }
-    [[nodiscard]] std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    [[nodiscard]] std::string base_url() const {
+        return "http://127.0.0.1:" + std::to_string(port_);
+    }
     [[nodiscard]] sim::SimServer& server() { return server_; }
 
-private:
+  private:
     boost::asio::io_context ioc_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard_ =
         boost::asio::make_work_guard(ioc_);

@@ -9,9 +9,12 @@
 
 namespace tokenradar::testing {
 
-inline bench::Target sim_target(const std::string& name, const SimFixture& sim, const std::string& model) {
+inline bench::Target sim_target(const std::string& name, const SimFixture& sim,
+                                const std::string& model) {
     const bench::EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
-    auto target = bench::parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env).value();
+    auto target =
+        bench::parse_target(name + "=openai:" + sim.base_url() + "/v1#" + model, {}, no_env)
+            .value();
     target.key = Secret("sk-test");
     return target;
 }

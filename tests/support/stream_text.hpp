@@ -36,7 +36,8 @@ inline std::string with_line_endings(const std::string& s, std::string_view eol)
 }
 
 // Pieces of 1..max bytes.
-inline std::vector<std::string> random_split(const std::string& s, std::mt19937& rng, std::size_t max) {
+inline std::vector<std::string> random_split(const std::string& s, std::mt19937& rng,
+                                             std::size_t max) {
     std::vector<std::string> chunks;
     std::size_t i = 0;
     while (i < s.size()) {

@@ -30,7 +30,8 @@ Result<boost::json::object> parse_extra_body(std::string_view text);
 void overlay_extra_body(boost::json::object& into, const boost::json::object& layer);
 
 // The fields a request to a target carries: the workload's with the target's over them.
-boost::json::object effective_extra_body(const boost::json::object& workload, const boost::json::object& target);
+boost::json::object effective_extra_body(const boost::json::object& workload,
+                                         const boost::json::object& target);
 
 // `body` (a JSON object, as a dialect wrote it) with `extra` merged in. New top-level fields
 // are appended to the dialect's bytes as they are; merging into one of the body's objects

@@ -30,7 +30,7 @@ namespace tokenradar::bench {
 // workload), so a request costs one JSON-escaped splice instead of building and serialising
 // the API's request JSON (~6% of bench's CPU per small request). Immutable: lanes share it.
 class PreparedCall {
-public:
+  public:
     // `fixed` is any prompt of the workload (its `user` is ignored); `workload_extra_body` the
     // workload's extra fields (the target's go over them, extra_body.hpp). A request the
     // dialect cannot express, or extra fields that collide with the body's, is an error,
@@ -40,11 +40,13 @@ public:
                                      const boost::json::object& workload_extra_body = {});
 
     const std::string& target() const noexcept { return target_; }  // path and query
-    const std::vector<std::pair<std::string, std::string>>& headers() const noexcept { return headers_; }
+    const std::vector<std::pair<std::string, std::string>>& headers() const noexcept {
+        return headers_;
+    }
     // The body as the dialect writes it for this user prompt.
     Result<std::string> body(std::string_view user) const;
 
-private:
+  private:
     std::string target_;
     std::vector<std::pair<std::string, std::string>> headers_;
     std::string before_user_;  // the body up to the user prompt's JSON string
@@ -82,6 +84,5 @@ struct ProbeResult {
 
 net::asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& target,
                                             ProbeRequest request);
-
 
 }  // namespace tokenradar::bench

@@ -28,17 +28,17 @@ struct RunOptions {
     // Workloads mixed into one run: each request takes the next of these in randomised
     // rounds (as targets are interleaved) instead of `workload`. Empty: `workload` only.
     std::vector<Workload> mix;
-    std::size_t requests = 0;            // per target; 0 = use duration
+    std::size_t requests = 0;  // per target; 0 = use duration
     // Neither requests nor duration: the measured phase runs until `stop` (open or closed loop).
     std::chrono::nanoseconds duration{0};
-    std::size_t concurrency = 0;         // closed loop when > 0
+    std::size_t concurrency = 0;  // closed loop when > 0
     // Closed loop: worker k starts at ramp_up * k / concurrency, so a large concurrency does
     // not begin with one synthetic burst of simultaneous connects and requests.
     std::chrono::nanoseconds ramp_up{0};
-    double rate = 0;                     // open loop (requests/s over all targets) when > 0
+    double rate = 0;  // open loop (requests/s over all targets) when > 0
     Arrival arrival = Arrival::poisson;
-    std::size_t warmup = 0;              // unrecorded requests per target before measuring
-    bool preflight = true;               // one unrecorded request per target; failure = error
+    std::size_t warmup = 0;  // unrecorded requests per target before measuring
+    bool preflight = true;   // one unrecorded request per target; failure = error
     std::uint64_t seed = 1;
     unsigned threads = 1;
     net::ClientOptions client;
@@ -61,11 +61,12 @@ struct Progress {
 };
 
 struct RunResult {
-    std::vector<Measurement> records;  // measured phase only, in completion order (none with on_record)
+    std::vector<Measurement>
+        records;  // measured phase only, in completion order (none with on_record)
     bool interrupted = false;
-    std::size_t cancelled = 0;         // in flight at the stop, not recorded
+    std::size_t cancelled = 0;  // in flight at the stop, not recorded
     double wall_s = 0;
-    double cpu_s = 0;                  // user + system CPU of this process during the run
+    double cpu_s = 0;  // user + system CPU of this process during the run
     std::size_t peak_in_flight = 0;
     // Client-side scheduling lag (probe start - due time), all requests.
     std::int64_t sched_lag_p50_ns = 0;
@@ -77,7 +78,7 @@ struct RunResult {
 // any request when its extra body fields collide with what bench writes (extra_body.hpp):
 // the message names the target and the reason.
 class PreflightError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

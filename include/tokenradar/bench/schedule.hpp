@@ -25,12 +25,12 @@ std::vector<std::int64_t> open_loop_schedule(double rate, Arrival arrival, std::
 // The same send offsets one at a time, for an open-loop run without a planned end
 // (`tokenradar demo`'s steady traffic). `rate` must be > 0.
 class ArrivalSequence {
-public:
+  public:
     ArrivalSequence(double rate, Arrival arrival, std::uint64_t seed);
     // Nanoseconds from the start of the run, non-decreasing; the first is 0.
     std::int64_t next();
 
-private:
+  private:
     double mean_gap_ns_;
     Arrival arrival_;
     std::mt19937_64 rng_;
@@ -41,11 +41,11 @@ private:
 // Interleaves several targets: each round is a fresh random permutation of all targets, so
 // noise and time of day hit every target alike.
 class TargetOrder {
-public:
+  public:
     TargetOrder(std::size_t targets, std::uint64_t seed);
     std::size_t next();
 
-private:
+  private:
     std::vector<std::size_t> round_;
     std::size_t at_;
     std::mt19937_64 rng_;

@@ -27,7 +27,8 @@ struct Target {
     net::Url base;  // base.target is the base path ("/v1")
     std::string model;
     Secret key;
-    std::string key_env;  // where the key came from (for messages; never the key itself); may be empty
+    std::string
+        key_env;  // where the key came from (for messages; never the key itself); may be empty
     // `--extra-body`: fields merged into every request body to this target, over the
     // workload's (extra_body.hpp).
     boost::json::object extra_body;
@@ -39,7 +40,8 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 // Errc::bad_request with a one-line message naming what is wrong and the expected shape.
 // `key_env` maps target names to the variable holding their key. A missing key is not an
 // error here (local servers need none); the caller warns.
-Result<Target> parse_target(std::string_view spec, const std::map<std::string, std::string>& key_env,
+Result<Target> parse_target(std::string_view spec,
+                            const std::map<std::string, std::string>& key_env,
                             const EnvLookup& env);
 
 }  // namespace tokenradar::bench

@@ -21,12 +21,12 @@ struct Workload {
     std::int64_t max_tokens = 300;
     bool stream = true;
     std::optional<double> temperature;
-    std::string system;                   // fixed system prompt (may be empty)
+    std::string system;                     // fixed system prompt (may be empty)
     std::int64_t shared_prefix_tokens = 0;  // a shared, deterministic system prefix of ~N tokens
-    std::int64_t filler_tokens = 0;       // unique filler context of ~N tokens (long-context)
-    std::string user_template;            // {topic}, {nonce} placeholders
+    std::int64_t filler_tokens = 0;         // unique filler context of ~N tokens (long-context)
+    std::string user_template;              // {topic}, {nonce} placeholders
     std::vector<std::string> topics;
-    bool unique = true;                   // add a per-request nonce
+    bool unique = true;  // add a per-request nonce
     // `[extra_body]`: fields merged into every request body (extra_body.hpp); a target's
     // extra fields win over these.
     boost::json::object extra_body;

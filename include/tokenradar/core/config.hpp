@@ -19,13 +19,13 @@
 namespace tokenradar {
 
 class ConfigError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 // A view of one TOML table plus where it came from. Cheap to copy; keeps the document alive.
 class ConfigTable {
-public:
+  public:
     static ConfigTable load_file(const std::filesystem::path& path);
     static ConfigTable parse(std::string_view text, std::string source_name);
 
@@ -43,7 +43,8 @@ public:
                              std::int64_t max) const;
     bool get_bool(std::string_view key, bool fallback) const;
     // A duration written as a string ("250ms", "1.5s", "7d"; see duration.hpp).
-    std::chrono::nanoseconds get_duration(std::string_view key, std::chrono::nanoseconds fallback) const;
+    std::chrono::nanoseconds get_duration(std::string_view key,
+                                          std::chrono::nanoseconds fallback) const;
     std::vector<double> get_numbers(std::string_view key) const;  // empty when missing
     std::vector<std::string> get_strings(std::string_view key) const;
 
@@ -63,7 +64,7 @@ public:
 
     [[nodiscard]] const std::string& source_name() const noexcept { return source_; }
 
-private:
+  private:
     ConfigTable(std::shared_ptr<const toml::table> root, const toml::table* table,
                 std::string source, std::string prefix);
     const toml::node* node(std::string_view key) const;

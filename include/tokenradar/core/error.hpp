@@ -12,17 +12,17 @@
 namespace tokenradar {
 
 enum class Errc {
-    bad_request = 1,     // malformed or invalid client input
-    unauthorized,        // missing or wrong key
+    bad_request = 1,  // malformed or invalid client input
+    unauthorized,     // missing or wrong key
     forbidden,
-    not_found,           // unknown path or model
+    not_found,  // unknown path or model
     method_not_allowed,
-    payload_too_large,   // body over the limit (413)
-    headers_too_large,   // header block over the limit (431)
-    unsupported,         // valid input we cannot serve or translate
-    rate_limited,        // 429
-    overloaded,          // 503 / 529
-    upstream_http_error, // upstream answered with an error status
+    payload_too_large,    // body over the limit (413)
+    headers_too_large,    // header block over the limit (431)
+    unsupported,          // valid input we cannot serve or translate
+    rate_limited,         // 429
+    overloaded,           // 503 / 529
+    upstream_http_error,  // upstream answered with an error status
     connect_failed,
     tls_failed,
     timeout_connect,
@@ -31,8 +31,8 @@ enum class Errc {
     timeout_first_token,
     timeout_idle,
     timeout_total,
-    connection_error,    // reset, closed or truncated mid-response
-    protocol_error,      // malformed HTTP, SSE or JSON from a peer
+    connection_error,  // reset, closed or truncated mid-response
+    protocol_error,    // malformed HTTP, SSE or JSON from a peer
     cancelled,
     internal,
     request_timeout,         // the request did not arrive in time (408)

@@ -24,14 +24,14 @@ std::string_view to_string(TokenSource s) noexcept;
 struct Labels {
     std::string provider;
     std::string model;
-    std::string endpoint;         // upstream base URL host
+    std::string endpoint;  // upstream base URL host
     std::string upstream_region;
     std::string client_region;
-    std::string task;             // chat, gen-500, long-context, code, prefix-reuse, ...
-    std::string source;           // bench, gateway, submitted, sim
-    std::string cache = "bypass"; // miss, exact, semantic, bypass
-    std::string route = "primary";// primary, fallback, hedge
-    std::string api;              // openai, anthropic, gemini
+    std::string task;               // chat, gen-500, long-context, code, prefix-reuse, ...
+    std::string source;             // bench, gateway, submitted, sim
+    std::string cache = "bypass";   // miss, exact, semantic, bypass
+    std::string route = "primary";  // primary, fallback, hedge
+    std::string api;                // openai, anthropic, gemini
     bool stream = true;
 
     friend bool operator==(const Labels&, const Labels&) = default;
@@ -58,9 +58,10 @@ struct Measurement {
     std::string client_id;    // who submitted it (observatory de-duplication)
     int attempt = 1;
     Labels labels;
-    std::string status = "ok";  // ok, http_<code>, timeout_*, connection_error, protocol_error, cancelled
+    std::string status =
+        "ok";  // ok, http_<code>, timeout_*, connection_error, protocol_error, cancelled
     int http_status = 0;
-    std::int64_t ts_us = 0;     // wall clock (UTC microseconds) at send
+    std::int64_t ts_us = 0;  // wall clock (UTC microseconds) at send
     // Observatory ingestion: the server's wall clock when the record arrived (0 = measured by
     // this process). Stamped by the server, never taken from a submitted record.
     std::int64_t received_us = 0;

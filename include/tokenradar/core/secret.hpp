@@ -12,7 +12,7 @@
 namespace tokenradar {
 
 class Secret {
-public:
+  public:
     Secret() = default;
     explicit Secret(std::string value) : value_(std::move(value)) {}
 
@@ -36,7 +36,7 @@ public:
     friend bool operator==(const Secret&, const Secret&) = default;
     friend std::ostream& operator<<(std::ostream& os, const Secret&) { return os << "[redacted]"; }
 
-private:
+  private:
     static constexpr std::string_view kMarker = "[redacted]";
     std::string value_;
 };

@@ -1,8 +1,8 @@
 #pragma once
 // Names for the threads TokenRadar starts, as `top -H`, `ps -L`, perf and gdb show them:
 // "tr-io" (the gateway's I/O), "tr-store" (the measurement writer), "tr-wal" (the WAL
-// checkpointer), "tr-forward" (the observatory forwarder), "tr-sim" (a sim's I/O threads besides the main
-// one; the demo's sims).
+// checkpointer), "tr-forward" (the observatory forwarder), "tr-sim" (a sim's I/O threads besides
+// the main one; the demo's sims).
 
 #include <string>
 #include <string_view>

@@ -13,7 +13,8 @@ namespace tokenradar {
 inline constexpr std::int64_t kBytesPerEstimatedToken = 4;
 
 [[nodiscard]] constexpr std::int64_t estimate_tokens_from_bytes(std::size_t bytes) noexcept {
-    return static_cast<std::int64_t>((bytes + kBytesPerEstimatedToken - 1) / kBytesPerEstimatedToken);
+    return static_cast<std::int64_t>((bytes + kBytesPerEstimatedToken - 1) /
+                                     kBytesPerEstimatedToken);
 }
 
 [[nodiscard]] constexpr std::int64_t estimate_tokens(std::string_view text) noexcept {

@@ -24,10 +24,10 @@ namespace tokenradar::gateway {
 struct ProviderConfig {
     std::string name;  // the `provider` label
     dialect::Api api = dialect::Api::openai;
-    net::Url base;     // base URL; its path is the API base path ("/v1", "")
+    net::Url base;        // base URL; its path is the API base path ("/v1", "")
     std::string key_env;  // environment variable holding the key; "" = send no key
     Secret key;
-    std::string region;   // the `upstream_region` label
+    std::string region;  // the `upstream_region` label
     std::chrono::milliseconds connect_timeout{5'000};
     std::chrono::milliseconds first_token_timeout{60'000};  // upstream headers -> first token
     std::chrono::milliseconds idle_timeout{60'000};         // between upstream chunks
@@ -40,7 +40,7 @@ struct UpstreamRef {
 };
 
 struct VirtualModel {
-    std::string name;  // what clients put in "model"
+    std::string name;                    // what clients put in "model"
     std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
 };
@@ -65,7 +65,8 @@ struct GatewayConfig {
 
     // [limits]
     std::size_t max_body_bytes = 4 * 1024 * 1024;
-    std::size_t max_body_bytes_in_flight = 256 * 1024 * 1024;  // all connections' bodies (503 beyond)
+    std::size_t max_body_bytes_in_flight =
+        256 * 1024 * 1024;                     // all connections' bodies (503 beyond)
     std::size_t max_concurrent_per_key = 256;  // in-flight requests per client key (429 beyond)
     std::chrono::milliseconds heartbeat_interval{15'000};  // SSE comment while upstream is silent
     std::chrono::milliseconds header_timeout{10'000};
@@ -99,6 +100,5 @@ GatewayConfig load_gateway_config_file(const std::filesystem::path& path);
 // A human-readable account of a valid configuration for --check-config (no secrets: key
 // variables are named, never printed).
 std::string describe(const GatewayConfig& config);
-
 
 }  // namespace tokenradar::gateway

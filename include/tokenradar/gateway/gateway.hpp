@@ -31,15 +31,16 @@ using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net
 
 // The verdict on a request under /api/ before its body is read (its own body limit and key
 // check); nullopt leaves it to the gateway. The second argument is the gateway's body limit.
-using RouteHeadCheck = std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
+using RouteHeadCheck =
+    std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
 
 struct GatewayHooks {
-    RecordSink sink;                          // every attempt's record; may be empty
+    RecordSink sink;                             // every attempt's record; may be empty
     std::function<std::string()> extra_metrics;  // appended to /metrics (store counters)
-    std::function<bool()> ready;              // /readyz; empty = always ready
-    std::string ca_file;                      // extra CA bundle for upstream TLS (tests)
-    RouteHandler api_routes;                  // requests under /api/
-    RouteHeadCheck api_head_check;            // ...and their heads, before the body
+    std::function<bool()> ready;                 // /readyz; empty = always ready
+    std::string ca_file;                         // extra CA bundle for upstream TLS (tests)
+    RouteHandler api_routes;                     // requests under /api/
+    RouteHeadCheck api_head_check;               // ...and their heads, before the body
 };
 
 class Gateway {

@@ -7,8 +7,8 @@
 //   gen_ai_usage_tokens_total                   counter   {provider, model, type}
 //   tokenradar_gateway_overhead_seconds         histogram {provider, model}
 //   tokenradar_upstream_attempts_total          counter   {provider, model, status, route}
-//   tokenradar_relay_delay_seconds              histogram (per chunk: upstream read -> client written)
-//   tokenradar_requests_total                   counter   {status}  (client-facing)
+//   tokenradar_relay_delay_seconds              histogram (per chunk: upstream read -> client
+//   written) tokenradar_requests_total                   counter   {status}  (client-facing)
 //   tokenradar_active_requests                  gauge
 // Thread-safe: observe() from any thread (a shared lock to find an attempt's series, then
 // relaxed atomics); render() from any thread. Label values come from configuration and the
@@ -55,7 +55,9 @@ class Metrics {
     // One client request, answered with this metrics.md status.
     void observe_request(std::string_view status);
     // One relayed chunk: from the upstream read to the same bytes written to the client.
-    void observe_relay_ns(std::int64_t ns) noexcept { relay_.observe(static_cast<double>(ns) / 1e9); }
+    void observe_relay_ns(std::int64_t ns) noexcept {
+        relay_.observe(static_cast<double>(ns) / 1e9);
+    }
     void request_started() noexcept { active_.fetch_add(1, std::memory_order_relaxed); }
     void request_finished() noexcept { active_.fetch_sub(1, std::memory_order_relaxed); }
 
@@ -75,6 +77,7 @@ class Metrics {
 };
 
 // `name{a="x",b="y"}`-style label text with Prometheus escaping (\\, \", \n).
-std::string prometheus_labels(std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
+std::string prometheus_labels(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> labels);
 
 }  // namespace tokenradar::gateway

@@ -24,7 +24,7 @@ class Forwarder;
 class HttpApi;
 class RollupIndex;
 class RollupKeeper;
-}
+}  // namespace tokenradar::observatory
 
 namespace tokenradar::gateway {
 

@@ -109,9 +109,10 @@ class HttpClient {
     // Its host's pooled connections are checked before every later reuse. Errors: connect_failed,
     // tls_failed, timeout_connect, timeout_headers, timeout_total, connection_error,
     // protocol_error, cancelled; messages name host:port.
-    asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> open(
-        beast::http::verb method, const Url& url,
-        const RequestHeaders& headers, std::string body);
+    asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> open(beast::http::verb method,
+                                                                     const Url& url,
+                                                                     const RequestHeaders& headers,
+                                                                     std::string body);
 
     struct Response {
         unsigned status = 0;
@@ -120,10 +121,9 @@ class HttpClient {
         RequestTimings timings;
     };
     // open() + read_all(max_body).
-    asio::awaitable<Result<Response>> request(
-        beast::http::verb method, const Url& url,
-        const RequestHeaders& headers, std::string body,
-        std::size_t max_body = 16 << 20);
+    asio::awaitable<Result<Response>> request(beast::http::verb method, const Url& url,
+                                              const RequestHeaders& headers, std::string body,
+                                              std::size_t max_body = 16 << 20);
 
     std::size_t idle_connections() const;  // pooled, all hosts
 

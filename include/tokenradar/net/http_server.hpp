@@ -48,8 +48,8 @@ class ResponseWriter {
     ResponseWriter& operator=(const ResponseWriter&) = delete;
 
     // Whole response with Content-Length. Suspends until written (write timeout = the
-    // server's idle_timeout); what the socket takes at once is written without suspending. No Server/Date headers are added: they cost per response and
-    // no client of ours needs them.
+    // server's idle_timeout); what the socket takes at once is written without suspending. No
+    // Server/Date headers are added: they cost per response and no client of ours needs them.
     asio::awaitable<boost::system::error_code> send(beast::http::status status,
                                                     std::string_view content_type, std::string body,
                                                     const HeaderList& headers = {});
@@ -69,7 +69,7 @@ class ResponseWriter {
     // Closes the socket now without finishing (simulates a mid-stream disconnect).
     void abort();
 
-    bool client_gone() const;                                          // the peer closed or errored
+    bool client_gone() const;            // the peer closed or errored
     std::string remote_address() const;  // the peer's IP ("" once the socket is closed)
     std::int64_t request_read_ns() const { return request_read_ns_; }  // steady_now_ns()
     bool started() const { return started_; }                          // status line written

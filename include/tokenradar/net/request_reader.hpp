@@ -48,7 +48,8 @@ struct HeadVerdict {
 // Called with the request's head (its body still empty) and its announced Content-Length
 // (nullopt: chunked) on the connection's thread; must not suspend or block. Only requests
 // with a body are checked.
-using HeadCheck = std::function<HeadVerdict(const Request& head, std::optional<std::uint64_t> content_length)>;
+using HeadCheck =
+    std::function<HeadVerdict(const Request& head, std::optional<std::uint64_t> content_length)>;
 
 // A request whose Transfer-Encoding names a coding other than chunked: Errc::not_implemented
 // (501, RFC 9112 section 6.1) naming it. Beast would decode the chunks and ignore the rest.

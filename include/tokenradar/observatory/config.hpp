@@ -60,8 +60,8 @@ struct ObservatoryConfig {
     std::string forward_to;  // the measurements URL (checked); "" = no forwarding
     std::string forward_key_env;
     Secret forward_key;
-    std::string geoip_db;                // "" = no lookup
-    std::shared_ptr<const GeoIp> geoip;  // geoip_db, opened (and so checked) at load
+    std::string geoip_db;                 // "" = no lookup
+    std::shared_ptr<const GeoIp> geoip;   // geoip_db, opened (and so checked) at load
     net::TrustedProxies trusted_proxies;  // empty: the peer is the client
     // Names of ingest_keys whose records keep source "gateway"/"sim" (IngestContext::
     // trusted_source); everyone else's become "submitted".

@@ -45,7 +45,8 @@ class HttpApi {
     // takes bodies up to [observatory] max_body_bytes from a known ingest key (or, in public
     // mode, from anyone without a key), everything else `default_limit`. nullopt for other
     // paths. Runs on the I/O thread: no suspension, no body.
-    std::optional<net::HeadVerdict> check_head(const net::Request& head, std::size_t default_limit) const;
+    std::optional<net::HeadVerdict> check_head(const net::Request& head,
+                                               std::size_t default_limit) const;
 
     // Answers requests whose path starts with /api/v1/ (true); false for any other path.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);

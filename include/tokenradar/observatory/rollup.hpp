@@ -5,7 +5,8 @@
 //
 //     RollupIndex index;                         // in memory; persisted through take_dirty_hours()
 //     index.add(records);                        // writer thread, after the records committed
-//     auto groups = index.query({.from_us = ..., .to_us = ..., .by = {Label::provider, Label::model}});
+//     auto groups = index.query({.from_us = ..., .to_us = ..., .by = {Label::provider,
+//     Label::model}});
 //
 // Weighting (per client per bucket, as speed-test sites do): inside one bucket of one cell,
 // each client (Measurement::client_id: "" for records this process measured, the submitter
@@ -93,7 +94,7 @@ struct Aggregate {
 };
 
 inline constexpr std::array<std::string_view, 4> kCacheValues = {"miss", "exact", "semantic",
-                                                                "bypass"};
+                                                                 "bypass"};
 inline constexpr std::array<std::string_view, 3> kRouteValues = {"primary", "fallback", "hedge"};
 
 enum class Resolution { minute, hour };
@@ -111,8 +112,8 @@ struct Query {
     std::int64_t to_us = 0;
     Resolution resolution = Resolution::hour;
     Filter filter;
-    std::vector<Label> by;  // group by these labels (none: one group)
-    bool by_bucket = false; // and by bucket start (time series, heatmaps)
+    std::vector<Label> by;   // group by these labels (none: one group)
+    bool by_bucket = false;  // and by bucket start (time series, heatmaps)
     // With by_bucket: buckets with equal bucket_key(start) are merged into one group, keyed
     // by the earliest of their starts (a heatmap's local hour and weekday: one group per
     // slot instead of one per hour of the window). Empty: every bucket is its own group.
@@ -174,8 +175,8 @@ class RollupIndex {
     // Weighted merges per group; see Weighting above. Shared lock.
     [[nodiscard]] Groups query(const Query& query) const;
     // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
-    [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(std::int64_t from_us,
-                                                                           std::int64_t to_us) const;
+    [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(
+        std::int64_t from_us, std::int64_t to_us) const;
     // Whether any record the index holds (in any bucket, pruned ones included, since the
     // process started) had `value` for `label`, or had exactly these labels' cell; how many
     // distinct values and cells that is. Shared lock: LabelBudget's view of what is known.

@@ -43,9 +43,9 @@ struct SubmitOptions {
 // after max_attempts ends the call with that error (what was sent before stays sent; a retry
 // of the whole call is safe: the observatory ignores duplicates).
 net::asio::awaitable<Result<SubmitOutcome>> submit_records(net::HttpClient& client,
-                                                          SubmitTarget target,
-                                                          std::vector<Measurement> records,
-                                                          SubmitOptions options = {});
+                                                           SubmitTarget target,
+                                                           std::vector<Measurement> records,
+                                                           SubmitOptions options = {});
 
 // submit_records() for a thread that owns `io` and does nothing else meanwhile (bench after
 // its run, the Forwarder's thread): runs `io` until the call is answered, then restarts it

@@ -21,7 +21,7 @@ struct Admission {
 };
 
 class CapacityGate {
-public:
+  public:
     // max_concurrent == 0: unlimited (admit() always says run, the queue is never used).
     CapacityGate(std::int64_t max_concurrent, std::int64_t queue_limit);
 
@@ -42,7 +42,7 @@ public:
     [[nodiscard]] std::int64_t running() const;
     [[nodiscard]] std::int64_t queued() const;
 
-private:
+  private:
     std::int64_t max_concurrent_;
     std::int64_t queue_limit_;
     mutable std::mutex mutex_;

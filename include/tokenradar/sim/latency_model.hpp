@@ -80,7 +80,7 @@ struct RequestPlan {
 };
 
 class LatencyModel {
-public:
+  public:
     explicit LatencyModel(Profile profile);
 
     LatencyModel(const LatencyModel&) = delete;
@@ -96,7 +96,7 @@ public:
     // The admission gate sized from [capacity]; the server owns the waiting.
     [[nodiscard]] CapacityGate& gate() noexcept { return gate_; }
 
-private:
+  private:
     Profile profile_;
     PrefixCache cache_;
     CapacityGate gate_;

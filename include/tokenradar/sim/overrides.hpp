@@ -25,16 +25,16 @@ enum class ToolCallMode { always, never };
 // Every override is exact: it replaces the drawn value and is not scaled by the peak curve
 // nor jittered.
 struct Overrides {
-    std::optional<double> ttft_ms;              // x-sim-ttft-ms: TTFT before queueing
-    std::optional<double> tpot_ms;              // x-sim-tpot-ms: every gap between tokens
-    std::optional<double> tokens_per_s;         // x-sim-tokens-per-s: gap = 1000/rate ms
-    std::optional<int> tokens_per_chunk;        // x-sim-tokens-per-chunk
-    std::optional<std::int64_t> output_tokens;  // x-sim-output-tokens (still <= max_tokens)
-    std::optional<FaultKind> fault;             // x-sim-fault (none disables profile faults)
-    std::optional<std::int64_t> fault_at_token; // x-sim-fault-at-token (mid-stream faults)
-    std::optional<double> stall_ms;             // x-sim-stall-ms
-    std::optional<std::uint64_t> seed;          // x-sim-seed: the request seed
-    std::optional<ToolCallMode> tool_call;      // x-sim-tool-call: always | never
+    std::optional<double> ttft_ms;               // x-sim-ttft-ms: TTFT before queueing
+    std::optional<double> tpot_ms;               // x-sim-tpot-ms: every gap between tokens
+    std::optional<double> tokens_per_s;          // x-sim-tokens-per-s: gap = 1000/rate ms
+    std::optional<int> tokens_per_chunk;         // x-sim-tokens-per-chunk
+    std::optional<std::int64_t> output_tokens;   // x-sim-output-tokens (still <= max_tokens)
+    std::optional<FaultKind> fault;              // x-sim-fault (none disables profile faults)
+    std::optional<std::int64_t> fault_at_token;  // x-sim-fault-at-token (mid-stream faults)
+    std::optional<double> stall_ms;              // x-sim-stall-ms
+    std::optional<std::uint64_t> seed;           // x-sim-seed: the request seed
+    std::optional<ToolCallMode> tool_call;       // x-sim-tool-call: always | never
 
     [[nodiscard]] bool empty() const noexcept;
 };

@@ -11,7 +11,7 @@
 namespace tokenradar::sim {
 
 class PeakCurve {
-public:
+  public:
     // Flat curve: multiplier 1.0 at every instant.
     PeakCurve();
 
@@ -28,7 +28,7 @@ public:
     [[nodiscard]] const std::array<double, 24>& hourly() const noexcept { return hourly_; }
     [[nodiscard]] bool weekdays_only() const noexcept { return weekdays_only_; }
 
-private:
+  private:
     struct Zone;  // wraps cctz::time_zone so cctz stays out of this header
     std::string timezone_;
     std::array<double, 24> hourly_{};

@@ -15,7 +15,7 @@
 namespace tokenradar::sim {
 
 class PrefixCache {
-public:
+  public:
     // capacity_blocks == 0 disables the cache (every lookup returns 0, nothing is stored).
     PrefixCache(std::int64_t block_tokens, std::int64_t capacity_blocks);
 
@@ -36,7 +36,7 @@ public:
     [[nodiscard]] std::int64_t block_tokens() const noexcept { return block_tokens_; }
     [[nodiscard]] std::int64_t capacity_blocks() const noexcept { return capacity_blocks_; }
 
-private:
+  private:
     using Lru = std::list<std::uint64_t>;  // front = most recently used
 
     std::int64_t block_tokens_;

@@ -27,9 +27,9 @@ struct TtftParams {
 };
 
 struct DecodeParams {
-    double tokens_per_s = 0;      // 0 = no decode delay (every token at the first token's time)
-    double request_sigma = 0;     // per-request speed factor ~ LogNormal(median 1, sigma)
-    double token_jitter = 0;      // coefficient of variation of the gaps inside one request
+    double tokens_per_s = 0;   // 0 = no decode delay (every token at the first token's time)
+    double request_sigma = 0;  // per-request speed factor ~ LogNormal(median 1, sigma)
+    double token_jitter = 0;   // coefficient of variation of the gaps inside one request
     int tokens_per_chunk_min = 1;
     int tokens_per_chunk_max = 1;
     std::int64_t default_max_tokens = 500;

@@ -31,14 +31,14 @@ namespace tokenradar::sim {
 // Appends trace lines (TraceRecord::to_json_line) to a file, from any thread. Each line is
 // flushed as it is written so a reader joining on response ids sees complete records.
 class TraceSink {
-public:
+  public:
     static Result<std::shared_ptr<TraceSink>> open(const std::filesystem::path& path);
     ~TraceSink();
     TraceSink(const TraceSink&) = delete;
     TraceSink& operator=(const TraceSink&) = delete;
     void write(std::string_view line);
 
-private:
+  private:
     explicit TraceSink(std::FILE* file) : file_(file) {}
     std::mutex mutex_;
     std::FILE* file_;
@@ -72,7 +72,7 @@ struct SimStats {
 };
 
 class SimServer {
-public:
+  public:
     SimServer(boost::asio::io_context& ioc, Profile profile, SimServerOptions options);
     ~SimServer();
     SimServer(const SimServer&) = delete;
@@ -87,7 +87,7 @@ public:
 
     struct State;
 
-private:
+  private:
     std::shared_ptr<State> state_;
     std::unique_ptr<net::HttpServer> server_;
 };

@@ -2,7 +2,8 @@
 // Token accounting of the simulator. Both directions are deterministic and cheap, so usage
 // figures are exact and reproducible:
 //
-// - Prompt tokens: tokenradar::estimate_tokens (core/token_estimate.hpp), ceil(utf8_bytes / 4) of the canonical prompt text (the text the dialect
+// - Prompt tokens: tokenradar::estimate_tokens (core/token_estimate.hpp), ceil(utf8_bytes / 4) of
+// the canonical prompt text (the text the dialect
 //   codec extracts, e.g. roles and contents concatenated). It is the usual "4 bytes per
 //   token" rule of thumb; it needs no tokenizer, costs one division, and makes a token a
 //   fixed 4-byte span, so prefix-cache blocks are byte ranges.

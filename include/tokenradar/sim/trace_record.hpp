@@ -14,10 +14,10 @@ struct TraceRecord {
     std::string response_id;
     std::string profile;
     std::string model;
-    std::string api;        // "openai" | "anthropic" | "gemini"
+    std::string api;  // "openai" | "anthropic" | "gemini"
     bool stream = true;
-    std::int64_t ts_us = 0; // wall clock when the request was fully read (UTC microseconds)
-    int status = 200;       // HTTP status sent
+    std::int64_t ts_us = 0;  // wall clock when the request was fully read (UTC microseconds)
+    int status = 200;        // HTTP status sent
     std::int64_t prompt_tokens = 0;
     std::int64_t cached_prompt_tokens = 0;
     std::int64_t output_tokens = 0;

@@ -76,10 +76,10 @@ class SseParser {
     Result<void> check_limit();
 
     Options options_{};
-    std::string line_;   // partial line carried over from the previous feed
-    std::string data_;   // data buffer of the event being built (each line + '\n')
+    std::string line_;            // partial line carried over from the previous feed
+    std::string data_;            // data buffer of the event being built (each line + '\n')
     std::size_t data_lines_ = 0;  // lines in data_
-    std::string event_;  // event type buffer
+    std::string event_;           // event type buffer
     std::string last_id_;
     std::optional<std::uint32_t> retry_;
     std::optional<std::uint32_t> last_retry_;

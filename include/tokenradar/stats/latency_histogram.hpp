@@ -13,7 +13,7 @@
 namespace tokenradar::stats {
 
 class LatencyHistogram {
-public:
+  public:
     void record_ns(std::int64_t ns) noexcept;
 
     [[nodiscard]] std::uint64_t count() const noexcept;
@@ -22,10 +22,10 @@ public:
     [[nodiscard]] std::int64_t percentile_ns(double q) const noexcept;
     void reset() noexcept;
 
-private:
+  private:
     static constexpr std::size_t kLinear = 1024;  // 1 us buckets
     static constexpr std::size_t kSubBuckets = 64;
-    static constexpr std::size_t kOctaves = 26;   // 2^10 us .. 2^36 us
+    static constexpr std::size_t kOctaves = 26;  // 2^10 us .. 2^36 us
     static constexpr std::size_t kBuckets = kLinear + kOctaves * kSubBuckets;
 
     static std::size_t bucket_of(std::uint64_t us) noexcept;

@@ -26,8 +26,10 @@ TEST(BenchCommand, RealtimeMeasuresAndIsRecordedInTheSummary) {
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile instant --port 0", dir / "sim.err");
     const std::string url = url_in(sim.read_line());
     ASSERT_FALSE(url.empty()) << slurp(dir / "sim.err");
-    auto run = testing::run_cli("bench --target s=openai:" + url + "/v1#gpt-4o --workload chat --requests 3 "
-                                "--concurrency 1 --key-env s=SIM_KEY --realtime --out " + (dir / "run").string(),
+    auto run = testing::run_cli("bench --target s=openai:" + url +
+                                    "/v1#gpt-4o --workload chat --requests 3 "
+                                    "--concurrency 1 --key-env s=SIM_KEY --realtime --out " +
+                                    (dir / "run").string(),
                                 "env SIM_KEY=sk-test ");
     if (run.exit_code != 0) {
         // Only a missing privilege may stop it, and the error must say so.
@@ -40,8 +42,9 @@ TEST(BenchCommand, RealtimeMeasuresAndIsRecordedInTheSummary) {
 }
 
 TEST(BenchCommand, BadExtraBodyIsOneLineNamingTheOptionAndExitCode2) {
-    const std::string common = "bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --requests 1 "
-                               "--concurrency 1 --no-preflight --extra-body ";
+    const std::string common =
+        "bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --requests 1 "
+        "--concurrency 1 --no-preflight --extra-body ";
     struct Case {
         std::string arg;
         std::string says;
@@ -70,18 +73,21 @@ TEST(BenchCommand, ExtraBodyIsRecordedInTheSummaryAndTheCsv) {
     Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile instant --port 0", dir / "sim.err");
     const std::string url = url_in(sim.read_line());
     ASSERT_FALSE(url.empty()) << slurp(dir / "sim.err");
-    const std::string targets = "--target s=openai:" + url + "/v1#gpt-4o --target t=openai:" + url + "/v1#gpt-4o";
-    auto run = testing::run_cli("bench " + targets + R"( --workload chat --requests 2 --concurrency 1 )" +
-                                    R"(--extra-body '{"ignore_eos":true}' --extra-body 't={"min_tokens":3}' )" +
-                                    "--key-env '*=SIM_KEY' --format csv --out " + (dir / "run").string(),
-                                "env SIM_KEY=sk-test ");
+    const std::string targets =
+        "--target s=openai:" + url + "/v1#gpt-4o --target t=openai:" + url + "/v1#gpt-4o";
+    auto run = testing::run_cli(
+        "bench " + targets + R"( --workload chat --requests 2 --concurrency 1 )" +
+            R"(--extra-body '{"ignore_eos":true}' --extra-body 't={"min_tokens":3}' )" +
+            "--key-env '*=SIM_KEY' --format csv --out " + (dir / "run").string(),
+        "env SIM_KEY=sk-test ");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_THAT(run.out, HasSubstr(",extra_body\n"));
     EXPECT_THAT(run.out, HasSubstr(R"(,"{""ignore_eos"":true}")"));
     EXPECT_THAT(run.out, HasSubstr(R"(,"{""ignore_eos"":true,""min_tokens"":3}")"));
     const std::string summary = slurp(dir / "run.summary.json");
     EXPECT_THAT(summary, HasSubstr(R"("name":"s")")) << summary;
-    EXPECT_THAT(summary, HasSubstr(R"("extra_body":{"ignore_eos":true,"min_tokens":3})")) << summary;
+    EXPECT_THAT(summary, HasSubstr(R"("extra_body":{"ignore_eos":true,"min_tokens":3})"))
+        << summary;
     EXPECT_THAT(summary, HasSubstr(R"("extra_body":{})")) << summary;  // the chat workload's
 
     const std::filesystem::path config = dir / "bench.toml";
@@ -89,9 +95,10 @@ TEST(BenchCommand, ExtraBodyIsRecordedInTheSummaryAndTheCsv) {
         std::ofstream out(config);
         out << "[extra_body]\nignore_eos = true\n[target_extra_body.t]\nmin_tokens = 3\n";
     }
-    auto from_file = testing::run_cli("bench " + targets + " --workload chat --requests 1 --concurrency 1 " +
-                                          "--key-env '*=SIM_KEY' --format csv --config " + config.string(),
-                                      "env SIM_KEY=sk-test ");
+    auto from_file =
+        testing::run_cli("bench " + targets + " --workload chat --requests 1 --concurrency 1 " +
+                             "--key-env '*=SIM_KEY' --format csv --config " + config.string(),
+                         "env SIM_KEY=sk-test ");
     ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
     EXPECT_THAT(from_file.out, HasSubstr(R"(,"{""ignore_eos"":true,""min_tokens"":3}")"));
 }

@@ -33,10 +33,13 @@ TEST(Cli, BenchBadInputIsOneLineAndExitCode2) {
         {"bench --target a=openai:http://127.0.0.1:9/v1" + common, "missing #MODEL"},
         {"bench --target a=openai:ftp://x/v1#m" + common, "scheme"},
         {"bench --target a=openai:http://127.0.0.1:1/v1#m" + common, "target a:"},
-        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload /nonexistent/w.toml --requests 1 --concurrency 1",
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload /nonexistent/w.toml "
+         "--requests 1 --concurrency 1",
          "/nonexistent/w.toml"},
-        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --requests 1", "--concurrency"},
-        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --concurrency 1 --duration 10parsecs",
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --requests 1",
+         "--concurrency"},
+        {"bench --target a=openai:http://127.0.0.1:9/v1#m --workload chat --concurrency 1 "
+         "--duration 10parsecs",
          "invalid duration"},
     };
     for (const auto& c : cases) {
@@ -77,7 +80,8 @@ TEST(Cli, VersionNamesTheAllocatorThatServesMalloc) {
     auto o = run("--version");
     EXPECT_EQ(o.exit_code, 0) << o.err;
 #ifdef TOKENRADAR_WITH_MIMALLOC
-    EXPECT_THAT(o.out, ::testing::MatchesRegex("[0-9.]+ \\(malloc: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+    EXPECT_THAT(o.out, ::testing::MatchesRegex(
+                           "[0-9.]+ \\(malloc: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
 #else
     EXPECT_THAT(o.out, ::testing::MatchesRegex("[0-9.]+ \\(malloc: system\\)\n"));
 #endif
@@ -100,9 +104,12 @@ TEST(Cli, ServeChecksItsConfigurationAndExplainsIt) {
     EXPECT_EQ(lines(ok.err), 1) << ok.err;
 
     auto valid = run("serve --check-config --config " + std::string(TOKENRADAR_SOURCE_DIR) +
-                     "/examples/gateway-sim.toml", "SIM_KEY=sk-sim-secret ");
+                         "/examples/gateway-sim.toml",
+                     "SIM_KEY=sk-sim-secret ");
     EXPECT_EQ(valid.exit_code, 0) << valid.err;
-    EXPECT_THAT(valid.out, HasSubstr("model     gpt-4o (task chat) -> openai-sim/gpt-4o llama-sim/llama-3-70b"));
+    EXPECT_THAT(
+        valid.out,
+        HasSubstr("model     gpt-4o (task chat) -> openai-sim/gpt-4o llama-sim/llama-3-70b"));
     EXPECT_THAT(valid.out, Not(HasSubstr("sk-sim-secret")));  // keys are named, never shown
 
     auto missing = run("serve --config /nonexistent/gw.toml");

@@ -10,10 +10,10 @@
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
+#include <unistd.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

@@ -35,7 +35,8 @@ std::string stream_command(const std::string& url, int max_tokens) {
 // The scheduling policy of each thread of a process.
 std::vector<int> thread_policies(pid_t pid) {
     std::vector<int> policies;
-    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
         policies.push_back(::sched_getscheduler(std::stoi(task.path().filename().string())));
     }
     return policies;
@@ -86,17 +87,20 @@ TEST(SimCommand, ThreadsServeStreamsAndFinishTheInFlightOneOnSigterm) {
 TEST(SimCommand, RealtimeRunsEveryThreadFifoAndAQuantumOutsideItsRangeIsRefused) {
     auto refused = testing::run_cli("sim --profile fixed --pacing-quantum 11ms");
     EXPECT_NE(refused.exit_code, 0);
-    EXPECT_THAT(refused.err, HasSubstr("--pacing-quantum 11ms: expected a duration from 0us to 10ms"));
+    EXPECT_THAT(refused.err,
+                HasSubstr("--pacing-quantum 11ms: expected a duration from 0us to 10ms"));
 
     const testing::TempDir work("sim_rt");
     const std::filesystem::path dir = work.dir();
-    Child sim(std::string(TOKENRADAR_BINARY) + " sim --profile fixed --port 0 --threads 2 --realtime --pacing-quantum 1ms",
+    Child sim(std::string(TOKENRADAR_BINARY) +
+                  " sim --profile fixed --port 0 --threads 2 --realtime --pacing-quantum 1ms",
               dir / "sim.err");
     const std::string url = url_in(sim.read_line());
     if (url.empty()) {
         // Only a missing privilege may stop it (a container may drop CAP_SYS_NICE), and the
         // error must say so.
-        EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("--realtime: cannot switch to real-time scheduling"));
+        EXPECT_THAT(slurp(dir / "sim.err"),
+                    HasSubstr("--realtime: cannot switch to real-time scheduling"));
         EXPECT_THAT(slurp(dir / "sim.err"), HasSubstr("CAP_SYS_NICE"));
         GTEST_SKIP() << "no real-time scheduling here: " << slurp(dir / "sim.err");
     }

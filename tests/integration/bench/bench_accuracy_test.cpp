@@ -22,8 +22,8 @@
 namespace tokenradar::bench {
 namespace {
 
-using testing::SimFixture;
 using testing::sim_target;
+using testing::SimFixture;
 
 Workload short_workload(std::int64_t max_tokens) {
     Workload w;
@@ -109,8 +109,10 @@ void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
     auto pause = std::chrono::seconds(1);
     Accuracy a = measure_fixed(concurrency, requests);
     for (int attempt = 2; attempt <= kAttempts && !a.meets_targets(); ++attempt) {
-        std::fprintf(stderr, "attempt %d missed: TTFT p50 %.3f ms, TPOT p50 %.3f ms, trace error p99 %.3f ms\n",
-                     attempt - 1, a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99);
+        std::fprintf(
+            stderr,
+            "attempt %d missed: TTFT p50 %.3f ms, TPOT p50 %.3f ms, trace error p99 %.3f ms\n",
+            attempt - 1, a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99);
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::seconds(16));
         a = measure_fixed(concurrency, requests);
@@ -121,8 +123,8 @@ void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
     EXPECT_NEAR(a.ttft_p50_ms, 250.0, 1.0) << "concurrency " << concurrency;
     EXPECT_NEAR(a.tpot_p50_ms, 20.0, 0.1) << "concurrency " << concurrency;
     const auto& e = a.trace_error_ms;
-    EXPECT_LT(e.p99, 2.0) << "TTFT error vs the sim's trace, ms: p50 " << e.p50 << " p90 " << e.p90 << " p99 "
-                          << e.p99 << " max " << e.max;
+    EXPECT_LT(e.p99, 2.0) << "TTFT error vs the sim's trace, ms: p50 " << e.p50 << " p90 " << e.p90
+                          << " p99 " << e.p99 << " max " << e.max;
 }
 
 TEST(BenchAccuracy, FixedProfileAtConcurrencyOne) { expect_fixed_accuracy(1, 12); }

@@ -16,25 +16,28 @@ namespace {
 
 using std::chrono::milliseconds;
 using testing::Script;
-using testing::sse_script;
 using testing::ScriptedServer;
+using testing::sse_script;
 
 std::string sse(std::string_view data) { return "data: " + std::string(data) + "\n\n"; }
 
 std::string openai_chunk(std::string_view delta, std::string_view finish = "null") {
-    return sse(R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":)" +
-               std::string(delta) + R"(,"finish_reason":)" + std::string(finish) + "}]}");
+    return sse(
+        R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":)" +
+        std::string(delta) + R"(,"finish_reason":)" + std::string(finish) + "}]}");
 }
 
-const std::string kUsageChunk =
-    sse(R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}})");
+const std::string kUsageChunk = sse(
+    R"({"id":"chatcmpl-x","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":5,"total_tokens":16}})");
 const std::string kDone = sse("[DONE]");
 
-ProbeResult probe(const ScriptedServer& server, dialect::Api api = dialect::Api::openai, bool stream = true) {
+ProbeResult probe(const ScriptedServer& server, dialect::Api api = dialect::Api::openai,
+                  bool stream = true) {
     Target target;
     target.name = "t";
     target.api = api;
-    target.base = net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
+    target.base =
+        net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
     target.model = "m";
     target.key = Secret("sk-test");
     ProbeRequest request;
@@ -49,15 +52,18 @@ ProbeResult probe(const ScriptedServer& server, dialect::Api api = dialect::Api:
     return testing::run_sync(ioc, run_probe(client, target, request));
 }
 
-double ms(std::optional<std::int64_t> later, std::int64_t earlier) { return static_cast<double>(*later - earlier) / 1e6; }
+double ms(std::optional<std::int64_t> later, std::int64_t earlier) {
+    return static_cast<double>(*later - earlier) / 1e6;
+}
 
 TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
-    ScriptedServer server(sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
-                                            {milliseconds(60), openai_chunk(R"({"content":"Hello"})")},
-                                            {milliseconds(20), openai_chunk(R"({"content":" there"})")},
-                                            {milliseconds(20), openai_chunk(R"({"content":"!"})")},
-                                            {milliseconds(0), openai_chunk("{}", "\"stop\"")},
-                                            {milliseconds(0), kUsageChunk + kDone}}));
+    ScriptedServer server(
+        sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+                    {milliseconds(60), openai_chunk(R"({"content":"Hello"})")},
+                    {milliseconds(20), openai_chunk(R"({"content":" there"})")},
+                    {milliseconds(20), openai_chunk(R"({"content":"!"})")},
+                    {milliseconds(0), openai_chunk("{}", "\"stop\"")},
+                    {milliseconds(0), kUsageChunk + kDone}}));
     auto r = probe(server);
     const auto& m = r.record;
     ASSERT_EQ(m.status, "ok") << r.error;
@@ -74,9 +80,11 @@ TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
 }
 
 TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
-    ScriptedServer server(sse_script({{milliseconds(30), openai_chunk(R"({"role":"assistant","reasoning_content":"Let me think"})")},
-                                            {milliseconds(80), openai_chunk(R"({"content":"42"})")},
-                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}));
+    ScriptedServer server(
+        sse_script({{milliseconds(30),
+                     openai_chunk(R"({"role":"assistant","reasoning_content":"Let me think"})")},
+                    {milliseconds(80), openai_chunk(R"({"content":"42"})")},
+                    {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}));
     auto m = probe(server).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_GE(ms(m.t.first_token, m.t.send), 25);
@@ -86,17 +94,19 @@ TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
 }
 
 std::string gemini_chunk(std::string_view text, int cumulative_tokens, bool last) {
-    return sse(R"({"candidates":[{"content":{"role":"model","parts":[{"text":")" + std::string(text) + R"("}]})" +
-               (last ? std::string(R"(,"finishReason":"STOP")") : std::string()) +
-               R"(}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":)" +
-               std::to_string(cumulative_tokens) + R"(,"totalTokenCount":)" + std::to_string(7 + cumulative_tokens) +
-               R"(},"modelVersion":"m","responseId":"g1"})");
+    return sse(
+        R"({"candidates":[{"content":{"role":"model","parts":[{"text":")" + std::string(text) +
+        R"("}]})" + (last ? std::string(R"(,"finishReason":"STOP")") : std::string()) +
+        R"(}],"usageMetadata":{"promptTokenCount":7,"candidatesTokenCount":)" +
+        std::to_string(cumulative_tokens) + R"(,"totalTokenCount":)" +
+        std::to_string(7 + cumulative_tokens) + R"(},"modelVersion":"m","responseId":"g1"})");
 }
 
 TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
-    ScriptedServer server(sse_script({{milliseconds(40), gemini_chunk("one two three", 3, false)},
-                                            {milliseconds(30), gemini_chunk(" four five six", 6, false)},
-                                            {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}));
+    ScriptedServer server(
+        sse_script({{milliseconds(40), gemini_chunk("one two three", 3, false)},
+                    {milliseconds(30), gemini_chunk(" four five six", 6, false)},
+                    {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}));
     auto m = probe(server, dialect::Api::gemini).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_EQ(m.output_tokens, 9);  // the last cumulative value, not the sum
@@ -107,8 +117,8 @@ TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
 
 TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
     ScriptedServer server(sse_script({{milliseconds(10), openai_chunk(R"({"content":"abcdefgh"})")},
-                                            {milliseconds(10), openai_chunk(R"({"content":"ijkl"})")},
-                                            {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}));
+                                      {milliseconds(10), openai_chunk(R"({"content":"ijkl"})")},
+                                      {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}));
     auto m = probe(server).record;
     ASSERT_EQ(m.status, "ok");
     EXPECT_EQ(m.token_source, TokenSource::estimate);
@@ -116,24 +126,27 @@ TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
 }
 
 TEST(BenchProbe, MalformedChunkIsAProtocolError) {
-    ScriptedServer server(sse_script({{milliseconds(5), openai_chunk(R"({"content":"ok"})")},
-                                            {milliseconds(5), sse(R"({"choices":[{"delta":{"content":"bro)")},
-                                            {milliseconds(5), kDone}}));
+    ScriptedServer server(
+        sse_script({{milliseconds(5), openai_chunk(R"({"content":"ok"})")},
+                    {milliseconds(5), sse(R"({"choices":[{"delta":{"content":"bro)")},
+                    {milliseconds(5), kDone}}));
     auto r = probe(server);
     EXPECT_EQ(r.record.status, "protocol_error");
     EXPECT_FALSE(r.error.empty());
 }
 
 TEST(BenchProbe, DisconnectMidStreamIsAConnectionError) {
-    ScriptedServer server(sse_script({{milliseconds(5), openai_chunk(R"({"content":"partial"})")}},
-                                 true));
+    ScriptedServer server(
+        sse_script({{milliseconds(5), openai_chunk(R"({"content":"partial"})")}}, true));
     auto m = probe(server).record;
     EXPECT_EQ(m.status, "connection_error");
     EXPECT_TRUE(m.t.first_token.has_value());
 }
 
 TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
-    Script script = sse_script({{milliseconds(0), R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})"}});
+    Script script = sse_script(
+        {{milliseconds(0),
+          R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})"}});
     script.status = 429;
     script.content_type = "application/json";
     script.headers.emplace_back("retry-after", "2");
@@ -146,8 +159,9 @@ TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
 }
 
 TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
-    ScriptedServer server(sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
-                                            {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}));
+    ScriptedServer server(
+        sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
+                    {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}));
     auto m = probe(server).record;  // first-token timeout 2 s
     EXPECT_EQ(m.status, "timeout_first_token");
 }
@@ -157,44 +171,51 @@ TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
 // A system prompt holding the placeholder itself makes the body unsplittable: then it is
 // written whole per request, with the same result.
 TEST(BenchPreparedCall, SplicedBodyEqualsTheDialectsBodyForEveryApi) {
-    const std::vector<std::string> users = {"ping 0123456789abcdef", "quote \" back\\slash \n tab\t \x01 ü 漢字", ""};
-    const std::vector<std::string> systems = {"be brief \"always\"", "\x01tokenradar-user-prompt\x01"};
+    const std::vector<std::string> users = {"ping 0123456789abcdef",
+                                            "quote \" back\\slash \n tab\t \x01 ü 漢字", ""};
+    const std::vector<std::string> systems = {"be brief \"always\"",
+                                              "\x01tokenradar-user-prompt\x01"};
     for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini})
-    for (const auto& system : systems) {
-        Target target;
-        target.name = "t";
-        target.api = api;
-        target.base = net::parse_url("http://127.0.0.1:9/v1").value();
-        target.model = "m-1";
-        target.key = Secret("sk-test");
-        PromptSpec prompt;
-        prompt.system = system;
-        prompt.max_tokens = 7;
-        prompt.temperature = 0.5;
-        prompt.stream = api != dialect::Api::gemini;
-        auto prepared = PreparedCall::make(target, prompt, {{"x-sim-tpot-ms", "5"}});
-        ASSERT_TRUE(prepared) << prepared.error().message;
-        for (const auto& user : users) {
-            prompt.user = user;
-            dialect::ChatRequest request;
-            request.model = target.model;
-            request.messages.push_back({dialect::Role::system, {dialect::ContentPart::make_text(prompt.system)}, {}, {}, {}});
-            request.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(user)}, {}, {}, {}});
-            request.max_tokens = prompt.max_tokens;
-            request.temperature = prompt.temperature;
-            request.stream = prompt.stream;
-            request.include_usage = true;
-            auto expected = dialect::make_http_call(api, "/v1", request, target.key);
-            ASSERT_TRUE(expected) << expected.error().message;
-            auto body = prepared->body(user);
-            ASSERT_TRUE(body) << body.error().message;
-            EXPECT_EQ(*body, expected->body) << dialect::to_string(api) << " user=" << user;
-            EXPECT_EQ(prepared->target(), expected->target);
-            auto headers = expected->headers;
-            headers.emplace_back("x-sim-tpot-ms", "5");
-            EXPECT_EQ(prepared->headers(), headers);
+        for (const auto& system : systems) {
+            Target target;
+            target.name = "t";
+            target.api = api;
+            target.base = net::parse_url("http://127.0.0.1:9/v1").value();
+            target.model = "m-1";
+            target.key = Secret("sk-test");
+            PromptSpec prompt;
+            prompt.system = system;
+            prompt.max_tokens = 7;
+            prompt.temperature = 0.5;
+            prompt.stream = api != dialect::Api::gemini;
+            auto prepared = PreparedCall::make(target, prompt, {{"x-sim-tpot-ms", "5"}});
+            ASSERT_TRUE(prepared) << prepared.error().message;
+            for (const auto& user : users) {
+                prompt.user = user;
+                dialect::ChatRequest request;
+                request.model = target.model;
+                request.messages.push_back({dialect::Role::system,
+                                            {dialect::ContentPart::make_text(prompt.system)},
+                                            {},
+                                            {},
+                                            {}});
+                request.messages.push_back(
+                    {dialect::Role::user, {dialect::ContentPart::make_text(user)}, {}, {}, {}});
+                request.max_tokens = prompt.max_tokens;
+                request.temperature = prompt.temperature;
+                request.stream = prompt.stream;
+                request.include_usage = true;
+                auto expected = dialect::make_http_call(api, "/v1", request, target.key);
+                ASSERT_TRUE(expected) << expected.error().message;
+                auto body = prepared->body(user);
+                ASSERT_TRUE(body) << body.error().message;
+                EXPECT_EQ(*body, expected->body) << dialect::to_string(api) << " user=" << user;
+                EXPECT_EQ(prepared->target(), expected->target);
+                auto headers = expected->headers;
+                headers.emplace_back("x-sim-tpot-ms", "5");
+                EXPECT_EQ(prepared->headers(), headers);
+            }
         }
-    }
 }
 
 // --extra-body and a workload's [extra_body] reach the server at the top level of the body
@@ -210,15 +231,19 @@ TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
         Target target;
         target.name = "t";
         target.api = api;
-        target.base = net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
+        target.base =
+            net::parse_url(server.base_url() + (api == dialect::Api::openai ? "/v1" : "")).value();
         target.model = "m";
-        target.extra_body = boost::json::parse(R"({"ignore_eos":true,"nested":{"b":3}})").as_object();
+        target.extra_body =
+            boost::json::parse(R"({"ignore_eos":true,"nested":{"b":3}})").as_object();
         ProbeRequest request;
         request.prompt.user = "hello";
         request.prompt.max_tokens = 5;
         request.prompt.stream = true;
         request.request_id = "r1";
-        request.extra_body = boost::json::parse(R"({"ignore_eos":false,"min_tokens":5,"nested":{"a":1}})").as_object();
+        request.extra_body =
+            boost::json::parse(R"({"ignore_eos":false,"min_tokens":5,"nested":{"a":1}})")
+                .as_object();
         boost::asio::io_context ioc;
         net::HttpClient client(ioc.get_executor());
         auto r = testing::run_sync(ioc, run_probe(client, target, request));
@@ -230,7 +255,8 @@ TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
         EXPECT_EQ(body.at("min_tokens"), 5) << bodies[0];
         EXPECT_EQ(body.at("nested"), boost::json::parse(R"({"a":1,"b":3})")) << bodies[0];
         // The dialect's own fields are still there.
-        EXPECT_TRUE(body.contains(api == dialect::Api::gemini ? "contents" : "messages")) << bodies[0];
+        EXPECT_TRUE(body.contains(api == dialect::Api::gemini ? "contents" : "messages"))
+            << bodies[0];
     }
 }
 
@@ -248,7 +274,8 @@ TEST(BenchPreparedCall, ExtraBodyMayNotChangeTheBodysFields) {
     ASSERT_FALSE(from_target);
     EXPECT_NE(from_target.error().message.find("extra body field 'stream'"), std::string::npos);
     target.extra_body = {};
-    auto from_workload = PreparedCall::make(target, prompt, {}, boost::json::parse(R"({"max_tokens":9})").as_object());
+    auto from_workload = PreparedCall::make(target, prompt, {},
+                                            boost::json::parse(R"({"max_tokens":9})").as_object());
     ASSERT_FALSE(from_workload);
     EXPECT_NE(from_workload.error().message.find("'max_tokens'"), std::string::npos);
 }

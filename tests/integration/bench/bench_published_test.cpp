@@ -14,8 +14,8 @@
 namespace tokenradar::bench {
 namespace {
 
-using testing::SimFixture;
 using testing::sim_target;
+using testing::SimFixture;
 
 // The published comparison (../shared/design.md), gen-500 against the four profiles, at an
 // off-peak hour (a Sunday at 03:00 in New York) so Gemini's business-hours peak is off.
@@ -54,7 +54,8 @@ TEST(BenchAccuracy, PublishedComparisonProfilesWithin5Percent) {
         SCOPED_TRACE(expected[i].profile);
         EXPECT_LT(reports[i].error_rate(), 0.03);  // the profiles' own small fault rates
         EXPECT_NEAR(reports[i].ttft_ms->p50, expected[i].ttft_ms, 0.05 * expected[i].ttft_ms);
-        EXPECT_NEAR(reports[i].decode_tps->p50, expected[i].tokens_per_s, 0.05 * expected[i].tokens_per_s);
+        EXPECT_NEAR(reports[i].decode_tps->p50, expected[i].tokens_per_s,
+                    0.05 * expected[i].tokens_per_s);
     }
     const std::string markdown = render_markdown(reports);
     EXPECT_NE(markdown.find("| gpt-4o-like | gpt-4o |"), std::string::npos) << markdown;

@@ -141,7 +141,8 @@ TEST(BenchRunner, TwoLanesRecordsMergeInCompletionOrder) {
     const std::int64_t span = *result.records.back().t.done - *result.records.front().t.done;
     EXPECT_GT(span, 300'000'000);  // 200 requests of >= 10 ms, 4 at a time
     for (std::size_t i = 1; i < result.records.size(); ++i) {
-        EXPECT_GT(*result.records[i].t.done, *result.records[i - 1].t.done - span / 5) << "record " << i;
+        EXPECT_GT(*result.records[i].t.done, *result.records[i - 1].t.done - span / 5)
+            << "record " << i;
     }
 }
 
@@ -163,7 +164,9 @@ TEST(BenchRunner, ExtraBodyCollisionStopsTheRunBeforeAnyRequest) {
         run_bench(options, stop, {});
         FAIL() << "expected a PreflightError";
     } catch (const PreflightError& e) {
-        EXPECT_NE(std::string(e.what()).find("target local, workload chat: extra body field 'model'"), std::string::npos)
+        EXPECT_NE(
+            std::string(e.what()).find("target local, workload chat: extra body field 'model'"),
+            std::string::npos)
             << e.what();
     }
 }

@@ -26,7 +26,8 @@ const std::filesystem::path kWorkloadsDir =
     std::filesystem::path(TOKENRADAR_SOURCE_DIR) / "workloads";
 
 std::string event(std::string_view delta, std::string_view finish) {
-    return std::string(R"(data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",)") +
+    return std::string(
+               R"(data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",)") +
            R"("choices":[{"index":0,"delta":)" + std::string(delta) + R"(,"finish_reason":)" +
            std::string(finish) + "}]}\n\n";
 }
@@ -51,8 +52,9 @@ RawResponse llama_like_answer(const RawRequest& request) {
         R"({"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,)"
         R"("message":{"role":"assistant","content":"one two three"},"finish_reason":"stop"}],)"
         R"("usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}})";
-    return {"HTTP/1.1 200 OK\r\n" + keep_alive + "Content-Type: application/json\r\nContent-Length: " +
-            std::to_string(body.size()) + "\r\n\r\n" + body};
+    return {"HTTP/1.1 200 OK\r\n" + keep_alive +
+            "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n" + body};
 }
 
 enum class Closes { after_each_response, when_idle };
@@ -67,7 +69,8 @@ path = ""
 [[providers]]
 name = "llama"
 api = "openai"
-base_url = ")" + upstream.base_url() +
+base_url = ")" +
+           upstream.base_url() +
            R"(/v1"
 key_env = "TEST_UPSTREAM_KEY"
 [[models]]
@@ -99,7 +102,8 @@ void expect_every_request_succeeds(const Run& run) {
     RunOptions options;
     Target target;
     target.name = "t";
-    target.base = net::parse_url((gateway ? gateway->base_url() : upstream.base_url()) + "/v1").value();
+    target.base =
+        net::parse_url((gateway ? gateway->base_url() : upstream.base_url()) + "/v1").value();
     target.model = gateway ? "local" : "m";
     target.key = Secret("sk-test");
     options.targets = {target};
@@ -164,11 +168,13 @@ TEST_P(ServerClosingIdleConnections, EveryRequestSucceeds) {
 
 std::string idle_name(const ::testing::TestParamInfo<IdleCase>& info) {
     const auto& [route, stream] = info.param;
-    return std::string(route == Route::direct ? "Direct" : "ThroughGateway") + (stream ? "Stream" : "Json");
+    return std::string(route == Route::direct ? "Direct" : "ThroughGateway") +
+           (stream ? "Stream" : "Json");
 }
 
 INSTANTIATE_TEST_SUITE_P(Bench, ServerClosingIdleConnections,
-                         ::testing::Combine(::testing::Values(Route::direct, Route::gateway), ::testing::Bool()),
+                         ::testing::Combine(::testing::Values(Route::direct, Route::gateway),
+                                            ::testing::Bool()),
                          idle_name);
 
 }  // namespace

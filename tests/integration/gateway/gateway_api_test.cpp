@@ -29,9 +29,9 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using testing::GatewayFixture;
-using testing::SimFixture;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::SimFixture;
 
 constexpr std::string_view kUpstreamKey = "sk-upstream-secret-1234";
 constexpr std::string_view kClientKey = "tr-client-key-abc";
@@ -42,14 +42,17 @@ std::string keyed_config(const SimFixture& sim, std::string limits = {}) {
 mode = "keys"
 [[auth.keys]]
 name = "team-a"
-sha256 = ")" + net::hash_api_key(kClientKey) + R"("
+sha256 = ")" +
+           net::hash_api_key(kClientKey) + R"("
 [store]
 path = ""
-)" + limits + R"(
+)" + limits +
+           R"(
 [[providers]]
 name = "sim"
 api = "openai"
-base_url = ")" + sim.base_url() + R"(/v1"
+base_url = ")" +
+           sim.base_url() + R"(/v1"
 key_env = "TEST_UPSTREAM_KEY"
 [[models]]
 name = "fast"
@@ -61,14 +64,16 @@ upstreams = ["sim/claude-3-5-sonnet-latest"]
 }
 
 std::string chat(std::string_view model, bool stream) {
-    return json::serialize(json::object{
-        {"model", model},
-        {"stream", stream},
-        {"max_tokens", 5},
-        {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
+    return json::serialize(
+        json::object{{"model", model},
+                     {"stream", stream},
+                     {"max_tokens", 5},
+                     {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
 }
 
-testing::HeaderPairs bearer(std::string_view key) { return {{"authorization", "Bearer " + std::string(key)}}; }
+testing::HeaderPairs bearer(std::string_view key) {
+    return {{"authorization", "Bearer " + std::string(key)}};
+}
 
 TEST(GatewayApi, ClientKeysAreRequiredAndCheckedAgainstTheirHashes) {
     SimFixture sim("instant");
@@ -77,9 +82,11 @@ TEST(GatewayApi, ClientKeysAreRequiredAndCheckedAgainstTheirHashes) {
     EXPECT_EQ(none.status, 401u);
     EXPECT_EQ(json::parse(none.body).at("error").at("type").as_string(), "authentication_error");
     EXPECT_EQ(none.headers["www-authenticate"], "Bearer realm=\"tokenradar\"");
-    auto wrong = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer("nope"));
+    auto wrong =
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer("nope"));
     EXPECT_EQ(wrong.status, 401u);
-    auto right = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey));
+    auto right =
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey));
     EXPECT_EQ(right.status, 200u) << right.body;
     // Health checks need no key; everything else does.
     EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/healthz")).status, 200u);
@@ -117,7 +124,8 @@ TEST(GatewayApi, BadRequestsGetOpenAiErrorsNamingTheProblem) {
     SimFixture sim("instant");
     GatewayFixture gw(keyed_config(sim, "[limits]\nmax_body_bytes = 2048\n"));
     auto post = [&](std::string body) {
-        return testing::post_json(gw.url("/v1/chat/completions"), std::move(body), bearer(kClientKey));
+        return testing::post_json(gw.url("/v1/chat/completions"), std::move(body),
+                                  bearer(kClientKey));
     };
     auto malformed = post("{\"model\": ");
     EXPECT_EQ(malformed.status, 400u);
@@ -127,14 +135,18 @@ TEST(GatewayApi, BadRequestsGetOpenAiErrorsNamingTheProblem) {
     auto unknown = post(chat("no-such-model", false));
     EXPECT_EQ(unknown.status, 404u);
     EXPECT_THAT(unknown.body, HasSubstr("no-such-model"));
-    auto huge = post(R"({"model":"fast","messages":[{"role":"user","content":")" + std::string(4096, 'x') + "\"}]}");
+    auto huge = post(R"({"model":"fast","messages":[{"role":"user","content":")" +
+                     std::string(4096, 'x') + "\"}]}");
     EXPECT_EQ(huge.status, 413u);
     auto bad_task = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false),
                                        {{"authorization", "Bearer " + std::string(kClientKey)},
                                         {"x-tokenradar-task", "<script>"}});
     EXPECT_EQ(bad_task.status, 400u);
-    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/v2/nothing"), bearer(kClientKey)).status, 404u);
-    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/v1/chat/completions"), bearer(kClientKey)).status, 405u);
+    EXPECT_EQ(testing::fetch(http::verb::get, gw.url("/v2/nothing"), bearer(kClientKey)).status,
+              404u);
+    EXPECT_EQ(
+        testing::fetch(http::verb::get, gw.url("/v1/chat/completions"), bearer(kClientKey)).status,
+        405u);
 }
 
 TEST(GatewayApi, TaskLabelComesFromTheHeaderOrTheModelDefault) {
@@ -142,8 +154,13 @@ TEST(GatewayApi, TaskLabelComesFromTheHeaderOrTheModelDefault) {
     GatewayFixture gw(keyed_config(sim));
     auto headers = bearer(kClientKey);
     headers.emplace_back("x-tokenradar-task", "gen-500");
-    EXPECT_EQ(testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), headers).status, 200u);
-    EXPECT_EQ(testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey)).status, 200u);
+    EXPECT_EQ(
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), headers).status,
+        200u);
+    EXPECT_EQ(
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey))
+            .status,
+        200u);
     auto records = gw.records().wait_for(2);
     ASSERT_EQ(records.size(), 2u);
     EXPECT_EQ(records[0].labels.task, "gen-500");
@@ -166,7 +183,8 @@ TEST(GatewayApi, ConcurrentRequestsPerKeyAreBounded) {
     std::vector<std::future<testing::Fetched>> admitted;
     for (int i = 0; i < 2; ++i) {
         admitted.push_back(std::async(std::launch::async, [&] {
-            return testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey));
+            return testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false),
+                                      bearer(kClientKey));
         }));
     }
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -188,18 +206,37 @@ TEST(GatewayApi, ConcurrentRequestsPerKeyAreBounded) {
 TEST(GatewayApi, MetricsExposeGenAiHistogramsPerProviderModelAndStatus) {
     SimFixture sim("instant");
     GatewayFixture gw(keyed_config(sim));
-    ASSERT_EQ(testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey)).status, 200u);
-    ASSERT_EQ(testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey)).status, 200u);
+    ASSERT_EQ(
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey))
+            .status,
+        200u);
+    ASSERT_EQ(
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", false), bearer(kClientKey))
+            .status,
+        200u);
     gw.records().wait_for(2);
     auto f = testing::fetch(http::verb::get, gw.url("/metrics"), bearer(kClientKey));
     ASSERT_EQ(f.status, 200u);
     EXPECT_THAT(f.body, HasSubstr("# TYPE gen_ai_server_time_to_first_token_seconds histogram"));
-    EXPECT_THAT(f.body, HasSubstr(R"(gen_ai_server_time_to_first_token_seconds_count{provider="sim",model="gpt-4o",status="ok"} 1)"));
-    EXPECT_THAT(f.body, HasSubstr(R"(gen_ai_server_request_duration_seconds_count{provider="sim",model="gpt-4o",status="ok"} 2)"));
-    EXPECT_THAT(f.body, HasSubstr(R"(gen_ai_usage_tokens_total{provider="sim",model="gpt-4o",type="output"} 10)"));
-    EXPECT_THAT(f.body, HasSubstr(R"(tokenradar_gateway_overhead_seconds_count{provider="sim",model="gpt-4o"} 2)"));
+    EXPECT_THAT(
+        f.body,
+        HasSubstr(
+            R"(gen_ai_server_time_to_first_token_seconds_count{provider="sim",model="gpt-4o",status="ok"} 1)"));
+    EXPECT_THAT(
+        f.body,
+        HasSubstr(
+            R"(gen_ai_server_request_duration_seconds_count{provider="sim",model="gpt-4o",status="ok"} 2)"));
+    EXPECT_THAT(
+        f.body,
+        HasSubstr(R"(gen_ai_usage_tokens_total{provider="sim",model="gpt-4o",type="output"} 10)"));
+    EXPECT_THAT(
+        f.body,
+        HasSubstr(R"(tokenradar_gateway_overhead_seconds_count{provider="sim",model="gpt-4o"} 2)"));
     EXPECT_THAT(f.body, HasSubstr(R"(tokenradar_requests_total{status="ok"} 2)"));
-    EXPECT_THAT(f.body, HasSubstr(R"(tokenradar_upstream_attempts_total{provider="sim",model="gpt-4o",status="ok",route="primary"} 2)"));
+    EXPECT_THAT(
+        f.body,
+        HasSubstr(
+            R"(tokenradar_upstream_attempts_total{provider="sim",model="gpt-4o",status="ok",route="primary"} 2)"));
 }
 
 TEST(GatewayApi, UpstreamKeysNeverLeaveTheProcess) {
@@ -210,19 +247,23 @@ TEST(GatewayApi, UpstreamKeysNeverLeaveTheProcess) {
     GatewayFixture gw(keyed_config(sim));
     std::string everything;
     for (bool stream : {true, false}) {
-        auto f = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", stream), bearer(kClientKey));
+        auto f = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", stream),
+                                    bearer(kClientKey));
         EXPECT_EQ(f.status, 200u) << f.body;
         everything += f.body;
-        for (const auto& h : f.headers) everything += std::string(h.name_string()) + ": " + std::string(h.value()) + "\n";
+        for (const auto& h : f.headers)
+            everything += std::string(h.name_string()) + ": " + std::string(h.value()) + "\n";
     }
     // An upstream error body is relayed too: a wrong model makes the sim answer 404.
-    auto missing = testing::post_json(gw.url("/v1/chat/completions"), chat("claude", false), bearer(kClientKey));
+    auto missing = testing::post_json(gw.url("/v1/chat/completions"), chat("claude", false),
+                                      bearer(kClientKey));
     everything += missing.body;
     everything += testing::fetch(http::verb::get, gw.url("/metrics"), bearer(kClientKey)).body;
     for (const auto& m : gw.records().wait_for(3)) everything += json::serialize(to_json(m));
     EXPECT_THAT(everything, Not(HasSubstr(std::string(kUpstreamKey))));
     EXPECT_THAT(everything, Not(HasSubstr("upstream-secret")));
-    EXPECT_THAT(describe(testing::gateway_config(keyed_config(sim))), Not(HasSubstr("upstream-secret")));
+    EXPECT_THAT(describe(testing::gateway_config(keyed_config(sim))),
+                Not(HasSubstr("upstream-secret")));
 }
 
 TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault) {
@@ -230,7 +271,8 @@ TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault
     options.api_key = "a-different-key";
     SimFixture sim("instant", options);
     GatewayFixture gw(keyed_config(sim));
-    auto f = testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey));
+    auto f =
+        testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey));
     EXPECT_EQ(f.status, 502u);
     EXPECT_THAT(f.body, HasSubstr("refused the gateway's credentials (HTTP 401)"));
     EXPECT_EQ(gw.records().wait_for(1).at(0).status, "http_401");
@@ -249,13 +291,15 @@ TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {
     EXPECT_EQ(index.body, "<!doctype html><title>TokenRadar</title>");
     EXPECT_EQ(index.headers[http::field::content_type], "text/html; charset=utf-8");
     EXPECT_EQ(index.headers[http::field::cache_control], "no-cache");
-    EXPECT_THAT(std::string(index.headers["content-security-policy"]), HasSubstr("default-src 'self'"));
+    EXPECT_THAT(std::string(index.headers["content-security-policy"]),
+                HasSubstr("default-src 'self'"));
     auto js = testing::fetch(http::verb::get, gw.url("/assets/app-1234.js"));
     EXPECT_EQ(js.status, 200u);
     EXPECT_EQ(js.headers[http::field::content_type], "text/javascript; charset=utf-8");
     EXPECT_THAT(std::string(js.headers[http::field::cache_control]), HasSubstr("immutable"));
     const std::string etag(js.headers[http::field::etag]);
-    auto again = testing::fetch(http::verb::get, gw.url("/assets/app-1234.js"), {{"if-none-match", etag}});
+    auto again =
+        testing::fetch(http::verb::get, gw.url("/assets/app-1234.js"), {{"if-none-match", etag}});
     EXPECT_EQ(again.status, 304u);
     EXPECT_TRUE(again.body.empty());
     // Only the loaded files exist: nothing reaches the file system.
@@ -279,18 +323,23 @@ api = "openai"
 base_url = "http://127.0.0.1:9/v1"
 key_env = ""
 )";
-    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n" + provider + "[[models]]\nname = \"m\"\nupstreams = [\"q/x\"]\n"),
+    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n" + provider +
+                         "[[models]]\nname = \"m\"\nupstreams = [\"q/x\"]\n"),
                 HasSubstr("models[0].upstreams"));
     EXPECT_THAT(error_of("[listener]\nhost = \"0.0.0.0\"\n[auth]\nmode = \"none\"\n" + provider +
                          "[[models]]\nname = \"m\"\nupstreams = [\"p/x\"]\n"),
                 HasSubstr("loopback"));
-    EXPECT_THAT(error_of(provider + "[[models]]\nname = \"m\"\nupstreams = [\"p/x\"]\n"), HasSubstr("auth"));
-    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = \"cohere\"\nbase_url = \"http://x\"\n"),
+    EXPECT_THAT(error_of(provider + "[[models]]\nname = \"m\"\nupstreams = [\"p/x\"]\n"),
+                HasSubstr("auth"));
+    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = "
+                         "\"cohere\"\nbase_url = \"http://x\"\n"),
                 HasSubstr("test.toml:5: providers[0].api"));
-    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = \"openai\"\nbase_url = \"http://x\"\nkey_env = \"NOT_SET_ANYWHERE\"\n"),
+    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = "
+                         "\"openai\"\nbase_url = \"http://x\"\nkey_env = \"NOT_SET_ANYWHERE\"\n"),
                 HasSubstr("NOT_SET_ANYWHERE is not set"));
-    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[limits]\nheartbeat_interval = \"soon\"\n" + provider),
-                HasSubstr("limits.heartbeat_interval"));
+    EXPECT_THAT(
+        error_of("[auth]\nmode = \"none\"\n[limits]\nheartbeat_interval = \"soon\"\n" + provider),
+        HasSubstr("limits.heartbeat_interval"));
     EXPECT_THAT(error_of("[auth]\nmode = \"none\"\ntypo = 1\n"), HasSubstr("typo"));
 }
 

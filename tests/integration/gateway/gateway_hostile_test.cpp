@@ -27,9 +27,9 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 using testing::GatewayFixture;
-using testing::SimFixture;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::SimFixture;
 using ::testing::StartsWith;
 
 constexpr std::string_view kUpstreamKey = "sk-upstream-secret-1234";  // gateway_fixture's
@@ -41,7 +41,8 @@ std::string providers(const std::string& base_url, std::string_view api = "opena
 name = "up"
 api = ")" + std::string(api) +
            R"("
-base_url = ")" + base_url +
+base_url = ")" +
+           base_url +
            R"("
 key_env = "TEST_UPSTREAM_KEY"
 [[models]]
@@ -56,22 +57,27 @@ std::string keyed(const std::string& base_url, const std::string& extra = {}) {
 mode = "keys"
 [[auth.keys]]
 name = "team-a"
-sha256 = ")" + net::hash_api_key(kClientKey) +
+sha256 = ")" +
+           net::hash_api_key(kClientKey) +
            R"("
 [store]
 path = ""
-)" + extra + providers(base_url);
+)" + extra +
+           providers(base_url);
 }
 
-std::string keyless(const std::string& base_url, const std::string& extra = {}, std::string_view api = "openai") {
-    return "[store]\npath = \"\"\n" + extra + "[auth]\nmode = \"none\"\n" + providers(base_url, api);
+std::string keyless(const std::string& base_url, const std::string& extra = {},
+                    std::string_view api = "openai") {
+    return "[store]\npath = \"\"\n" + extra + "[auth]\nmode = \"none\"\n" +
+           providers(base_url, api);
 }
 
 testing::HeaderPairs bearer() { return {{"authorization", "Bearer " + std::string(kClientKey)}}; }
 
 std::string chat(bool stream, std::string_view extra = {}) {
-    return std::string(R"({"model":"fast","max_tokens":5,"stream":)") + (stream ? "true" : "false") +
-           std::string(extra) + R"(,"messages":[{"role":"user","content":"hi"}]})";
+    return std::string(R"({"model":"fast","max_tokens":5,"stream":)") +
+           (stream ? "true" : "false") + std::string(extra) +
+           R"(,"messages":[{"role":"user","content":"hi"}]})";
 }
 
 // A raw connection to the gateway: writes bytes, reads what comes back within a timeout.
@@ -95,7 +101,8 @@ class RawClient {
         return out;
     }
     std::string read_head() {
-        return read_until([](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
+        return read_until(
+            [](const std::string& s) { return s.find("\r\n\r\n") != std::string::npos; });
     }
 
   private:
@@ -107,8 +114,10 @@ TEST(GatewayHostile, ALargeBodyFromAStrangerIsRefusedFromItsHeadWithoutA100Conti
     SimFixture sim("instant");
     GatewayFixture gw(keyed(sim.base_url() + "/v1"));
     RawClient client(gw.server().port());
-    client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                "Content-Length: 3000000\r\nExpect: 100-continue\r\n\r\n");
+    client.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\n"
+        "Content-Length: 3000000\r\nExpect: 100-continue\r\n\r\n");
     const std::string head = client.read_head();
     EXPECT_THAT(head, StartsWith("HTTP/1.1 401")) << head;  // not "100 Continue"
 }
@@ -118,21 +127,26 @@ TEST(GatewayHostile, EachRouteHasItsOwnBodyLimitWhateverIngestionAllows) {
     GatewayFixture gw(keyed(sim.base_url() + "/v1", "[observatory]\ningest = \"public\"\n"));
     RawClient client(gw.server().port());
     // 20 MB fits ingestion's 32 MiB, not a chat request's 4 MiB: refused before a byte of it.
-    client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                "Authorization: Bearer " +
-                std::string(kClientKey) + "\r\nContent-Length: 20000000\r\n\r\n");
+    client.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\n"
+        "Authorization: Bearer " +
+        std::string(kClientKey) + "\r\nContent-Length: 20000000\r\n\r\n");
     EXPECT_THAT(client.read_head(), StartsWith("HTTP/1.1 413"));
     RawClient stranger(gw.server().port());
-    stranger.send("POST /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 20000000\r\n\r\n");
+    stranger.send(
+        "POST /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 20000000\r\n\r\n");
     EXPECT_THAT(stranger.read_head(), StartsWith("HTTP/1.1 404"));
 }
 
 TEST(GatewayHostile, BodiesInFlightShareOneBudget) {
     SimFixture sim("instant");
-    GatewayFixture gw(keyed(sim.base_url() + "/v1", "[limits]\nmax_body_bytes_in_flight = 1000000\n"));
-    const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                             "Content-Type: application/json\r\nAuthorization: Bearer " +
-                             std::string(kClientKey) + "\r\nContent-Length: 600000\r\n\r\n";
+    GatewayFixture gw(
+        keyed(sim.base_url() + "/v1", "[limits]\nmax_body_bytes_in_flight = 1000000\n"));
+    const std::string head =
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/json\r\nAuthorization: Bearer " +
+        std::string(kClientKey) + "\r\nContent-Length: 600000\r\n\r\n";
     RawClient first(gw.server().port());
     first.send(head + std::string(1000, ' '));  // holds its 600 KB reservation while it trickles
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -146,8 +160,10 @@ TEST(GatewayHostile, AnUnknownTransferCodingIsNotImplemented) {
     SimFixture sim("instant");
     GatewayFixture gw(keyless(sim.base_url() + "/v1"));
     RawClient client(gw.server().port());
-    client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                "Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+    client.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+        "application/json\r\n"
+        "Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
     EXPECT_THAT(client.read_head(), StartsWith("HTTP/1.1 501"));
 }
 
@@ -155,8 +171,11 @@ TEST(GatewayHostile, ARequestThatDoesNotArriveInTimeGets408BeforeTheClose) {
     SimFixture sim("instant");
     GatewayFixture gw(keyless(sim.base_url() + "/v1", "[limits]\nheader_timeout = \"300ms\"\n"));
     RawClient client(gw.server().port());
-    client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"mo");
-    const std::string answer = client.read_until([](const std::string&) { return false; });  // to the close
+    client.send(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+        "100\r\n\r\n{\"mo");
+    const std::string answer =
+        client.read_until([](const std::string&) { return false; });  // to the close
     EXPECT_THAT(answer, StartsWith("HTTP/1.1 408")) << answer;
 }
 
@@ -182,8 +201,9 @@ TEST(GatewayHostile, NonFiniteAndOutOfRangeSamplingValuesAre400sNamingTheField) 
         EXPECT_EQ(f.status, 400u) << extra;
         EXPECT_THAT(f.body, HasSubstr(field)) << f.body;
     }
-    auto negative = testing::post_json(gw.url("/v1/chat/completions"),
-                                       R"({"model":"fast","max_tokens":-5,"messages":[{"role":"user","content":"hi"}]})");
+    auto negative = testing::post_json(
+        gw.url("/v1/chat/completions"),
+        R"({"model":"fast","max_tokens":-5,"messages":[{"role":"user","content":"hi"}]})");
     EXPECT_EQ(negative.status, 400u);
     EXPECT_THAT(negative.body, HasSubstr("max_tokens"));
 }
@@ -195,8 +215,8 @@ TEST(GatewayHostile, AKeylessListenerAnswersOnlyItsOwnHostNamesAndJsonBodies) {
         const std::string body = chat(false);
         RawClient client(gw.server().port());
         client.send("POST /v1/chat/completions HTTP/1.1\r\nHost: " + std::string(host) +
-                    "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                    "\r\nConnection: close\r\n\r\n" + body);
+                    "\r\nContent-Type: application/json\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
         return client.read_until([](const std::string&) { return false; });
     };
     // DNS rebinding: a page on evil.example resolved to 127.0.0.1.
@@ -205,24 +225,30 @@ TEST(GatewayHostile, AKeylessListenerAnswersOnlyItsOwnHostNamesAndJsonBodies) {
     EXPECT_THAT(rebound, HasSubstr("allowed_hosts"));
     EXPECT_THAT(post_as("localhost:8080"), StartsWith("HTTP/1.1 200"));
     // A cross-origin "simple request" a browser sends without asking.
-    auto plain = testing::fetch(http::verb::post, gw.url("/v1/chat/completions"),
-                                {{"content-type", "text/plain"}, {"origin", "https://evil.example"}}, chat(false));
+    auto plain = testing::fetch(
+        http::verb::post, gw.url("/v1/chat/completions"),
+        {{"content-type", "text/plain"}, {"origin", "https://evil.example"}}, chat(false));
     EXPECT_EQ(plain.status, 415u);
-    EXPECT_EQ(gw.records().wait_for(1).size(), 1u);  // only the localhost request reached the upstream
+    EXPECT_EQ(gw.records().wait_for(1).size(),
+              1u);  // only the localhost request reached the upstream
 }
 
 TEST(GatewayHostile, CorsIsAnsweredOnlyForConfiguredOrigins) {
     SimFixture sim("instant");
-    GatewayFixture gw(keyless(sim.base_url() + "/v1", "[listener]\ncors_origins = [\"https://app.example\"]\n"));
-    auto preflight = testing::fetch(http::verb::options, gw.url("/v1/chat/completions"),
-                                    {{"origin", "https://app.example"}, {"access-control-request-method", "POST"}});
+    GatewayFixture gw(
+        keyless(sim.base_url() + "/v1", "[listener]\ncors_origins = [\"https://app.example\"]\n"));
+    auto preflight = testing::fetch(
+        http::verb::options, gw.url("/v1/chat/completions"),
+        {{"origin", "https://app.example"}, {"access-control-request-method", "POST"}});
     EXPECT_EQ(preflight.status, 204u);
     EXPECT_EQ(preflight.headers["access-control-allow-origin"], "https://app.example");
-    auto foreign = testing::fetch(http::verb::options, gw.url("/v1/chat/completions"),
-                                  {{"origin", "https://evil.example"}, {"access-control-request-method", "POST"}});
+    auto foreign = testing::fetch(
+        http::verb::options, gw.url("/v1/chat/completions"),
+        {{"origin", "https://evil.example"}, {"access-control-request-method", "POST"}});
     EXPECT_NE(foreign.status, 204u);
     EXPECT_EQ(foreign.headers.count("access-control-allow-origin"), 0u);
-    auto post = testing::post_json(gw.url("/v1/chat/completions"), chat(false), {{"origin", "https://app.example"}});
+    auto post = testing::post_json(gw.url("/v1/chat/completions"), chat(false),
+                                   {{"origin", "https://app.example"}});
     EXPECT_EQ(post.status, 200u);
     EXPECT_EQ(post.headers["access-control-allow-origin"], "https://app.example");
 }
@@ -246,19 +272,24 @@ testing::RawResponse echo_key(const testing::RawRequest& request, bool stream) {
     if (!stream) {
         const std::string body = R"({"error":{"message":"invalid request for key )" + key +
                                  R"(","type":"invalid_request_error"}})";
-        return {"HTTP/1.1 400 Bad Request\r\nx-request-id: req_upstream_42\r\nContent-Type: application/json\r\n"
-                "Content-Length: " +
-                std::to_string(body.size()) + "\r\n\r\n" + body};
+        return {
+            "HTTP/1.1 400 Bad Request\r\nx-request-id: req_upstream_42\r\nContent-Type: "
+            "application/json\r\n"
+            "Content-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body};
     }
     const std::string events = R"(data: {"error":{"message":"quota exceeded for )" + key +
-                               R"(","type":"server_error"}})" "\n\n";
-    return {"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
-            testing::chunked({events})};
+                               R"(","type":"server_error"}})"
+                               "\n\n";
+    return {
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        testing::chunked({events})};
 }
 
 TEST(GatewayHostile, AnUpstreamEchoingItsKeyIsRedactedAndItsRequestIdPassedOn) {
     for (bool stream : {false, true}) {
-        testing::RawHttpServer upstream({}, [stream](const testing::RawRequest& r) { return echo_key(r, stream); });
+        testing::RawHttpServer upstream(
+            {}, [stream](const testing::RawRequest& r) { return echo_key(r, stream); });
         GatewayFixture gw(keyless(upstream.base_url() + "/v1"));
         auto f = testing::post_json(gw.url("/v1/chat/completions"), chat(stream));
         EXPECT_THAT(f.body, Not(HasSubstr(std::string(kUpstreamKey)))) << f.body;
@@ -274,8 +305,9 @@ TEST(GatewayHostile, AnUpstreamEchoingItsKeyIsRedactedAndItsRequestIdPassedOn) {
 TEST(GatewayHostile, AGeminiOkInAnotherShapeIsAProtocolError) {
     testing::RawHttpServer upstream({}, [](const testing::RawRequest&) {
         const std::string body = R"({"object":"chat.completion","choices":[]})";
-        return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                                    std::to_string(body.size()) + "\r\n\r\n" + body};
+        return testing::RawResponse{
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body};
     });
     GatewayFixture gw(keyless(upstream.base_url(), {}, "gemini"));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat(false));

@@ -38,7 +38,8 @@ using testing::sse_script;
 constexpr std::string_view kUpstreamKey = "sk-upstream-secret-1234";
 
 std::string replace_all(std::string s, std::string_view from, std::string_view to) {
-    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    for (std::size_t at = s.find(from); at != std::string::npos;
+         at = s.find(from, at + to.size())) {
         s.replace(at, from.size(), to);
     }
     return s;
@@ -81,7 +82,8 @@ upstreams = ["sim-gemini/gemini-1.5-pro"]
     return replace_all(toml, "@SIM@", sim_url) + extra;
 }
 
-std::string chat_body(std::string_view model, bool stream, int max_tokens, bool include_usage = false,
+std::string chat_body(std::string_view model, bool stream, int max_tokens,
+                      bool include_usage = false,
                       std::string_view user = "Tell me about latency.") {
     json::object o{{"model", model},
                    {"messages", json::array{json::object{{"role", "user"}, {"content", user}}}},
@@ -100,7 +102,8 @@ Events events_of(const std::string& body) {
     Events out;
     sse::SseParser parser;
     (void)parser.feed(body, [&](const sse::SseEvent& e) { out.data.emplace_back(e.data); });
-    for (std::size_t at = body.find(": keep-alive"); at != std::string::npos; at = body.find(": keep-alive", at + 1)) {
+    for (std::size_t at = body.find(": keep-alive"); at != std::string::npos;
+         at = body.find(": keep-alive", at + 1)) {
         ++out.comments;
     }
     return out;
@@ -136,7 +139,7 @@ OpenAiStream read_openai_stream(const std::string& body) {
         if (auto* choices = o.if_contains("choices"); choices && !choices->as_array().empty()) {
             const auto& c = choices->as_array()[0].as_object();
             if (auto* d = c.if_contains("delta"); d && d->as_object().contains("content") &&
-                                                   d->as_object().at("content").is_string()) {
+                                                  d->as_object().at("content").is_string()) {
                 s.text += d->as_object().at("content").as_string();
             }
             if (c.at("finish_reason").is_string()) s.finish = c.at("finish_reason").as_string();
@@ -151,13 +154,19 @@ std::string header(const testing::Fetched& f, std::string_view name) {
 }
 
 // The text a direct call to the sim gives in a dialect, decoded the dialect's own way.
-std::string direct_text(const SimFixture& sim, Api api, const std::string& model, bool stream, int max_tokens) {
+std::string direct_text(const SimFixture& sim, Api api, const std::string& model, bool stream,
+                        int max_tokens) {
     dialect::ChatRequest r;
     r.model = model;
-    r.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text("Tell me about latency.")}, {}, {}, {}});
+    r.messages.push_back({dialect::Role::user,
+                          {dialect::ContentPart::make_text("Tell me about latency.")},
+                          {},
+                          {},
+                          {}});
     r.max_tokens = max_tokens;
     r.stream = stream;
-    auto call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", r, Secret("k")).value();
+    auto call =
+        dialect::make_http_call(api, api == Api::openai ? "/v1" : "", r, Secret("k")).value();
     auto url = net::parse_url(sim.base_url() + call.target).value();
     auto f = testing::fetch(http::verb::post, url, call.headers, call.body);
     if (!stream) return dialect::parse_response(api, f.body).value().text;
@@ -188,7 +197,8 @@ TEST(GatewayRelay, EveryDialectStreamsTheSameContentAsADirectCall) {
         SCOPED_TRACE(virtual_model);
         const std::string direct = direct_text(sim, api, upstream_model, true, 25);
         ASSERT_FALSE(direct.empty());
-        auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body(virtual_model, true, 25));
+        auto f =
+            testing::post_json(gw.url("/v1/chat/completions"), chat_body(virtual_model, true, 25));
         ASSERT_EQ(f.status, 200u) << f.body;
         EXPECT_EQ(header(f, "content-type"), "text/event-stream");
         EXPECT_EQ(header(f, "x-tokenradar-upstream").substr(0, 4), "sim-");
@@ -224,7 +234,8 @@ TEST(GatewayRelay, EveryDialectAnswersWholeResponsesLikeADirectCall) {
     for (const auto& [virtual_model, api, upstream_model] : kDialectCases) {
         SCOPED_TRACE(virtual_model);
         const std::string direct = direct_text(sim, api, upstream_model, false, 12);
-        auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body(virtual_model, false, 12));
+        auto f =
+            testing::post_json(gw.url("/v1/chat/completions"), chat_body(virtual_model, false, 12));
         ASSERT_EQ(f.status, 200u) << f.body;
         auto response = dialect::parse_response(Api::openai, f.body);
         ASSERT_TRUE(response) << f.body;
@@ -244,7 +255,8 @@ TEST(GatewayRelay, UsageChunkIsKeptWhenTheClientAskedForIt) {
     GatewayFixture gw(three_dialects_config(sim.base_url()));
     for (const char* model : {"via-openai", "via-anthropic", "via-gemini"}) {
         SCOPED_TRACE(model);
-        auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body(model, true, 7, true));
+        auto f =
+            testing::post_json(gw.url("/v1/chat/completions"), chat_body(model, true, 7, true));
         ASSERT_EQ(f.status, 200u);
         EXPECT_EQ(read_openai_stream(f.body).completion_tokens, 7);
     }
@@ -268,7 +280,8 @@ key_env = ""
 [[models]]
 name = "resilient"
 upstreams = ["dead/gpt-4o", "sim-openai/gpt-4o"]
-)", "@PORT@", std::to_string(dead_port));
+)",
+                                          "@PORT@", std::to_string(dead_port));
     GatewayFixture gw(three_dialects_config(sim.base_url(), extra));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("resilient", true, 5));
     ASSERT_EQ(f.status, 200u) << f.body;
@@ -286,14 +299,18 @@ upstreams = ["dead/gpt-4o", "sim-openai/gpt-4o"]
     EXPECT_EQ(records[0].request_id, records[1].request_id);
 }
 
-std::string scripted_provider(const std::string& name, const ScriptedServer& s, std::string_view timeouts = "") {
+std::string scripted_provider(const std::string& name, const ScriptedServer& s,
+                              std::string_view timeouts = "") {
     return replace_all(replace_all(R"(
 [[providers]]
 name = "@NAME@"
 api = "openai"
 base_url = "@URL@/v1"
 key_env = "TEST_UPSTREAM_KEY"
-)", "@NAME@", name), "@URL@", s.base_url()) + std::string(timeouts);
+)",
+                                   "@NAME@", name),
+                       "@URL@", s.base_url()) +
+           std::string(timeouts);
 }
 
 testing::Script error_script(unsigned status, std::string body, net::HeaderList headers = {}) {
@@ -307,10 +324,13 @@ testing::Script error_script(unsigned status, std::string body, net::HeaderList 
 
 TEST(GatewayRelay, UpstreamServerErrorsAndRateLimitsFallBackInOrder) {
     SimFixture sim("instant");
-    ScriptedServer overloaded(error_script(503, R"({"error":{"message":"busy","type":"server_error"}})"));
-    ScriptedServer limited(error_script(429, R"({"error":{"message":"slow down","type":"rate_limit_error"}})",
-                                        {{"retry-after", "7"}}));
-    const std::string extra = scripted_provider("overloaded", overloaded) + scripted_provider("limited", limited) + R"(
+    ScriptedServer overloaded(
+        error_script(503, R"({"error":{"message":"busy","type":"server_error"}})"));
+    ScriptedServer limited(
+        error_script(429, R"({"error":{"message":"slow down","type":"rate_limit_error"}})",
+                     {{"retry-after", "7"}}));
+    const std::string extra =
+        scripted_provider("overloaded", overloaded) + scripted_provider("limited", limited) + R"(
 [[models]]
 name = "chain"
 upstreams = ["overloaded/m", "limited/m", "sim-openai/gpt-4o"]
@@ -339,13 +359,14 @@ upstreams = ["limited/m"]
 
 std::string chunk(std::string_view content) {
     return "data: " +
-           json::serialize(json::object{{"id", "chatcmpl-s"},
-                                        {"object", "chat.completion.chunk"},
-                                        {"created", 1},
-                                        {"model", "m"},
-                                        {"choices", json::array{json::object{{"index", 0},
-                                                                             {"delta", json::object{{"content", content}}},
-                                                                             {"finish_reason", nullptr}}}}}) +
+           json::serialize(json::object{
+               {"id", "chatcmpl-s"},
+               {"object", "chat.completion.chunk"},
+               {"created", 1},
+               {"model", "m"},
+               {"choices", json::array{json::object{{"index", 0},
+                                                    {"delta", json::object{{"content", content}}},
+                                                    {"finish_reason", nullptr}}}}}) +
            "\n\n";
 }
 
@@ -389,7 +410,8 @@ TEST(GatewayRelay, AnOpenAiUpstreamGetsTheClientsOwnBytesWithOnlyTheModelReplace
 }
 
 TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
-    ScriptedServer broken(sse_script({{milliseconds(0), chunk("Hel")}, {milliseconds(5), chunk("lo")}}, true));
+    ScriptedServer broken(
+        sse_script({{milliseconds(0), chunk("Hel")}, {milliseconds(5), chunk("lo")}}, true));
     GatewayFixture gw(only_upstream(broken));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 5));
     ASSERT_EQ(f.status, 200u);
@@ -447,7 +469,8 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
 }
 
 TEST(GatewayRelay, MalformedUpstreamChunkIsAProtocolError) {
-    ScriptedServer broken(sse_script({{milliseconds(0), chunk("ok")}, {milliseconds(0), "data: {\"choices\": [\n\n"}}));
+    ScriptedServer broken(sse_script(
+        {{milliseconds(0), chunk("ok")}, {milliseconds(0), "data: {\"choices\": [\n\n"}}));
     GatewayFixture gw(only_upstream(broken));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat_body("m", true, 5));
     const auto s = read_openai_stream(f.body);
@@ -464,7 +487,8 @@ TEST(GatewayRelay, TimeoutsOfEachPhaseEndTheStreamWithTheirStatus) {
     // First token: headers at once, then nothing for longer than the budget.
     ScriptedServer slow_start(sse_script({{milliseconds(3000), chunk("late")}}));
     // Idle: one token, then silence.
-    ScriptedServer stalls(sse_script({{milliseconds(0), chunk("a")}, {milliseconds(3000), chunk("b")}}));
+    ScriptedServer stalls(
+        sse_script({{milliseconds(0), chunk("a")}, {milliseconds(3000), chunk("b")}}));
     // Total: tokens keep coming, but the whole response takes too long.
     std::vector<testing::ScriptedPiece> trickle;
     for (int i = 0; i < 60; ++i) trickle.push_back({milliseconds(50), chunk("x")});
@@ -502,7 +526,8 @@ upstreams = ["trickles/m"]
 }
 
 TEST(GatewayRelay, HeartbeatsKeepASilentStreamAlive) {
-    ScriptedServer thinker(sse_script({{milliseconds(0), chunk("a")}, {milliseconds(350), chunk("b")}}));
+    ScriptedServer thinker(
+        sse_script({{milliseconds(0), chunk("a")}, {milliseconds(350), chunk("b")}}));
     GatewayFixture gw(R"(
 [auth]
 mode = "none"
@@ -526,7 +551,8 @@ TEST(GatewayRelay, ClientDisconnectEndsANonStreamedRelayAtOnce) {
     // gateway is reading the body (read_all) when the client hangs up.
     testing::Script script;
     script.content_type = "application/json";
-    script.pieces = {{milliseconds(0), "{\"id\":\"chatcmpl-s\","}, {milliseconds(3000), "\"object\":\"chat.completion\"}"}};
+    script.pieces = {{milliseconds(0), "{\"id\":\"chatcmpl-s\","},
+                     {milliseconds(3000), "\"object\":\"chat.completion\"}"}};
     ScriptedServer slow_body(script);
     GatewayFixture gw(only_upstream(slow_body));
     const std::string body = chat_body("m", false, 5);
@@ -534,10 +560,14 @@ TEST(GatewayRelay, ClientDisconnectEndsANonStreamedRelayAtOnce) {
         boost::asio::io_context ioc;
         boost::asio::ip::tcp::socket socket(ioc);
         socket.connect({boost::asio::ip::make_address("127.0.0.1"), gw.url("/").port});
-        const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                                    "content-length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+        const std::string request =
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: "
+            "application/json\r\n"
+            "content-length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body;
         boost::asio::write(socket, boost::asio::buffer(request));
-        std::this_thread::sleep_for(milliseconds(300));  // the gateway waits for the rest of the body
+        std::this_thread::sleep_for(
+            milliseconds(300));  // the gateway waits for the rest of the body
     }
     const auto t0 = steady_now_ns();
     const auto records = gw.records().wait_for(1, milliseconds(5000));
@@ -552,9 +582,10 @@ TEST(GatewayRelay, ClientDisconnectCancelsTheUpstreamAtOnce) {
     {
         boost::asio::io_context ioc;
         net::HttpClient client(ioc.get_executor());
-        auto opened = testing::run_sync(ioc, client.open(http::verb::post, gw.url("/v1/chat/completions"),
-                                                         {{"content-type", "application/json"}},
-                                                         chat_body("via-openai", true, 300)));
+        auto opened =
+            testing::run_sync(ioc, client.open(http::verb::post, gw.url("/v1/chat/completions"),
+                                               {{"content-type", "application/json"}},
+                                               chat_body("via-openai", true, 300)));
         ASSERT_TRUE(opened);
         auto piece = testing::run_sync(ioc, (*opened)->read_some());  // the stream has started
         ASSERT_TRUE(piece);

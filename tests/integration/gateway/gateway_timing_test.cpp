@@ -27,14 +27,16 @@ path = ""
 [[providers]]
 name = "sim"
 api = "openai"
-base_url = ")" + sim.base_url() + R"(/v1"
+base_url = ")" + sim.base_url() +
+                               R"(/v1"
 key_env = "TEST_UPSTREAM_KEY"
 [[models]]
 name = "fixed"
 upstreams = ["sim/gpt-4o"]
 )");
     const bench::EnvLookup no_env = [](std::string_view) { return std::optional<std::string>(); };
-    auto target = bench::parse_target("gw=openai:" + gw.base_url() + "/v1#fixed", {}, no_env).value();
+    auto target =
+        bench::parse_target("gw=openai:" + gw.base_url() + "/v1#fixed", {}, no_env).value();
 
     // One batch: kRequests sequential streams; returns how many disagreed, printing each.
     constexpr int kRequests = 8;
@@ -44,7 +46,8 @@ upstreams = ["sim/gpt-4o"]
         net::HttpClient client(ioc.get_executor());
         for (int i = 0; i < kRequests; ++i) {
             bench::ProbeRequest request;
-            request.prompt.user = "Batch " + std::to_string(batch) + " request " + std::to_string(i);
+            request.prompt.user =
+                "Batch " + std::to_string(batch) + " request " + std::to_string(i);
             request.prompt.max_tokens = 5;
             request.prompt.stream = true;
             request.task = "chat";
@@ -69,12 +72,13 @@ upstreams = ["sim/gpt-4o"]
             const double overhead_ms = static_cast<double>(*gateway_side.overhead_ns) / 1e6;
             // The client's TTFT holds the gateway's; the difference is the gateway's own time
             // (the overhead header) plus loopback transit both ways, under 1 ms.
-            const bool agrees = bench_ttft >= gateway_ttft - 0.05 &&
-                                bench_ttft - gateway_ttft <= 1.0 + overhead_ms;
+            const bool agrees =
+                bench_ttft >= gateway_ttft - 0.05 && bench_ttft - gateway_ttft <= 1.0 + overhead_ms;
             if (!agrees) {
                 ++bad;
-                std::printf("batch %d: bench TTFT %.3f ms, gateway TTFT %.3f ms, overhead %.3f ms\n", batch,
-                            bench_ttft, gateway_ttft, overhead_ms);
+                std::printf(
+                    "batch %d: bench TTFT %.3f ms, gateway TTFT %.3f ms, overhead %.3f ms\n", batch,
+                    bench_ttft, gateway_ttft, overhead_ms);
             }
         }
         return bad;

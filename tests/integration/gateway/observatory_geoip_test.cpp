@@ -2,8 +2,8 @@
 // stamps submitted records that carry no client_region with the region its MaxMind DB gives
 // the submitter's address; records with their own region keep it.
 
-#include "../../support/service_fixture.hpp"
 #include "../../support/mmdb_writer.hpp"
+#include "../../support/service_fixture.hpp"
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/observatory/submit.hpp>
@@ -25,7 +25,6 @@ std::string geoip_database() {
     w.insert("10.0.0.0/8", mmdb::map({{"continent", mmdb::map({{"code", mmdb::utf8("EU")}})}}));
     return w.bytes();
 }
-
 
 TEST(ObservatoryGeoIp, RecordsWithoutARegionGetTheSubmittersCountry) {
     testing::TempDb db;

@@ -389,9 +389,9 @@ TEST(ObservatoryIngest, BehindATrustedProxyEachForwardedClientIsLimitedAndNamedA
     EXPECT_EQ(post(s, array_of(batch(6, 8)), {}).status, 200u);  // the proxy's own request
     std::multiset<std::string> clients;
     for (const auto& m : stored(db.path())) clients.insert(m.client_id);
-    EXPECT_EQ(clients, (std::multiset<std::string>{"ip:127.0.0.1", "ip:127.0.0.1", "ip:198.51.100.1",
-                                                   "ip:198.51.100.1", "ip:198.51.100.2",
-                                                   "ip:198.51.100.2"}));
+    EXPECT_EQ(clients, (std::multiset<std::string>{"ip:127.0.0.1", "ip:127.0.0.1",
+                                                   "ip:198.51.100.1", "ip:198.51.100.1",
+                                                   "ip:198.51.100.2", "ip:198.51.100.2"}));
 }
 
 // ---- queries ------------------------------------------------------------------------------
@@ -577,10 +577,10 @@ TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCou
     ServiceFixture s(service_config(
         db.path(), "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n",
         sim.base_url()));
-    const std::string chat = json::serialize(json::object{
-        {"model", "fast"},
-        {"max_tokens", 5},
-        {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
+    const std::string chat = json::serialize(
+        json::object{{"model", "fast"},
+                     {"max_tokens", 5},
+                     {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
     ASSERT_EQ(testing::post_json(s.url("/v1/chat/completions"), chat).status, 200u);
     const auto gateway_page = [&] {
         auto f = get(s, "/api/v1/gateway?window=15m");
@@ -635,9 +635,10 @@ TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCou
 // address took the observatory to 1 GB RSS and a 52 MB leaderboard. Here 2 x 2,000 (fast).
 TEST(ObservatoryIngest, UniqueLabelValuesFromOneAddressAreBoundedAndAnswersStaySmall) {
     TempDb db;
-    ServiceFixture s(service_config(
-        db.path(), "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n"
-                   "max_new_label_values = 50\n"));
+    ServiceFixture s(
+        service_config(db.path(),
+                       "[observatory]\ningest = \"public\"\nmin_samples = 1\ncache_ttl = \"0s\"\n"
+                       "max_new_label_values = 50\n"));
     std::size_t accepted = 0;
     for (int round = 0; round < 2; ++round) {
         std::vector<Measurement> records = batch(round * 2'000, (round + 1) * 2'000);

@@ -33,7 +33,8 @@ ingest = "keys"
 [[observatory.ingest_keys]]
 name = "bench-box"
 sha256 = "{}"
-)", db, net::hash_api_key(kKey))) {}
+)",
+                                     db, net::hash_api_key(kKey))) {}
 };
 
 std::vector<Measurement> records(std::size_t n) {
@@ -47,7 +48,8 @@ std::vector<Measurement> records(std::size_t n) {
     return out;
 }
 
-Result<SubmitOutcome> submit(const SubmitTarget& target, std::vector<Measurement> rs, SubmitOptions options = {}) {
+Result<SubmitOutcome> submit(const SubmitTarget& target, std::vector<Measurement> rs,
+                             SubmitOptions options = {}) {
     net::asio::io_context io;
     net::HttpClient client(io.get_executor());
     return testing::run_sync(io, submit_records(client, target, std::move(rs), options));
@@ -56,7 +58,8 @@ Result<SubmitOutcome> submit(const SubmitTarget& target, std::vector<Measurement
 std::size_t stored_from(const std::string& db, std::string_view client_id) {
     auto store = store::SqliteStore::open(db).value();
     std::size_t n = 0;
-    EXPECT_TRUE(store->scan({}, [&](const Measurement& m) { n += m.client_id == client_id ? 1 : 0; }));
+    EXPECT_TRUE(
+        store->scan({}, [&](const Measurement& m) { n += m.client_id == client_id ? 1 : 0; }));
     return n;
 }
 
@@ -86,16 +89,19 @@ TEST(ObservatorySubmit, AWrongKeyFailsAtOnceAndAnUnreachableServerAfterTheRetrie
     const auto began = std::chrono::steady_clock::now();
     auto refused = submit(wrong, records(3));
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().message.find("answered 401"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("answered 401"), std::string::npos)
+        << refused.error().message;
     EXPECT_LT(std::chrono::steady_clock::now() - began, 2s);  // 401 is not retried
 
-    const SubmitTarget gone{net::parse_url("http://127.0.0.1:1/api/v1/measurements").value(), Secret()};
+    const SubmitTarget gone{net::parse_url("http://127.0.0.1:1/api/v1/measurements").value(),
+                            Secret()};
     SubmitOptions quick;
     quick.max_attempts = 3;
     quick.first_backoff = 20ms;
     auto unreachable = submit(gone, records(3), quick);
     ASSERT_FALSE(unreachable);
-    EXPECT_EQ(unreachable.error().code, make_error_code(Errc::connect_failed)) << unreachable.error().message;
+    EXPECT_EQ(unreachable.error().code, make_error_code(Errc::connect_failed))
+        << unreachable.error().message;
 }
 
 TEST(ObservatorySubmit, TheForwarderDeliversWhatAGatewayPushes) {
@@ -116,14 +122,17 @@ TEST(ObservatorySubmit, TheForwarderDeliversWhatAGatewayPushes) {
 }
 
 TEST(ObservatorySubmit, UrlsAreTheBaseOrTheEndpoint) {
-    EXPECT_EQ(measurements_url("http://obs.example:8080", "--submit").value().target, "/api/v1/measurements");
-    EXPECT_EQ(measurements_url("https://obs.example/api/v1/measurements", "--submit").value().target,
+    EXPECT_EQ(measurements_url("http://obs.example:8080", "--submit").value().target,
               "/api/v1/measurements");
+    EXPECT_EQ(
+        measurements_url("https://obs.example/api/v1/measurements", "--submit").value().target,
+        "/api/v1/measurements");
     const auto bad = measurements_url("http://obs.example/other", "--submit");
     ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().message,
-              "--submit: expected the observatory's base URL or its /api/v1/measurements endpoint, got "
-              "'http://obs.example/other'");
+    EXPECT_EQ(
+        bad.error().message,
+        "--submit: expected the observatory's base URL or its /api/v1/measurements endpoint, got "
+        "'http://obs.example/other'");
     EXPECT_FALSE(measurements_url("ftp://x", "--submit"));
 }
 

@@ -1,8 +1,8 @@
 // Client and server against each other on 127.0.0.1 (no timing assertions here; those are
 // in http_timing_test.cpp under the `timing` label).
 
-#include "test_support.hpp"
 #include "../../support/raw_http_server.hpp"
+#include "test_support.hpp"
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -206,17 +206,20 @@ TEST_P(HttpTest, TerminalCancellationBetweenReadsEndsReadAll) {
     std::optional<Result<std::string>> result;
     const auto start = std::chrono::steady_clock::now();
     asio::co_spawn(ioc, cancelled_between_reads(&client, server.url(), &signal),
-                   asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, Result<std::string> r) {
-                       if (e) std::rethrow_exception(e);
-                       result.emplace(std::move(r));
-                   }));
+                   asio::bind_cancellation_slot(signal.slot(),
+                                                [&](std::exception_ptr e, Result<std::string> r) {
+                                                    if (e) std::rethrow_exception(e);
+                                                    result.emplace(std::move(r));
+                                                }));
     ioc.run();
     ASSERT_TRUE(result.has_value());
     ASSERT_FALSE(*result) << "read the whole body: " << **result;
     EXPECT_EQ(result->error().code, make_error_code(Errc::cancelled));
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));  // not the 3 s stall
-    EXPECT_EQ(client.idle_connections(), 0u);  // a half-read connection is not pooled
-    EXPECT_TRUE(wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              std::chrono::milliseconds(2000));  // not the 3 s stall
+    EXPECT_EQ(client.idle_connections(), 0u);    // a half-read connection is not pooled
+    EXPECT_TRUE(
+        wait_for([] { return observed().client_gone.load(); }, std::chrono::milliseconds(3000)));
 }
 
 TEST_P(HttpTest, ConnectionRefusedIsConnectFailed) {
@@ -320,7 +323,8 @@ TEST_P(HttpTest, APostOnAConnectionClosedWhileIdleIsRetried) {
 TEST_P(HttpTest, AConnectionClosedMidAnswerIsNotRetried) {
     std::atomic<int> answered{0};
     testing::RawHttpServer server({}, [&](const testing::RawRequest&) {
-        if (answered++ == 0) return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
+        if (answered++ == 0)
+            return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
         return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Le", true};
     });
     const Url url{"http", "127.0.0.1", server.port(), "/"};
@@ -329,7 +333,8 @@ TEST_P(HttpTest, AConnectionClosedMidAnswerIsNotRetried) {
     ASSERT_TRUE(first) << first.error().message;
     auto second = run(ioc, post(&client, url));
     ASSERT_FALSE(second);
-    EXPECT_EQ(second.error().code, make_error_code(Errc::connection_error)) << second.error().message;
+    EXPECT_EQ(second.error().code, make_error_code(Errc::connection_error))
+        << second.error().message;
     EXPECT_EQ(server.requests(), 2);
 }
 
@@ -510,7 +515,8 @@ TEST_P(HttpTest, ShutdownGraceEndsALongStream) {
 TEST_P(HttpTest, FirstChunkLeavesWithTheHead) {
     TestServer server({}, steered_handler, GetParam());
     HttpClient client(ioc.get_executor());
-    auto response = run(ioc, get(&client, server.url("/"), {{"x-chunks", "3"}, {"x-first-with-head", "1"}}));
+    auto response =
+        run(ioc, get(&client, server.url("/"), {{"x-chunks", "3"}, {"x-first-with-head", "1"}}));
     ASSERT_TRUE(response) << response.error().message;
     EXPECT_EQ(response->status, 200u);
     EXPECT_EQ(response->body, "chunk-0\nchunk-1\nchunk-2\n");
@@ -528,10 +534,9 @@ TEST_P(HttpTest, LastChunkLeavesWithTheEndOfTheBody) {
 
     tcp::socket socket(ioc);
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server.port()));
-    asio::write(
-        socket,
-        asio::buffer(std::string_view("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                                      "x-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
+    asio::write(socket,
+                asio::buffer(std::string_view("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                              "x-chunks: 2\r\nx-last-with-end: 1\r\n\r\n")));
     const std::string all = read_until_close(socket);
     EXPECT_TRUE(all.ends_with("\r\n8\r\nchunk-0\n\r\n8\r\nchunk-1\n\r\n0\r\n\r\n")) << all;
 
@@ -558,7 +563,8 @@ TEST_P(HttpTest, FirstChunkLeavesWithTheHeadForHttp10Too) {
 // sendmsg takes part of it and the async write must continue exactly where it stopped.
 std::string big_pattern() {
     std::string bytes(8 << 20, '\0');
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = static_cast<char>('a' + (i * 7 + i / 251) % 26);
     return bytes;
 }
 
@@ -579,7 +585,7 @@ TEST_P(HttpTest, ChunkLargerThanTheSocketBufferArrivesWhole) {
     ASSERT_EQ(body.size(), 5 + (8u << 20));
     EXPECT_EQ(body.substr(0, 5), "head-");
     EXPECT_TRUE(body.substr(5) == big_pattern());  // not EXPECT_EQ: 8 MiB in a failure message
-    EXPECT_EQ(client.idle_connections(), 1u);  // the chunked framing ended cleanly
+    EXPECT_EQ(client.idle_connections(), 1u);      // the chunked framing ended cleanly
 }
 
 std::mutex handler_threads_mutex;

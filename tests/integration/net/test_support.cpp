@@ -103,8 +103,9 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
 TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
     : ioc_(threads),
       guard_(ioc_.get_executor()),
-      server_(ioc_, std::move(handler), limits,
-              threads == 1 ? std::vector<asio::io_context*>{&ioc_} : std::vector<asio::io_context*>{}) {
+      server_(
+          ioc_, std::move(handler), limits,
+          threads == 1 ? std::vector<asio::io_context*>{&ioc_} : std::vector<asio::io_context*>{}) {
     auto bound = server_.listen("127.0.0.1", 0);
     if (!bound) throw std::runtime_error(bound.error().message);
     server_.start();
@@ -125,7 +126,8 @@ Url TestServer::url(std::string_view target) const {
     return Url{"http", "127.0.0.1", server_.port(), std::string(target)};
 }
 
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, RequestHeaders headers) {
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url,
+                                                  RequestHeaders headers) {
     co_return co_await client->request(http::verb::get, url, headers, "");
 }
 

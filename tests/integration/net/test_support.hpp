@@ -76,7 +76,8 @@ T run(asio::io_context& ioc, asio::awaitable<T> aw) {
 }
 
 // One client call, as a named coroutine (no lambdas as coroutines).
-asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url, RequestHeaders headers);
+asio::awaitable<Result<HttpClient::Response>> get(HttpClient* client, Url url,
+                                                  RequestHeaders headers);
 
 // Reads the whole streamed body, stamping each piece with steady_now_ns().
 struct Piece {

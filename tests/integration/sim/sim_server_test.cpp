@@ -37,7 +37,7 @@ struct StreamOutcome {
     std::string response_id;
     dialect::StreamAccumulator acc;
     std::int64_t t_send = 0;
-    int pieces = 0;  // non-empty reads of the body
+    int pieces = 0;                          // non-empty reads of the body
     std::map<int, dialect::ToolCall> calls;  // tool-call deltas assembled by index
     int call_deltas = 0;                     // tool-call deltas carrying argument text
 };
@@ -46,7 +46,8 @@ dialect::ChatRequest chat(std::string model, bool stream, std::int64_t max_token
                           std::string user = "Say something about latency.") {
     dialect::ChatRequest r;
     r.model = std::move(model);
-    r.messages.push_back({dialect::Role::user, {dialect::ContentPart::make_text(std::move(user))}, {}, {}, {}});
+    r.messages.push_back(
+        {dialect::Role::user, {dialect::ContentPart::make_text(std::move(user))}, {}, {}, {}});
     r.max_tokens = max_tokens;
     r.stream = stream;
     r.include_usage = true;
@@ -60,9 +61,12 @@ net::Url url_of(const SimFixture& sim, std::string target) {
 }
 
 asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url base, Api api,
-                                           dialect::ChatRequest request, net::RequestHeaders extra) {
+                                           dialect::ChatRequest request,
+                                           net::RequestHeaders extra) {
     StreamOutcome out;
-    auto call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("sk-test")).value();
+    auto call =
+        dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("sk-test"))
+            .value();
     base.target = call.target;
     for (auto& h : extra) call.headers.push_back(h);
     auto opened = co_await client.open(http::verb::post, base, call.headers, call.body);
@@ -101,7 +105,8 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
             }
             for (const auto& d : deltas) {
                 if (d.kind == dialect::StreamDelta::Kind::text) out.text += d.text;
-                if (d.kind == dialect::StreamDelta::Kind::role && out.response_id.empty()) out.response_id = d.id;
+                if (d.kind == dialect::StreamDelta::Kind::role && out.response_id.empty())
+                    out.response_id = d.id;
                 if (d.kind == dialect::StreamDelta::Kind::tool_call) {
                     auto& assembled = out.calls[d.index];
                     if (!d.id.empty()) assembled.id = d.id;
@@ -117,15 +122,18 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
 }
 
 class SimServerTest : public ::testing::Test {
-protected:
-    StreamOutcome stream(SimFixture& sim, Api api, dialect::ChatRequest request, net::RequestHeaders extra = {}) {
+  protected:
+    StreamOutcome stream(SimFixture& sim, Api api, dialect::ChatRequest request,
+                         net::RequestHeaders extra = {}) {
         net::HttpClient client(ioc_.get_executor());
-        return testing::run_sync(ioc_, stream_once(client, url_of(sim, "/"), api, std::move(request), std::move(extra)));
+        return testing::run_sync(
+            ioc_, stream_once(client, url_of(sim, "/"), api, std::move(request), std::move(extra)));
     }
-    net::HttpClient::Response call(SimFixture& sim, http::verb verb, std::string target, net::RequestHeaders headers,
-                                   std::string body) {
+    net::HttpClient::Response call(SimFixture& sim, http::verb verb, std::string target,
+                                   net::RequestHeaders headers, std::string body) {
         net::HttpClient client(ioc_.get_executor());
-        auto r = testing::run_sync(ioc_, client.request(verb, url_of(sim, std::move(target)), headers, std::move(body)));
+        auto r = testing::run_sync(
+            ioc_, client.request(verb, url_of(sim, std::move(target)), headers, std::move(body)));
         EXPECT_TRUE(r) << (r ? "" : r.error().message);
         return r ? std::move(*r) : net::HttpClient::Response{};
     }
@@ -152,7 +160,9 @@ TEST_F(SimServerTest, EveryDialectAnswersWholeResponses) {
     for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
         auto request = chat("gpt-4o", false, 12);
-        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("k")).value();
+        auto http_call =
+            dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("k"))
+                .value();
         auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
         ASSERT_EQ(r.status, 200u) << r.body;
         auto parsed = dialect::parse_response(api, r.body);
@@ -189,12 +199,14 @@ TEST_F(SimServerTest, ErrorsHaveTheRealApisStatusAndShape) {
     SimFixture sim("instant", options);
     const std::string body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
 
-    auto no_key = call(sim, http::verb::post, "/v1/chat/completions", {{"content-type", "application/json"}}, body);
+    auto no_key = call(sim, http::verb::post, "/v1/chat/completions",
+                       {{"content-type", "application/json"}}, body);
     EXPECT_EQ(no_key.status, 401u);
     EXPECT_EQ(dialect::parse_error_body(Api::openai, 401, no_key.body).code, Errc::unauthorized);
 
-    auto anthropic_no_key = call(sim, http::verb::post, "/v1/messages", {{"anthropic-version", "2023-06-01"}},
-                                 R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+    auto anthropic_no_key =
+        call(sim, http::verb::post, "/v1/messages", {{"anthropic-version", "2023-06-01"}},
+             R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
     EXPECT_EQ(anthropic_no_key.status, 401u);
     auto v = boost::json::parse(anthropic_no_key.body);
     EXPECT_EQ(v.at("type").as_string(), "error");
@@ -203,7 +215,8 @@ TEST_F(SimServerTest, ErrorsHaveTheRealApisStatusAndShape) {
     auto gemini_no_key = call(sim, http::verb::post, "/v1beta/models/gpt-4o:generateContent", {},
                               R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})");
     EXPECT_EQ(gemini_no_key.status, 403u);
-    EXPECT_EQ(boost::json::parse(gemini_no_key.body).at("error").at("status").as_string(), "PERMISSION_DENIED");
+    EXPECT_EQ(boost::json::parse(gemini_no_key.body).at("error").at("status").as_string(),
+              "PERMISSION_DENIED");
 
     const net::RequestHeaders auth{{"authorization", "Bearer k"}};
     auto unknown_model = call(sim, http::verb::post, "/v1/chat/completions", auth,
@@ -215,7 +228,8 @@ TEST_F(SimServerTest, ErrorsHaveTheRealApisStatusAndShape) {
     EXPECT_EQ(malformed.status, 400u);
     EXPECT_EQ(dialect::parse_error_body(Api::openai, 400, malformed.body).code, Errc::bad_request);
 
-    auto oversized = call(sim, http::verb::post, "/v1/chat/completions", auth, std::string(10000, 'x'));
+    auto oversized =
+        call(sim, http::verb::post, "/v1/chat/completions", auth, std::string(10000, 'x'));
     EXPECT_EQ(oversized.status, 413u);
 
     auto models = call(sim, http::verb::get, "/v1/models", auth, "");
@@ -235,11 +249,14 @@ tokens_per_chunk = 1
 [capacity]
 max_concurrent = {}
 queue_limit = {}
-)", capacity, queue_limit), "queue-test.toml");
+)",
+                                          capacity, queue_limit),
+                              "queue-test.toml");
 }
 
 // Runs `count` streams at once on one io_context and returns when all have finished.
-std::vector<StreamOutcome> stream_many(asio::io_context& ioc, const net::Url& base, int count, std::int64_t tokens) {
+std::vector<StreamOutcome> stream_many(asio::io_context& ioc, const net::Url& base, int count,
+                                       std::int64_t tokens) {
     net::HttpClient client(ioc.get_executor());
     std::vector<StreamOutcome> results(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
@@ -292,7 +309,8 @@ tokens_per_s = 1000.0
 [prefix_cache]
 block_tokens = 16
 capacity_blocks = 10000
-)", "cache-test.toml");
+)",
+                                      "cache-test.toml");
     SimFixture sim(profile);
     const std::string prefix(8000, 'p');  // 2,000 tokens: 800 ms of prefill when not cached
     auto first = stream(sim, Api::openai, chat("m", true, 3, prefix + " first question"));
@@ -316,7 +334,9 @@ TEST_F(SimServerTest, InjectedFaultsBehaveAsTheyWouldOnTheWire) {
     EXPECT_EQ(limited.headers["retry-after"], "1");
 
     auto cut = stream(sim, Api::openai, chat("gpt-4o", true, 50),
-                      {{"x-sim-fault", "disconnect"}, {"x-sim-fault-at-token", "20"}, {"x-sim-tokens-per-chunk", "1"},
+                      {{"x-sim-fault", "disconnect"},
+                       {"x-sim-fault-at-token", "20"},
+                       {"x-sim-tokens-per-chunk", "1"},
                        {"x-sim-tpot-ms", "1"}});
     EXPECT_NE(cut.error, "");
     EXPECT_FALSE(cut.acc.saw_done());
@@ -343,7 +363,8 @@ TEST_F(SimServerTest, APacingQuantumWritesTheChunksDueWithinItTogetherAndNeverEa
     sim::SimServerOptions options;
     options.pacing_quantum = std::chrono::milliseconds(10);
     SimFixture sim("instant", options);
-    const net::RequestHeaders paced{{"x-sim-ttft-ms", "1"}, {"x-sim-tpot-ms", "1"}, {"x-sim-tokens-per-chunk", "1"}};
+    const net::RequestHeaders paced{
+        {"x-sim-ttft-ms", "1"}, {"x-sim-tpot-ms", "1"}, {"x-sim-tokens-per-chunk", "1"}};
     auto out = stream(sim, Api::openai, chat("gpt-4o", true, 40), paced);
     ASSERT_EQ(out.error, "");
     EXPECT_TRUE(out.acc.saw_done());
@@ -365,7 +386,8 @@ TEST_F(SimServerTest, TraceLinesJoinOnResponseIds) {
     std::vector<StreamOutcome> outcomes;
     {
         SimFixture sim("fixed", options);
-        for (int i = 0; i < 3; ++i) outcomes.push_back(stream(sim, Api::openai, chat("gpt-4o", true, 3)));
+        for (int i = 0; i < 3; ++i)
+            outcomes.push_back(stream(sim, Api::openai, chat("gpt-4o", true, 3)));
     }
     std::ifstream in(path);
     std::string line;
@@ -398,9 +420,11 @@ TEST_F(SimServerTest, ClientThatLeavesFreesItsSlot) {
     SimFixture sim(queue_profile(1, 5));
     {
         net::HttpClient client(ioc_.get_executor());
-        auto call = dialect::make_http_call(Api::openai, "/v1", chat("m", true, 100), Secret("k")).value();
+        auto call =
+            dialect::make_http_call(Api::openai, "/v1", chat("m", true, 100), Secret("k")).value();
         auto url = url_of(sim, call.target);
-        auto opened = testing::run_sync(ioc_, client.open(http::verb::post, url, call.headers, call.body));
+        auto opened =
+            testing::run_sync(ioc_, client.open(http::verb::post, url, call.headers, call.body));
         ASSERT_TRUE(opened);
         (*opened)->cancel();  // leaves mid-stream, holding the only slot
     }
@@ -418,7 +442,9 @@ constexpr std::string_view kWeatherSchema =
 dialect::ChatRequest with_tools(bool stream, std::int64_t max_tokens) {
     auto r = chat("gpt-4o", stream, max_tokens, "What is the weather in Paris?");
     r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeatherSchema), false});
-    r.tools.push_back({"get_time", "Time in a zone", R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})", false});
+    r.tools.push_back(
+        {"get_time", "Time in a zone",
+         R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})", false});
     return r;
 }
 
@@ -436,7 +462,8 @@ TEST_F(SimServerTest, ToolCallsStreamInEveryDialectsShapeAndDecodeWithOurDecoder
     for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
         auto request = with_tools(true, 20);
-        request.tool_choice = dialect::ToolChoice{dialect::ToolChoice::Mode::function, "get_weather"};
+        request.tool_choice =
+            dialect::ToolChoice{dialect::ToolChoice::Mode::function, "get_weather"};
         auto out = stream(sim, api, request, {{"x-sim-tokens-per-chunk", "2"}});
         ASSERT_EQ(out.status, 200u) << out.text;
         EXPECT_EQ(out.error, "");
@@ -461,9 +488,12 @@ TEST_F(SimServerTest, ToolCallsInWholeResponsesAndTheOverrideHeader) {
     SimFixture sim("instant");
     for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
-        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "", with_tools(false, 8), Secret("k")).value();
+        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "",
+                                                 with_tools(false, 8), Secret("k"))
+                             .value();
         // Without a request to call, the instant profile (tool_call_rate 0) answers text.
-        auto text = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
+        auto text =
+            call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
         ASSERT_EQ(text.status, 200u) << text.body;
         EXPECT_TRUE(dialect::parse_response(api, text.body)->tool_calls.empty());
 
@@ -503,7 +533,8 @@ TEST_F(SimServerTest, ResponseFormatJsonIsValidJsonContent) {
     EXPECT_EQ(streamed.acc.finish_reason(), dialect::FinishReason::stop);
 
     request.stream = false;
-    request.response_format = dialect::ResponseFormat{dialect::ResponseFormat::Kind::json_object, {}, {}, false};
+    request.response_format =
+        dialect::ResponseFormat{dialect::ResponseFormat::Kind::json_object, {}, {}, false};
     auto http_call = dialect::make_http_call(Api::openai, "/v1", request, Secret("k")).value();
     auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
     ASSERT_EQ(r.status, 200u) << r.body;
@@ -514,14 +545,16 @@ TEST_F(SimServerTest, ResponseFormatJsonIsValidJsonContent) {
 
 TEST_F(SimServerTest, AnthropicAcceptsBearerAuthAndOpenAiRefusesSeveralChoices) {
     SimFixture sim("instant");
-    auto bearer = call(sim, http::verb::post, "/v1/messages",
-                       {{"authorization", "Bearer sk-ant"}, {"anthropic-version", "2023-06-01"}},
-                       R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
+    auto bearer =
+        call(sim, http::verb::post, "/v1/messages",
+             {{"authorization", "Bearer sk-ant"}, {"anthropic-version", "2023-06-01"}},
+             R"({"model":"gpt-4o","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})");
     EXPECT_EQ(bearer.status, 200u) << bearer.body;
     EXPECT_EQ(dialect::parse_response(Api::anthropic, bearer.body)->usage.output_tokens, 5);
 
-    auto several = call(sim, http::verb::post, "/v1/chat/completions", {{"authorization", "Bearer k"}},
-                        R"({"model":"gpt-4o","n":2,"messages":[{"role":"user","content":"hi"}]})");
+    auto several =
+        call(sim, http::verb::post, "/v1/chat/completions", {{"authorization", "Bearer k"}},
+             R"({"model":"gpt-4o","n":2,"messages":[{"role":"user","content":"hi"}]})");
     EXPECT_EQ(several.status, 400u);
     EXPECT_THAT(several.body, ::testing::HasSubstr("n = 1 only"));
 }

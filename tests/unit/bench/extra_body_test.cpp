@@ -16,7 +16,8 @@ TEST(ExtraBody, ParseAcceptsOnlyAJsonObject) {
     auto ok = parse_extra_body(R"( {"ignore_eos": true, "min_tokens": 100} )");
     ASSERT_TRUE(ok) << ok.error().message;
     EXPECT_EQ(*ok, object(R"({"ignore_eos":true,"min_tokens":100})"));
-    EXPECT_THAT(parse_extra_body(R"({"ignore_eos": tru})").error().message, HasSubstr("not valid JSON"));
+    EXPECT_THAT(parse_extra_body(R"({"ignore_eos": tru})").error().message,
+                HasSubstr("not valid JSON"));
     EXPECT_THAT(parse_extra_body("").error().message, HasSubstr("not valid JSON"));
     EXPECT_THAT(parse_extra_body("[1]").error().message, HasSubstr("expected a JSON object"));
     EXPECT_THAT(parse_extra_body("[1]").error().message, HasSubstr("got an array"));
@@ -37,22 +38,27 @@ TEST(ExtraBody, NewTopLevelFieldsAreAppendedToTheDialectsBytes) {
     const std::string body = R"({"model":"m","temperature":0.5,"stream":true})";
     auto merged = merge_extra_body(body, object(R"({"ignore_eos":true,"min_tokens":100})"));
     ASSERT_TRUE(merged) << merged.error().message;
-    EXPECT_EQ(*merged, R"({"model":"m","temperature":0.5,"stream":true,"ignore_eos":true,"min_tokens":100})");
+    EXPECT_EQ(
+        *merged,
+        R"({"model":"m","temperature":0.5,"stream":true,"ignore_eos":true,"min_tokens":100})");
     EXPECT_EQ(*merge_extra_body("{}", object(R"({"k":"v"})")), R"({"k":"v"})");
     EXPECT_EQ(*merge_extra_body(body, {}), body);
 }
 
 TEST(ExtraBody, FieldsGoInsideTheBodysObjects) {
     const std::string body = R"({"model":"m","stream_options":{"include_usage":true}})";
-    auto merged = merge_extra_body(body, object(R"({"stream_options":{"continuous_usage_stats":true},"x":1})"));
+    auto merged = merge_extra_body(
+        body, object(R"({"stream_options":{"continuous_usage_stats":true},"x":1})"));
     ASSERT_TRUE(merged) << merged.error().message;
-    EXPECT_EQ(boost::json::parse(*merged),
-              boost::json::parse(
-                  R"({"model":"m","stream_options":{"include_usage":true,"continuous_usage_stats":true},"x":1})"));
+    EXPECT_EQ(
+        boost::json::parse(*merged),
+        boost::json::parse(
+            R"({"model":"m","stream_options":{"include_usage":true,"continuous_usage_stats":true},"x":1})"));
 }
 
 TEST(ExtraBody, ChangingAFieldBenchSetsIsAnErrorNamingItsPath) {
-    const std::string body = R"({"model":"m","stream":true,"stream_options":{"include_usage":true}})";
+    const std::string body =
+        R"({"model":"m","stream":true,"stream_options":{"include_usage":true}})";
     auto stream = merge_extra_body(body, object(R"({"ignore_eos":true,"stream":false})"));
     ASSERT_FALSE(stream);
     EXPECT_THAT(stream.error().message, HasSubstr("extra body field 'stream'"));

@@ -58,7 +58,8 @@ TEST(Report, RendersEveryFormat) {
     EXPECT_EQ(json.at("requests").as_uint64(), 2u);
     EXPECT_DOUBLE_EQ(json.at("ttft_ms").at("p50").as_double(), 255);
     for (auto key : {"ttft_ms", "tpot_ms", "decode_tps", "e2e_ms", "e2e500_ms"}) {
-        for (auto q : {"p50", "p90", "p95", "p99"}) EXPECT_TRUE(json.at(key).as_object().contains(q));
+        for (auto q : {"p50", "p90", "p95", "p99"})
+            EXPECT_TRUE(json.at(key).as_object().contains(q));
     }
 }
 

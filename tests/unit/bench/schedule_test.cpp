@@ -43,14 +43,16 @@ TEST(Schedule, TargetsInterleaveInRandomisedRounds) {
         first_rounds.push_back(t);
     }
     for (std::size_t round = 0; round < 100; ++round) {
-        std::vector<std::size_t> r(first_rounds.begin() + round * 3, first_rounds.begin() + round * 3 + 3);
+        std::vector<std::size_t> r(first_rounds.begin() + round * 3,
+                                   first_rounds.begin() + round * 3 + 3);
         std::sort(r.begin(), r.end());
         EXPECT_EQ(r, (std::vector<std::size_t>{0, 1, 2}));
     }
     EXPECT_EQ(counts[0], 100);
     // Not always the same order.
     EXPECT_NE(std::vector(first_rounds.begin(), first_rounds.begin() + 3),
-              std::vector(first_rounds.begin() + 3, first_rounds.begin() + 6)) << "seed-dependent; pick another seed";
+              std::vector(first_rounds.begin() + 3, first_rounds.begin() + 6))
+        << "seed-dependent; pick another seed";
 }
 
 TEST(Schedule, ParsesArrival) {

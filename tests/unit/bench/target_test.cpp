@@ -26,16 +26,21 @@ TEST(Target, ParsesNameApiBaseAndModel) {
 }
 
 TEST(Target, DefaultKeysGoOnlyToTheOfficialHostOrThisMachine) {
-    EXPECT_EQ(parse_target("a=openai:http://127.0.0.1:8101/v1#m", {}, kEnv)->key.reveal(), "sk-openai");
+    EXPECT_EQ(parse_target("a=openai:http://127.0.0.1:8101/v1#m", {}, kEnv)->key.reveal(),
+              "sk-openai");
     EXPECT_TRUE(parse_target("a=openai:https://llm.example.com/v1#m", {}, kEnv)->key.empty());
     const std::map<std::string, std::string> named{{"a", "MY_KEY"}};
-    EXPECT_EQ(parse_target("a=openai:https://llm.example.com/v1#m", named, kEnv)->key.reveal(), "sk-mine");
+    EXPECT_EQ(parse_target("a=openai:https://llm.example.com/v1#m", named, kEnv)->key.reveal(),
+              "sk-mine");
     const std::map<std::string, std::string> all{{"*", "MY_KEY"}};
-    EXPECT_EQ(parse_target("b=anthropic:https://proxy.example.com#m", all, kEnv)->key.reveal(), "sk-mine");
+    EXPECT_EQ(parse_target("b=anthropic:https://proxy.example.com#m", all, kEnv)->key.reveal(),
+              "sk-mine");
 }
 
 TEST(Target, MalformedSpecsSayWhatIsExpected) {
-    const auto error_of = [](std::string_view spec) { return parse_target(spec, {}, kEnv).error().message; };
+    const auto error_of = [](std::string_view spec) {
+        return parse_target(spec, {}, kEnv).error().message;
+    };
     EXPECT_THAT(error_of("openai:https://x/v1#m"), HasSubstr("missing NAME="));
     EXPECT_THAT(error_of("a=bard:https://x/v1#m"), HasSubstr("unknown API 'bard'"));
     EXPECT_THAT(error_of("a=openai:https://x/v1"), HasSubstr("missing #MODEL"));

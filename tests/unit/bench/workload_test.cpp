@@ -31,7 +31,8 @@ TEST(Workload, EveryShippedWorkloadLoads) {
 TEST(Workload, PromptsAreUniqueAndDeterministic) {
     auto w = load_workload("gen-500", kWorkloads);
     std::set<std::string> seen;
-    for (std::uint64_t i = 0; i < 200; ++i) EXPECT_TRUE(seen.insert(make_prompt(w, 7, i).user).second);
+    for (std::uint64_t i = 0; i < 200; ++i)
+        EXPECT_TRUE(seen.insert(make_prompt(w, 7, i).user).second);
     EXPECT_EQ(make_prompt(w, 7, 3).user, make_prompt(w, 7, 3).user);
     EXPECT_NE(make_prompt(w, 7, 3).user, make_prompt(w, 8, 3).user);
 }
@@ -51,8 +52,10 @@ TEST(Workload, SizesMatchTheirDescriptions) {
 
 TEST(Workload, ExtraBodyTableIsTheWorkloadsExtraFields) {
     const testing::TempPath file("extra_workload", ".toml");
-    file.write("max_tokens = 64\n[prompt]\nuser = \"x\"\n[extra_body]\nignore_eos = true\nmin_tokens = 64\n"
-               "[extra_body.stream_options]\ncontinuous_usage_stats = true\n");
+    file.write(
+        "max_tokens = 64\n[prompt]\nuser = \"x\"\n[extra_body]\nignore_eos = true\nmin_tokens = "
+        "64\n"
+        "[extra_body.stream_options]\ncontinuous_usage_stats = true\n");
     auto w = load_workload(file.path(), kWorkloads);
     EXPECT_EQ(w.extra_body.at("ignore_eos"), true);
     EXPECT_EQ(w.extra_body.at("min_tokens"), 64);
@@ -76,7 +79,8 @@ TEST(Workload, BadFilesNameFileLineAndKey) {
                 HasSubstr(path + ":1: max_tokens: expected an integer"));
     EXPECT_THAT(error_of("[prompt]\nuser = \"about {topic}\"\n"), HasSubstr("prompt.topics"));
     EXPECT_THAT(error_of("max_tokens = 5\n"), HasSubstr("prompt"));
-    EXPECT_THAT(error_of("[prompt]\nuser = \"x\"\nsystm = \"typo\"\n"), HasSubstr("unknown key 'prompt.systm'"));
+    EXPECT_THAT(error_of("[prompt]\nuser = \"x\"\nsystm = \"typo\"\n"),
+                HasSubstr("unknown key 'prompt.systm'"));
     EXPECT_THAT(error_of("[prompt\n"), HasSubstr(path + ":1"));
     EXPECT_THAT(error_of("extra_body = \"{}\"\n[prompt]\nuser = \"x\"\n"),
                 HasSubstr(path + ":1: extra_body: expected a table"));

@@ -20,9 +20,10 @@ std::string error_of(auto&& fn) {
 }
 
 TEST(Config, ReadsTypedValuesAndDefaults) {
-    auto cfg = ConfigTable::parse("name = \"x\"\nrate = 42\nratio = 0.5\non = true\n"
-                                  "curve = [1, 1.5]\n[sub]\nk = \"v\"\n",
-                                  "p.toml");
+    auto cfg = ConfigTable::parse(
+        "name = \"x\"\nrate = 42\nratio = 0.5\non = true\n"
+        "curve = [1, 1.5]\n[sub]\nk = \"v\"\n",
+        "p.toml");
     EXPECT_EQ(cfg.require_string("name"), "x");
     EXPECT_EQ(cfg.get_number("rate", 0, 0, 100), 42);
     EXPECT_EQ(cfg.get_number("ratio", 0, 0, 1), 0.5);
@@ -50,18 +51,22 @@ TEST(Config, RangeAndUnknownKeysAreErrors) {
 }
 
 TEST(Config, TableAsJsonObjectKeepsEachKind) {
-    auto cfg = ConfigTable::parse("[extra]\nignore_eos = true\nmin_tokens = 100\ntop_k = 0.5\n"
-                                  "stop = [\"a\", 1]\nname = \"x\"\n[extra.nested]\nk = 2\n"
-                                  "[dated]\nwhen = 2026-01-01\n",
-                                  "w.toml");
+    auto cfg = ConfigTable::parse(
+        "[extra]\nignore_eos = true\nmin_tokens = 100\ntop_k = 0.5\n"
+        "stop = [\"a\", 1]\nname = \"x\"\n[extra.nested]\nk = 2\n"
+        "[dated]\nwhen = 2026-01-01\n",
+        "w.toml");
     auto extra = cfg.json_object("extra");
     ASSERT_TRUE(extra);
-    EXPECT_EQ(boost::json::value(*extra),
-              boost::json::parse(R"({"ignore_eos":true,"min_tokens":100,"top_k":0.5,"stop":["a",1],"name":"x","nested":{"k":2}})"))
+    EXPECT_EQ(
+        boost::json::value(*extra),
+        boost::json::parse(
+            R"({"ignore_eos":true,"min_tokens":100,"top_k":0.5,"stop":["a",1],"name":"x","nested":{"k":2}})"))
         << boost::json::serialize(*extra);
     EXPECT_TRUE(extra->at("min_tokens").is_int64());
     EXPECT_FALSE(cfg.json_object("missing"));
-    EXPECT_THAT(error_of([&] { cfg.json_object("dated"); }), HasSubstr("w.toml:9: dated: expected a table of"));
+    EXPECT_THAT(error_of([&] { cfg.json_object("dated"); }),
+                HasSubstr("w.toml:9: dated: expected a table of"));
 }
 
 TEST(Config, SyntaxErrorHasLineAndColumn) {

@@ -45,7 +45,8 @@ TEST(Error, OpenAiBodyNamesParamAndCodeWhenGiven) {
 TEST(Error, OpenAiBodyStaysJsonWhenTheMessageQuotesInvalidUtf8) {
     // A peer's HTML page cut inside a multi-byte character, a lone continuation byte, an
     // overlong encoding and a surrogate: each invalid byte becomes U+FFFD.
-    const std::string message = std::string("caf\xC3") + "|\x80|\xC0\xAF|\xED\xA0\x80|\xF0\x9F\x98\x80";
+    const std::string message =
+        std::string("caf\xC3") + "|\x80|\xC0\xAF|\xED\xA0\x80|\xF0\x9F\x98\x80";
     auto body = openai_error_body(Errc::upstream_http_error, message);
     boost::system::error_code ec;
     auto v = boost::json::parse(body, ec);

@@ -65,10 +65,12 @@ TEST(AnthropicRequest, ErrorsNameTheFieldPath) {
          "system[0].type: expected text"},
         {R"({"model":"m","max_tokens":5,"messages":[],"tools":[{"name":"f"}]})",
          "tools[0].input_schema: required"},
-        {R"({"model":"m","max_tokens":-1,"messages":[]})", "max_tokens: expected an integer of at least 1"},
+        {R"({"model":"m","max_tokens":-1,"messages":[]})",
+         "max_tokens: expected an integer of at least 1"},
         {R"({"model":"m","max_tokens":5,"temperature":1e999,"messages":[]})",
          "temperature: expected a number from 0 to 1"},
-        {R"({"model":"m","max_tokens":5,"top_p":-1e999,"messages":[]})", "top_p: expected a number from 0 to 1"},
+        {R"({"model":"m","max_tokens":5,"top_p":-1e999,"messages":[]})",
+         "top_p: expected a number from 0 to 1"},
     };
     for (const auto& c : cases) {
         auto r = parse_anthropic_request(c.body);

@@ -212,15 +212,16 @@ TEST(GeminiRequest, EmitGuessesImageMimeTypesAndMergesResultsWithTheNextUserTurn
     ASSERT_TRUE(oa) << oa.error().message;
     auto body = emit_gemini_request(*oa);
     ASSERT_TRUE(body) << body.error().message;
-    for (const char* part : {R"({"mimeType":"image/png","fileUri":"https://x/a.PNG?s=1"})",
-                             R"({"mimeType":"image/webp","fileUri":"https://x/b.webp"})",
-                             R"({"mimeType":"image/jpeg","fileUri":"https://x/c"})",
-                             // content "" beside a call is not sent as an empty text part
-                             R"({"role":"model","parts":[{"functionCall":)",
-                             // the result and the next question share one user turn
-                             R"(,{"text":"next"}]})",
-                             // JSON Schema goes where Gemini takes JSON Schema
-                             R"("parametersJsonSchema":{"type":"object","additionalProperties":false})"}) {
+    for (const char* part :
+         {R"({"mimeType":"image/png","fileUri":"https://x/a.PNG?s=1"})",
+          R"({"mimeType":"image/webp","fileUri":"https://x/b.webp"})",
+          R"({"mimeType":"image/jpeg","fileUri":"https://x/c"})",
+          // content "" beside a call is not sent as an empty text part
+          R"({"role":"model","parts":[{"functionCall":)",
+          // the result and the next question share one user turn
+          R"(,{"text":"next"}]})",
+          // JSON Schema goes where Gemini takes JSON Schema
+          R"("parametersJsonSchema":{"type":"object","additionalProperties":false})"}) {
         EXPECT_NE(body->find(part), std::string::npos) << part << "\n" << *body;
     }
     EXPECT_EQ(body->find(R"("parameters":)"), std::string::npos);
@@ -241,7 +242,8 @@ TEST(GeminiStream, BlockedPromptEndsTheStream) {
 
 // A 200 in another API's shape is not an empty answer with 0 tokens.
 TEST(GeminiResponse, ABodyWithoutCandidatesOrBlockReasonIsAProtocolError) {
-    for (std::string_view body : {R"({})", R"({"object":"chat.completion","choices":[]})", R"({"candidates":[]})"}) {
+    for (std::string_view body :
+         {R"({})", R"({"object":"chat.completion","choices":[]})", R"({"candidates":[]})"}) {
         auto resp = parse_gemini_response(body);
         ASSERT_FALSE(resp) << body;
         EXPECT_EQ(resp.error().code, make_error_code(Errc::protocol_error));

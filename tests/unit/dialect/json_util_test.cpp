@@ -17,8 +17,9 @@ std::pair<std::vector<std::pair<std::string, std::string>>, std::optional<std::s
     std::vector<std::pair<std::string, std::string>> members;
     MemberScanner scanner(text);
     while (const auto m = scanner.next()) {
-        members.emplace_back(std::string(m->key),
-                             std::string(text.substr(m->value_begin, m->value_end - m->value_begin)));
+        members.emplace_back(
+            std::string(m->key),
+            std::string(text.substr(m->value_begin, m->value_end - m->value_begin)));
     }
     return {members, scanner.closing_brace()};
 }
@@ -30,8 +31,9 @@ TEST(MemberScanner, FindsEachTopLevelMemberWhateverItsValueHolds) {
         R"(  { "a" : 1.5e3 , "b":[1,{"c":"]},\"}"}], "d":"x\\", "e":{} ,"f":null,"g":true}  )";
     const auto [members, close] = scan(text);
     const std::vector<std::pair<std::string, std::string>> expected = {
-        {"a", "1.5e3"}, {"b", R"([1,{"c":"]},\"}"}])"}, {"d", R"("x\\")"},
-        {"e", "{}"},    {"f", "null"},                     {"g", "true"}};
+        {"a", "1.5e3"},    {"b", R"([1,{"c":"]},\"}"}])"},
+        {"d", R"("x\\")"}, {"e", "{}"},
+        {"f", "null"},     {"g", "true"}};
     EXPECT_EQ(members, expected);
     EXPECT_EQ(close, text.rfind('}'));
 

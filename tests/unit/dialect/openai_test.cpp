@@ -217,7 +217,8 @@ TEST(OpenAiStream, TextChunksHaveTheExactShapeOfAChunkObject) {
     const std::string text_event = out.substr(second_event);
     EXPECT_EQ(text_event,
               "data: {\"id\":\"chatcmpl-\\\"q\",\"object\":\"chat.completion.chunk\",\"created\":7,"
-              "\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\u00e9 \\\"q\\\"\\n\"},"
+              "\"model\":\"gpt-x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"h\u00e9 "
+              "\\\"q\\\"\\n\"},"
               "\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n");
     OpenAiStreamEncoder no_usage(StreamMeta{"id", "m", 1, false});
     std::string bytes;
@@ -286,8 +287,9 @@ TEST(OpenAiRequest, GeminiThoughtSignatureInExtraContentRoundTrips) {
     auto bad = parse_openai_request(R"({"model":"m","messages":[{"role":"assistant",
         "tool_calls":[{"id":"c","function":{"name":"f"},"extra_content":{"google":[]}}]}]})");
     ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().message, "messages[0].tool_calls[0].extra_content.google: expected an "
-                                   "object");
+    EXPECT_EQ(bad.error().message,
+              "messages[0].tool_calls[0].extra_content.google: expected an "
+              "object");
 }
 
 }  // namespace

@@ -57,12 +57,14 @@ TEST(ParseRequest, GarbageAndTruncationAreBadRequest) {
 // RFC 9112 6.1: a coding the server does not understand is 501, not decoded as chunked with
 // the rest ignored.
 TEST(ParseRequest, ATransferCodingOtherThanChunkedIs501) {
-    auto r = parse_request("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {});
+    auto r = parse_request(
+        "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {});
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, make_error_code(Errc::not_implemented));
     EXPECT_EQ(http_status(r.error().code), 501);
     EXPECT_NE(r.error().message.find("gzip"), std::string::npos);
-    auto chunked = parse_request("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {});
+    auto chunked = parse_request(
+        "POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {});
     ASSERT_TRUE(chunked) << chunked.error().message;
     EXPECT_EQ(chunked->body(), "hello");
 }

@@ -93,7 +93,9 @@ TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
     EXPECT_EQ(message({}), "rollup row: version: expected 1, got no data");
     EXPECT_EQ(message({9}), "rollup row: version: expected 1, got 9");
     for (std::size_t cut : {std::size_t{1}, std::size_t{5}, bytes.size() / 2, bytes.size() - 1}) {
-        EXPECT_NE(message({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)}), "decoded") << cut;
+        EXPECT_NE(message({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)}),
+                  "decoded")
+            << cut;
     }
     auto longer = bytes;
     longer.push_back(0);

@@ -44,14 +44,18 @@ TEST(Cell, LabelValuesRejectControlsBadUtf8LengthAndBlank) {
         auto r = check_label_value("model", v);
         return r ? std::string{} : r.error().message;
     };
-    EXPECT_EQ(message(std::string(kMaxLabelBytes + 1, 'a')), "model: expected at most 128 bytes, got 129");
+    EXPECT_EQ(message(std::string(kMaxLabelBytes + 1, 'a')),
+              "model: expected at most 128 bytes, got 129");
     EXPECT_EQ(message("a\nb"), "model: expected no control characters, got U+000A at offset 1");
     EXPECT_EQ(message("a\x7f"), "model: expected no control characters, got U+007F at offset 1");
     EXPECT_EQ(message("\xc2\x85"), "model: expected no control characters, got U+0085 at offset 0");
     EXPECT_EQ(message("ok\xff"), "model: expected UTF-8 text, got a malformed byte at offset 2");
-    EXPECT_EQ(message("\xc0\xaf"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // overlong
-    EXPECT_EQ(message("\xed\xa0\x80"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // surrogate
-    EXPECT_EQ(message("\xe6\xa8"), "model: expected UTF-8 text, got a malformed byte at offset 0");  // truncated
+    EXPECT_EQ(message("\xc0\xaf"),
+              "model: expected UTF-8 text, got a malformed byte at offset 0");  // overlong
+    EXPECT_EQ(message("\xed\xa0\x80"),
+              "model: expected UTF-8 text, got a malformed byte at offset 0");  // surrogate
+    EXPECT_EQ(message("\xe6\xa8"),
+              "model: expected UTF-8 text, got a malformed byte at offset 0");  // truncated
     EXPECT_EQ(message("   "), "model: expected text, got only spaces");
 }
 

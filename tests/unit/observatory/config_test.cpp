@@ -94,16 +94,17 @@ TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
     EXPECT_EQ(d.new_cells_per_submitter, 1000u);
     EXPECT_EQ(d.max_cells, 20000u);
     const LabelBudgetOptions c =
-        load("[observatory]\nmax_new_label_values = 5\nmax_label_values = 200\n"
-             "max_new_label_cells = 30\nmax_label_cells = 4000\n")
+        load(
+            "[observatory]\nmax_new_label_values = 5\nmax_label_values = 200\n"
+            "max_new_label_cells = 30\nmax_label_cells = 4000\n")
             .label_budget;
     EXPECT_EQ(c.new_values_per_submitter, 5u);
     EXPECT_EQ(c.max_values, 200u);
     EXPECT_EQ(c.new_cells_per_submitter, 30u);
     EXPECT_EQ(c.max_cells, 4000u);
-    EXPECT_NE(config_error("[observatory]\nmax_label_values = -1\n")
-                  .find("observatory.max_label_values"),
-              std::string::npos);
+    EXPECT_NE(
+        config_error("[observatory]\nmax_label_values = -1\n").find("observatory.max_label_values"),
+        std::string::npos);
 }
 
 TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
@@ -112,8 +113,8 @@ TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
         "[[observatory.ingest_keys]]\nname = \"edge-1\"\nsha256 = \"" +
         std::string(64, 'a') + "\"\n";
     EXPECT_TRUE(load("[observatory]\n").gateway_keys.empty());
-    const std::string trusted =
-        "[observatory]\ningest = \"keys\"\ngateway_keys = [\"edge-1\"]\n" + keys.substr(keys.find("[[obs"));
+    const std::string trusted = "[observatory]\ningest = \"keys\"\ngateway_keys = [\"edge-1\"]\n" +
+                                keys.substr(keys.find("[[obs"));
     EXPECT_EQ(load(trusted).gateway_keys, std::vector<std::string>{"edge-1"});
     const std::string unknown =
         config_error("[observatory]\ningest = \"keys\"\ngateway_keys = [\"edge-2\"]\n" +

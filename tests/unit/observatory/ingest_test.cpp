@@ -542,7 +542,8 @@ TEST(IngestOutcome, ASubmitterReadsBackWhatTheServerAnswered) {
     EXPECT_EQ(out.accepted, 10u);
     EXPECT_EQ(out.duplicates, 1u);
     EXPECT_EQ(out.rejected, 1u);
-    EXPECT_EQ(out.errors, (std::vector<std::string>{"record 102: ts_us: expected a time in the last 7 days"}));
+    EXPECT_EQ(out.errors,
+              (std::vector<std::string>{"record 102: ts_us: expected a time in the last 7 days"}));
     const auto bad = add_outcome(out, "<html>502</html>", 0);
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().message, "observatory answer: expected a JSON object");

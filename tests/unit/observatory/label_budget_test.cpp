@@ -43,7 +43,9 @@ struct Fixture {
 };
 
 TEST(LabelBudget, KnownValuesAndCellsAreAlwaysAcceptedEvenOverEveryBudget) {
-    Fixture f({.new_values_per_submitter = 0, .max_values = 0, .new_cells_per_submitter = 0,
+    Fixture f({.new_values_per_submitter = 0,
+               .max_values = 0,
+               .new_cells_per_submitter = 0,
                .max_cells = 0});
     // The gateway's own records, through the index as the RollupKeeper adds them.
     f.index->add(std::vector<Measurement>{submitted("gpt-4o"), submitted("gpt-4o-mini")});
@@ -55,7 +57,9 @@ TEST(LabelBudget, KnownValuesAndCellsAreAlwaysAcceptedEvenOverEveryBudget) {
 }
 
 TEST(LabelBudget, ASubmitterAddsAtMostItsNewValuesPerLabelPerDay) {
-    Fixture f({.new_values_per_submitter = 2, .max_values = 100, .new_cells_per_submitter = 100,
+    Fixture f({.new_values_per_submitter = 2,
+               .max_values = 100,
+               .new_cells_per_submitter = 100,
                .max_cells = 100});
     Submission s = submission(
         {submitted("a"), submitted("b"), submitted("a"), submitted("c"), submitted("b")});
@@ -85,7 +89,9 @@ TEST(LabelBudget, ASubmitterAddsAtMostItsNewValuesPerLabelPerDay) {
 }
 
 TEST(LabelBudget, TheTotalOfDistinctValuesIsCappedForEveryone) {
-    Fixture f({.new_values_per_submitter = 10, .max_values = 3, .new_cells_per_submitter = 100,
+    Fixture f({.new_values_per_submitter = 10,
+               .max_values = 3,
+               .new_cells_per_submitter = 100,
                .max_cells = 100});
     f.index->add(std::vector<Measurement>{submitted("gateway-model")});
     Submission first = submission({submitted("a"), submitted("b"), submitted("c")});
@@ -104,7 +110,9 @@ TEST(LabelBudget, TheTotalOfDistinctValuesIsCappedForEveryone) {
 }
 
 TEST(LabelBudget, NewCombinationsOfKnownValuesHaveTheirOwnBudget) {
-    Fixture f({.new_values_per_submitter = 100, .max_values = 100, .new_cells_per_submitter = 3,
+    Fixture f({.new_values_per_submitter = 100,
+               .max_values = 100,
+               .new_cells_per_submitter = 3,
                .max_cells = 100});
     std::vector<Measurement> known;
     for (const char* p : {"p1", "p2", "p3"}) {
@@ -126,7 +134,9 @@ TEST(LabelBudget, NewCombinationsOfKnownValuesHaveTheirOwnBudget) {
 }
 
 TEST(LabelBudget, ErrorsStayInIndexOrderWithTheParsersAndTheServersRegionIsFree) {
-    Fixture f({.new_values_per_submitter = 1, .max_values = 100, .new_cells_per_submitter = 100,
+    Fixture f({.new_values_per_submitter = 1,
+               .max_values = 100,
+               .new_cells_per_submitter = 100,
                .max_cells = 100});
     Submission s = submission({submitted("a"), submitted("b"), submitted("a")});
     s.indexes = {1, 3, 4};  // records 0 and 2 had parse errors, 5 was a duplicate

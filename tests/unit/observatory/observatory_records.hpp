@@ -12,7 +12,8 @@ namespace tokenradar::observatory::test {
 inline constexpr std::int64_t kMs = 1'000'000;
 inline constexpr std::int64_t kDay0 = 1'764'460'800'000'000;  // 2025-11-30T00:00:00Z
 
-inline Measurement record(std::string provider, std::int64_t ts_us, double ttft_ms, std::string client = "") {
+inline Measurement record(std::string provider, std::int64_t ts_us, double ttft_ms,
+                          std::string client = "") {
     Measurement m;
     m.request_id = "r";
     m.client_id = std::move(client);

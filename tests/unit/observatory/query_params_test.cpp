@@ -260,7 +260,8 @@ TEST(QueryParams, LimitHasADefaultAndAMaximumPerEndpoint) {
     for (auto bad : {"0", "501", "abc", "-1", ""}) {
         const RequestError e = fails(std::string("/api/v1/leaderboard?limit=") + bad);
         EXPECT_EQ(e.param, "limit");
-        EXPECT_EQ(e.message, fmt::format("limit: expected an integer from 1 to 500, got '{}'", bad));
+        EXPECT_EQ(e.message,
+                  fmt::format("limit: expected an integer from 1 to 500, got '{}'", bad));
     }
     EXPECT_EQ(fails("/api/v1/distribution?limit=101").message,
               "limit: expected an integer from 1 to 100, got '101'");
@@ -268,7 +269,8 @@ TEST(QueryParams, LimitHasADefaultAndAMaximumPerEndpoint) {
     EXPECT_EQ(fails("/api/v1/labels?limit=5").param, "limit");
     EXPECT_EQ(fails("/api/v1/leaderboard?limit=5&limit=6").param, "limit");
     EXPECT_NE(ok("/api/v1/leaderboard?limit=5").cache_key(), ok("/api/v1/leaderboard").cache_key());
-    EXPECT_EQ(ok("/api/v1/leaderboard?limit=500").cache_key(), ok("/api/v1/leaderboard").cache_key());
+    EXPECT_EQ(ok("/api/v1/leaderboard?limit=500").cache_key(),
+              ok("/api/v1/leaderboard").cache_key());
 }
 
 TEST(QueryParams, UnknownOrForeignParametersAreNamed) {

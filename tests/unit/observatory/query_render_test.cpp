@@ -314,7 +314,8 @@ TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
     for (int i = 0; i < 30; ++i) {
         const std::string model = "m" + std::to_string(100 + i);
         rows[GroupKey{{"p", model}, -1}] = of_ttfts({static_cast<double>(100 - i)});
-        for (int h = 0; h < 3; ++h) series[GroupKey{{"p", model}, kDay0 + h * kHourUs}] = of_ttfts({1});
+        for (int h = 0; h < 3; ++h)
+            series[GroupKey{{"p", model}, kDay0 + h * kHourUs}] = of_ttfts({1});
     }
     ApiRequest req = request(Endpoint::leaderboard);
     req.limit = 30;
@@ -328,7 +329,8 @@ TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
     ApiRequest regions = request(Endpoint::regions);
     regions.limit = 7;
     Groups region_rows;
-    for (const auto& [key, a] : rows) region_rows[GroupKey{{"eu", "us", "p", key.labels[1]}, -1}] = a;
+    for (const auto& [key, a] : rows)
+        region_rows[GroupKey{{"eu", "us", "p", key.labels[1]}, -1}] = a;
     const auto r = parse(render_regions(regions, region_rows, 1));
     EXPECT_EQ(r.at("rows").as_array().size(), 7u);
     EXPECT_TRUE(r.at("truncated").as_bool());
@@ -357,7 +359,8 @@ TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
     EXPECT_TRUE(hm.at("truncated").as_bool());
 
     std::array<std::vector<std::string>, kLabelCount> labels;
-    for (std::size_t i = 0; i < kMaxLabelValuesShown + 1; ++i) labels[1].push_back(std::to_string(i));
+    for (std::size_t i = 0; i < kMaxLabelValuesShown + 1; ++i)
+        labels[1].push_back(std::to_string(i));
     const auto l = parse(render_labels(request(Endpoint::labels), labels));
     EXPECT_EQ(l.at("labels").at("model").as_array().size(), kMaxLabelValuesShown);
     EXPECT_TRUE(l.at("truncated").as_bool());

@@ -40,7 +40,8 @@ struct Kept {
         RollupKeeperOptions options;
         options.now_us = [] { return kNow; };
         keeper = std::make_shared<RollupKeeper>(index, options);
-        writer = std::make_unique<store::BatchWriter>(open(path), store::BatchWriterOptions{}, keeper);
+        writer =
+            std::make_unique<store::BatchWriter>(open(path), store::BatchWriterOptions{}, keeper);
     }
     std::shared_ptr<RollupIndex> index = std::make_shared<RollupIndex>();
     std::shared_ptr<RollupKeeper> keeper;
@@ -93,7 +94,8 @@ TEST(RollupKeeper, SavedRollupsAndCatchUpGiveTheSameAnswersAfterARestart) {
         Kept kept(db.path());
         auto stored = kept.writer->submit(records(200, kDay0 + kHourUs));
         ASSERT_EQ(stored.get().value().size(), 200u);
-        for (Measurement& m : records(50, kNow - 10 * kMinuteUs, "key:team")) kept.writer->try_push(std::move(m));
+        for (Measurement& m : records(50, kNow - 10 * kMinuteUs, "key:team"))
+            kept.writer->try_push(std::move(m));
         kept.writer->stop();
         before_minutes = kept.index->query(everything(Resolution::minute));
     }
@@ -110,22 +112,25 @@ TEST(RollupKeeper, SavedRollupsAndCatchUpGiveTheSameAnswersAfterARestart) {
     EXPECT_EQ(samples, 280u);
     // Without the late records the answers are the ones before the restart.
     std::uint64_t minute_samples = 0;
-    for (const auto& [key, a] : again.index->query(everything(Resolution::minute))) minute_samples += a.samples;
+    for (const auto& [key, a] : again.index->query(everything(Resolution::minute)))
+        minute_samples += a.samples;
     std::uint64_t minute_before = 0;
     for (const auto& [key, a] : before_minutes) minute_before += a.samples;
-    EXPECT_EQ(minute_before, 250u);  // all within the 6 hours that keep minutes
+    EXPECT_EQ(minute_before, 250u);         // all within the 6 hours that keep minutes
     EXPECT_EQ(minute_samples, 250u + 30u);  // refilled, not counted twice
     again.writer->stop();
 
     // rebuild gives the same rows as the incremental path.
     auto raw = open(db.path());
     RollupIndex saved;
-    ASSERT_TRUE(raw->load_rollups([&](store::RollupRow&& r) { saved.load_hour(from_store_row(r).value()); }));
+    ASSERT_TRUE(raw->load_rollups(
+        [&](store::RollupRow&& r) { saved.load_hour(from_store_row(r).value()); }));
     auto rebuilt_count = rebuild_rollups(*raw);
     ASSERT_TRUE(rebuilt_count) << rebuilt_count.error().message;
     EXPECT_EQ(*rebuilt_count, 280u);
     RollupIndex rebuilt;
-    auto watermark = raw->load_rollups([&](store::RollupRow&& r) { rebuilt.load_hour(from_store_row(r).value()); });
+    auto watermark = raw->load_rollups(
+        [&](store::RollupRow&& r) { rebuilt.load_hour(from_store_row(r).value()); });
     EXPECT_EQ(watermark.value(), raw->last_id().value());
     expect_same(saved.query(everything()), rebuilt.query(everything()));
     expect_same(rebuilt.query(everything()), after);

@@ -18,8 +18,8 @@ using test::kDay0;
 using test::kMs;
 using test::record;
 
-Query query(std::int64_t from_us, std::int64_t to_us, std::vector<Label> by = {}, bool by_bucket = false,
-            Resolution resolution = Resolution::hour) {
+Query query(std::int64_t from_us, std::int64_t to_us, std::vector<Label> by = {},
+            bool by_bucket = false, Resolution resolution = Resolution::hour) {
     Query q;
     q.from_us = from_us;
     q.to_us = to_us;
@@ -67,10 +67,12 @@ TEST(RollupIndex, MinuteResolutionAndTimeBuckets) {
     index.prune(kDay0 + kHourUs);  // minutes kept back to kDay0 - 5 h
     std::vector<Measurement> records;
     for (int minute = 0; minute < 3; ++minute) {
-        for (int i = 0; i <= minute; ++i) records.push_back(record("p", kDay0 + minute * kMinuteUs + i, 100));
+        for (int i = 0; i <= minute; ++i)
+            records.push_back(record("p", kDay0 + minute * kMinuteUs + i, 100));
     }
     index.add(records);
-    const Groups groups = index.query(query(kDay0 + kMinuteUs, kDay0 + kHourUs, {}, true, Resolution::minute));
+    const Groups groups =
+        index.query(query(kDay0 + kMinuteUs, kDay0 + kHourUs, {}, true, Resolution::minute));
     ASSERT_EQ(groups.size(), 2u);
     EXPECT_EQ(groups.at(GroupKey{{}, kDay0 + kMinuteUs}).samples, 2u);
     EXPECT_EQ(groups.at(GroupKey{{}, kDay0 + 2 * kMinuteUs}).samples, 3u);
@@ -99,7 +101,8 @@ TEST(RollupIndex, EachClientWeighsTheSameInABucket) {
     records.clear();
     for (int i = 0; i < 10; ++i) records.push_back(record("p", kDay0 + kHourUs + i, 500, "quiet"));
     index.add(records);
-    const Aggregate later = index.query(query(kDay0 + kHourUs, kDay0 + 2 * kHourUs)).begin()->second;
+    const Aggregate later =
+        index.query(query(kDay0 + kHourUs, kDay0 + 2 * kHourUs)).begin()->second;
     EXPECT_NEAR(later.sketch(Metric::ttft).count(), 10, 1e-9);
 }
 
@@ -113,7 +116,8 @@ TEST(RollupIndex, LongWindowsFromTheDayCacheEqualTheSumOfHours) {
         records.push_back(record(i % 2 ? "a" : "b", ts, ttft(rng), i % 3 ? "x" : "y"));
     }
     index.add(records);
-    const Query whole = query(kDay0 + 3 * kHourUs, kDay0 + 4 * kDayUs + 5 * kHourUs, {Label::provider});
+    const Query whole =
+        query(kDay0 + 3 * kHourUs, kDay0 + 4 * kDayUs + 5 * kHourUs, {Label::provider});
     Query hourly = whole;
     hourly.by_bucket = true;
     const auto check = [&] {
@@ -126,7 +130,9 @@ TEST(RollupIndex, LongWindowsFromTheDayCacheEqualTheSumOfHours) {
             EXPECT_EQ(a.samples, b.samples);
             EXPECT_NEAR(a.sketch(Metric::ttft).count(), b.sketch(Metric::ttft).count(), 1e-6);
             for (double q : {0.5, 0.95, 0.99}) {
-                EXPECT_NEAR(p(a, Metric::ttft, q), p(b, Metric::ttft, q), 1e-9 * p(b, Metric::ttft, q)) << q;
+                EXPECT_NEAR(p(a, Metric::ttft, q), p(b, Metric::ttft, q),
+                            1e-9 * p(b, Metric::ttft, q))
+                    << q;
             }
         }
     };
@@ -140,7 +146,9 @@ TEST(RollupIndex, LongWindowsFromTheDayCacheEqualTheSumOfHours) {
 TEST(RollupIndex, DirtyHoursReloadIntoTheSameAnswers) {
     RollupIndex index;
     std::vector<Measurement> records;
-    for (int i = 0; i < 300; ++i) records.push_back(record(i % 3 ? "a" : "b", kDay0 + i * 30'000'000LL, 100 + i, i % 2 ? "x" : ""));
+    for (int i = 0; i < 300; ++i)
+        records.push_back(
+            record(i % 3 ? "a" : "b", kDay0 + i * 30'000'000LL, 100 + i, i % 2 ? "x" : ""));
     index.add(records);
     const std::uint64_t generation = index.generation();
     std::vector<HourRow> rows = index.take_dirty_hours();
@@ -159,7 +167,8 @@ TEST(RollupIndex, DirtyHoursReloadIntoTheSameAnswers) {
     EXPECT_EQ(index.query(q), reloaded.query(q));
     EXPECT_EQ(index.generation(), generation);
     const auto labels = reloaded.labels(kDay0, kDay0 + kHourUs);
-    EXPECT_EQ(labels[static_cast<std::size_t>(Label::provider)], (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(labels[static_cast<std::size_t>(Label::provider)],
+              (std::vector<std::string>{"a", "b"}));
     EXPECT_EQ(labels[static_cast<std::size_t>(Label::stream)], (std::vector<std::string>{"true"}));
 }
 
@@ -377,7 +386,9 @@ TEST(RollupIndex, QueriesRunWhileRecordsArrive) {
     std::thread writer([&] {
         for (int batch = 0; batch < 200; ++batch) {
             std::vector<Measurement> records;
-            for (int i = 0; i < 50; ++i) records.push_back(record(batch % 2 ? "a" : "b", kDay0 + batch * kMinuteUs * 10 + i, 100 + i));
+            for (int i = 0; i < 50; ++i)
+                records.push_back(
+                    record(batch % 2 ? "a" : "b", kDay0 + batch * kMinuteUs * 10 + i, 100 + i));
             index.add(records);
             if (batch % 20 == 0) index.take_dirty_hours();
         }
@@ -400,7 +411,8 @@ TEST(RollupIndex, QueriesRunWhileRecordsArrive) {
     writer.join();
     by_task.join();
     EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs)).begin()->second.samples, 10'000u);
-    EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs, {Label::task})).begin()->second.samples, 10'000u);
+    EXPECT_EQ(index.query(query(kDay0, kDay0 + 3 * kDayUs, {Label::task})).begin()->second.samples,
+              10'000u);
 }
 
 }  // namespace

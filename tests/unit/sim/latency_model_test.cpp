@@ -33,8 +33,9 @@ double median(std::vector<double> v) {
 // metrics.md: TPOT = (t_last - t_first) / (N - 1), decode tokens/s = 1000 / TPOT.
 double decode_tokens_per_s(const RequestPlan& plan) {
     const auto n = static_cast<double>(plan.output_tokens);
-    const double tpot_ms = static_cast<double>(plan.token_offsets_ns.back() -
-                                               plan.token_offsets_ns.front()) / 1e6 / (n - 1);
+    const double tpot_ms =
+        static_cast<double>(plan.token_offsets_ns.back() - plan.token_offsets_ns.front()) / 1e6 /
+        (n - 1);
     return 1000.0 / tpot_ms;
 }
 
@@ -78,8 +79,8 @@ TEST_P(ShippedProfileMedians, WithinThreePercentAtMultiplierOne) {
         ttft.push_back(static_cast<double>(plan.ttft_ns) / 1e6);
         speed.push_back(decode_tokens_per_s(plan));
     }
-    fmt::print("{}: median TTFT {:.1f} ms, median decode {:.2f} tokens/s\n", ref.name,
-               median(ttft), median(speed));
+    fmt::print("{}: median TTFT {:.1f} ms, median decode {:.2f} tokens/s\n", ref.name, median(ttft),
+               median(speed));
     EXPECT_NEAR(median(ttft), ref.ttft_ms, 0.03 * ref.ttft_ms);
     EXPECT_NEAR(median(speed), ref.tokens_per_s, 0.03 * ref.tokens_per_s);
 }
@@ -92,8 +93,8 @@ INSTANTIATE_TEST_SUITE_P(Profiles, ShippedProfileMedians,
                                            Reference{"fixed", 250, 50}),
                          [](const auto& param_info) {
                              std::string n = param_info.param.name;
-                             std::replace_if(n.begin(), n.end(),
-                                             [](char c) { return !std::isalnum(c); }, '_');
+                             std::replace_if(
+                                 n.begin(), n.end(), [](char c) { return !std::isalnum(c); }, '_');
                              return n;
                          });
 
@@ -215,9 +216,12 @@ TEST(LatencyModel, FaultsHappenAtTheirRates) {
             EXPECT_GE(plan.token_offsets_ns[k] - plan.token_offsets_ns[k - 1], 700'000'000);
         }
     }
-    for (auto [kind, rate] : {std::pair{FaultKind::http_429, 0.05}, {FaultKind::http_500, 0.04},
-                              {FaultKind::http_503, 0.03}, {FaultKind::disconnect, 0.06},
-                              {FaultKind::stall, 0.02}, {FaultKind::malformed, 0.05},
+    for (auto [kind, rate] : {std::pair{FaultKind::http_429, 0.05},
+                              {FaultKind::http_500, 0.04},
+                              {FaultKind::http_503, 0.03},
+                              {FaultKind::disconnect, 0.06},
+                              {FaultKind::stall, 0.02},
+                              {FaultKind::malformed, 0.05},
                               {FaultKind::none, 0.75}}) {
         const double sd = std::sqrt(kRuns * rate * (1 - rate));
         EXPECT_NEAR(seen[kind], kRuns * rate, 4.5 * sd) << to_string(kind);
@@ -296,9 +300,10 @@ TEST(LatencyModel, HonoursMaxTokensAndIsReproducible) {
 }
 
 TEST(LatencyModel, NaturalStopBeforeMaxTokens) {
-    LatencyModel model(parse_profile("name = \"s\"\nmodels = [\"m\"]\n[decode]\n"
-                                     "stop_probability = 0.01\n",
-                                     "s.toml"));
+    LatencyModel model(
+        parse_profile("name = \"s\"\nmodels = [\"m\"]\n[decode]\n"
+                      "stop_probability = 0.01\n",
+                      "s.toml"));
     int stops = 0;
     double total = 0;
     for (int i = 0; i < 2000; ++i) {

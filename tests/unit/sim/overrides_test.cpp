@@ -47,9 +47,12 @@ TEST(Overrides, NoHeadersIsEmpty) {
 }
 
 TEST(Overrides, FaultNames) {
-    for (auto [name, kind] : {std::pair{"429", FaultKind::http_429}, {"500", FaultKind::http_500},
-                              {"503", FaultKind::http_503}, {"disconnect", FaultKind::disconnect},
-                              {"malformed", FaultKind::malformed}, {"none", FaultKind::none}}) {
+    for (auto [name, kind] : {std::pair{"429", FaultKind::http_429},
+                              {"500", FaultKind::http_500},
+                              {"503", FaultKind::http_503},
+                              {"disconnect", FaultKind::disconnect},
+                              {"malformed", FaultKind::malformed},
+                              {"none", FaultKind::none}}) {
         auto o = parse({{"x-sim-fault", name}});
         ASSERT_TRUE(o);
         EXPECT_EQ(o->fault, kind);

@@ -73,7 +73,8 @@ TEST(Profile, DefaultsAndSeed) {
     EXPECT_NE(p.seed, 0u);
     EXPECT_EQ(parse_profile(std::string(kHead) + "seed = 7\n", "s.toml").seed, 7u);
     EXPECT_EQ(p.answers.tool_call_rate, 0.0);
-    EXPECT_EQ(parse_profile(std::string(kHead) + "[answers]\ntool_call_rate = 0.25\n", "a.toml").answers.tool_call_rate,
+    EXPECT_EQ(parse_profile(std::string(kHead) + "[answers]\ntool_call_rate = 0.25\n", "a.toml")
+                  .answers.tool_call_rate,
               0.25);
     EXPECT_THAT(error_of(std::string(kHead) + "[answers]\ntool_call_rate = 2\n"),
                 HasSubstr("bad.toml:4: answers.tool_call_rate: expected a number from 0 to 1"));
@@ -82,7 +83,8 @@ TEST(Profile, DefaultsAndSeed) {
 TEST(Profile, UnknownKeysAreErrorsAtEveryTable) {
     EXPECT_THAT(error_of(std::string(kHead) + "typo = 1\n"),
                 HasSubstr("bad.toml:3: unknown key 'typo'"));
-    for (const char* table : {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults", "answers"}) {
+    for (const char* table :
+         {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults", "answers"}) {
         SCOPED_TRACE(table);
         EXPECT_THAT(error_of(fmt::format("{}[{}]\nbogus = 1\n", kHead, table)),
                     HasSubstr(fmt::format("bad.toml:4: unknown key '{}.bogus'", table)));
@@ -111,15 +113,12 @@ TEST(Profile, WrongTypeAndRangeNameFileLineKey) {
 }
 
 TEST(Profile, BadPeakTable) {
-    EXPECT_THAT(error_of(std::string(kHead) +
-                         "[peak]\ntimezone = \"Mars/Olympus\"\nhourly = [" +
+    EXPECT_THAT(error_of(std::string(kHead) + "[peak]\ntimezone = \"Mars/Olympus\"\nhourly = [" +
                          "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n"),
                 HasSubstr("bad.toml:4: peak.timezone: expected an IANA time zone"));
-    EXPECT_THAT(error_of(std::string(kHead) +
-                         "[peak]\ntimezone = \"UTC\"\nhourly = [1, 1, 1]\n"),
+    EXPECT_THAT(error_of(std::string(kHead) + "[peak]\ntimezone = \"UTC\"\nhourly = [1, 1, 1]\n"),
                 HasSubstr("bad.toml:5: peak.hourly: expected an array of 24 multipliers"));
-    EXPECT_THAT(error_of(std::string(kHead) + "[peak]\nhourly = []\n"),
-                HasSubstr("peak.timezone"));
+    EXPECT_THAT(error_of(std::string(kHead) + "[peak]\nhourly = []\n"), HasSubstr("peak.timezone"));
 }
 
 TEST(Profile, ErrorFromAFileNamesThePath) {

@@ -7,9 +7,10 @@ namespace tokenradar::sim {
 namespace {
 
 TEST(TraceRecord, FromPlanAndJsonLine) {
-    LatencyModel model(parse_profile("name = \"p\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 100\n"
-                                     "[decode]\ntokens_per_s = 50\ntokens_per_chunk = 2\n",
-                                     "p.toml"));
+    LatencyModel model(
+        parse_profile("name = \"p\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 100\n"
+                      "[decode]\ntokens_per_s = 50\ntokens_per_chunk = 2\n",
+                      "p.toml"));
     PlanInput in;
     in.prompt_text = "hello world, this is a prompt";
     in.max_tokens = 5;

@@ -468,7 +468,8 @@ TEST(DdSketch, MergeWithItselfDoubles) {
 }
 
 TEST(DdSketch, WeightedMergeEqualsWeightedAdds) {
-    const auto values = draw(2'000, 9, [](auto& r) { return std::lognormal_distribution<double>(5, 1)(r); });
+    const auto values =
+        draw(2'000, 9, [](auto& r) { return std::lognormal_distribution<double>(5, 1)(r); });
     DdSketch part;
     DdSketch expected;
     for (double v : values) {

@@ -2,10 +2,10 @@
 
 #include <tokenradar/store/sqlite_store.hpp>
 
+#include <unistd.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -367,7 +367,8 @@ TEST(SqliteStore, RollupRowsAreReplacedLoadedAndClearedWithTheirWatermark) {
     EXPECT_EQ(mine.hour_us, row.hour_us);
     ASSERT_TRUE(store->clear_rollups());
     loaded.clear();
-    EXPECT_EQ(store->load_rollups([&](RollupRow&& r) { loaded.push_back(std::move(r)); }).value(), 0);
+    EXPECT_EQ(store->load_rollups([&](RollupRow&& r) { loaded.push_back(std::move(r)); }).value(),
+              0);
     EXPECT_TRUE(loaded.empty());
 }
 
