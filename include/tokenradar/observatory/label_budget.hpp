@@ -2,7 +2,7 @@
 // How many new label values and label cells (combinations) submitted records may bring into
 // the observatory. Every distinct value is a leaderboard row, a filter-menu entry and, with
 // the other labels, rollup cells in every bucket: 100,000 unique model names in ten public
-// submissions took a server to 1 GB RSS and a 52 MB leaderboard (issue 24). So a record whose
+// submissions took a server to 1 GB RSS and a 52 MB leaderboard. So a record whose
 // provider, model, task, upstream_region or client_region the index does not know yet, or
 // whose combination of labels (its cell, cell.hpp) it does not know yet, is accepted only
 // within two budgets per label and two for cells:

@@ -1,4 +1,4 @@
--- The observatory (issue 5): submitted records, and rollups kept across restarts.
+-- The observatory: submitted records, and rollups kept across restarts.
 --
 -- received_us: the server's wall clock when a submitted record arrived (NULL: measured here).
 ALTER TABLE measurements ADD COLUMN received_us INTEGER;

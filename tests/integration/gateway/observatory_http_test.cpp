@@ -569,7 +569,7 @@ TEST(ObservatoryQueries, DisabledObservatoryAnswers404) {
     EXPECT_EQ(post(s, array_of(batch(0, 1)), bearer(kKeyA)).status, 200u);
 }
 
-// Issue 24, "Forged provenance": a public submitter sent source "gateway" (fallbacks, cache
+// Forged provenance: a public submitter sent source "gateway" (fallbacks, cache
 // hits, errors) and the gateway page counted them as this node's.
 TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCounts) {
     testing::SimFixture sim("instant");
@@ -631,7 +631,7 @@ TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCou
     }
 }
 
-// Issue 24, "Label cardinality": 10 x 10,000 records with unique 100-byte model names from one
+// Label cardinality: 10 x 10,000 records with unique 100-byte model names from one
 // address took the observatory to 1 GB RSS and a 52 MB leaderboard. Here 2 x 2,000 (fast).
 TEST(ObservatoryIngest, UniqueLabelValuesFromOneAddressAreBoundedAndAnswersStaySmall) {
     TempDb db;

@@ -125,7 +125,7 @@ TEST(Ingest, EmptySourceBecomesSubmittedAndAMissingClientRegionComesFromTheConte
     EXPECT_EQ(s.records[1].labels.client_region, "eu-west");
 }
 
-// Issue 24: a submitter said source "gateway" and changed the gateway page's counts.
+// A submitter said source "gateway" and changed the gateway page's counts.
 TEST(Ingest, TheServerNotTheRecordSaysARecordIsThisNodesGatewayOrSim) {
     std::vector<json::object> records;
     for (const char* source : {"gateway", "sim", "bench", "submitted"}) {

@@ -153,7 +153,7 @@ TEST(LabelBudget, ErrorsStayInIndexOrderWithTheParsersAndTheServersRegionIsFree)
     EXPECT_EQ(s.records.size() + s.errors.size() + s.duplicates, s.total);
 }
 
-// Issue 24's attack, at the library level: 10 submissions of 10,000 records with unique
+// The label-cardinality attack, at the library level: 10 submissions of 10,000 records with unique
 // 100-byte model names from one address. Before the budget every record was accepted.
 TEST(LabelBudget, UniqueNamesFromOneSubmitterAddAtMostItsBudget) {
     Fixture f(LabelBudgetOptions{});

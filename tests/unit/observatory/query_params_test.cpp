@@ -247,7 +247,7 @@ TEST(QueryParams, Points) {
     }
 }
 
-// Issue 24: 100,000 submitted model names made a 52 MB leaderboard. Every answer that lists
+// 100,000 submitted model names made a 52 MB leaderboard. Every answer that lists
 // rows or series takes a `limit` with a maximum.
 TEST(QueryParams, LimitHasADefaultAndAMaximumPerEndpoint) {
     EXPECT_EQ(ok("/api/v1/leaderboard").limit, 500u);

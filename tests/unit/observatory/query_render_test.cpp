@@ -307,7 +307,7 @@ TEST(QueryRender, Labels) {
     EXPECT_TRUE(body.at("labels").at("client_region").as_array().empty());
 }
 
-// Issue 24: no answer may grow with the number of label values the index holds.
+// No answer may grow with the number of label values the index holds.
 TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
     Groups rows;
     Groups series;
