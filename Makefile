@@ -10,7 +10,7 @@ export CCACHE_MAXSIZE ?= 5G
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps web sdk-deps build build-asan build-pgo test test-release test-asan test-tsan run fuzz bench format clean
+.PHONY: deps web sdk-deps build build-asan build-pgo test test-release test-asan test-tsan lint run fuzz bench format clean
 
 deps:
 	@scripts/install-deps.sh
@@ -57,11 +57,18 @@ build-pgo: deps web build/pgo-generate/build.ninja build/pgo/build.ninja
 	scripts/pgo-train.sh build/pgo-generate/tokenradar build/pgo-profile
 	cmake --build --preset pgo -j $(JOBS) --target tokenradar --clean-first
 
-# Every test: the full suite on the optimised build (timing tests need it), then every
-# test but the timing-sensitive ones under ASan+UBSan.
+# Every test: format, banned APIs, include directions and clang-tidy (scripts/lint.py), the
+# full suite on the optimised build (timing tests need it), then every test but the
+# timing-sensitive ones under ASan+UBSan.
 test: build build-asan
+	scripts/lint.py all
 	ctest --preset release -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+# The checks alone (conventions.md "Format and lint"); tidy reads build/release's compile
+# commands and re-checks only the units whose source or project headers changed.
+lint: build
+	scripts/lint.py all
 
 test-release: build
 	ctest --preset release -j $(JOBS)
@@ -97,7 +104,7 @@ fuzz: deps build/fuzz/build.ninja
 		build/fuzz/corpus/$(FUZZER) tests/fuzz/corpus/$(FUZZER)
 
 format:
-	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+	git ls-files '*.cpp' '*.hpp' | grep -v node_modules/ | xargs clang-format-14 -i --style=file
 
 clean:
 	rm -rf build

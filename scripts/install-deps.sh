@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     # toolchain
     build-essential cmake ninja-build ccache pkg-config git
-    clang-14 libclang-rt-14-dev libfuzzer-14-dev
+    clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format-14 clang-tidy-14 python3
     # libraries
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
     libssl-dev ca-certificates libsqlite3-dev zlib1g-dev
