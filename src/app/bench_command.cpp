@@ -193,8 +193,9 @@ void apply_extra_body(const BenchArgs& a, std::vector<bench::Target>& targets) {
     }
 }
 
-bench::RunOptions build_options(const BenchArgs& a) {
-    bench::RunOptions o;
+// --target specs, with keys from --key-env and each target's --extra-body.
+std::vector<bench::Target> parse_targets(const BenchArgs& a) {
+    std::vector<bench::Target> targets;
     if (a.targets.empty())
         throw ConfigError("--target: at least one target is required (NAME=API:BASE_URL#MODEL)");
     std::map<std::string, std::string> key_env;
@@ -212,7 +213,7 @@ bench::RunOptions build_options(const BenchArgs& a) {
     for (const auto& spec : a.targets) {
         auto target = bench::parse_target(spec, key_env, env);
         if (!target) throw ConfigError(target.error().message);
-        for (const auto& other : o.targets) {
+        for (const auto& other : targets) {
             if (other.name == target->name)
                 throw ConfigError(fmt::format("--target: the name '{}' is used twice", other.name));
         }
@@ -220,16 +221,14 @@ bench::RunOptions build_options(const BenchArgs& a) {
             spdlog::warn("target {}: no key{} (use --key-env {}=VAR)", target->name,
                          target->key_env.empty() ? "" : " in $" + target->key_env, target->name);
         }
-        o.targets.push_back(std::move(*target));
+        targets.push_back(std::move(*target));
     }
-    apply_extra_body(a, o.targets);
-    if (a.workload.empty())
-        throw ConfigError(
-            "--workload: required (chat, gen-500, long-context, code, prefix-reuse or a .toml "
-            "file)");
-    o.workload = bench::load_workload(a.workload, a.workloads_dir.empty()
-                                                      ? find_resource_dir("workloads")
-                                                      : std::filesystem::path(a.workloads_dir));
+    apply_extra_body(a, targets);
+    return targets;
+}
+
+// How much to run: --requests per target or --duration.
+void set_amount(const BenchArgs& a, bench::RunOptions& o) {
     if (a.requests.has_value() == !a.duration.empty()) {
         throw ConfigError(
             "give exactly one of --requests N (per target) or --duration TIME (e.g. 60s)");
@@ -243,6 +242,10 @@ bench::RunOptions build_options(const BenchArgs& a) {
         if (o.duration.count() <= 0)
             throw ConfigError("--duration: expected a positive duration (e.g. 60s)");
     }
+}
+
+// How requests arrive: closed loop (--concurrency, --ramp-up) or open loop (--rate, --arrival).
+void set_load(const BenchArgs& a, bench::RunOptions& o) {
     if (a.concurrency.has_value() == a.rate.has_value()) {
         throw ConfigError(
             "give exactly one of --concurrency C (closed loop) or --rate R (open loop, "
@@ -263,10 +266,10 @@ bench::RunOptions build_options(const BenchArgs& a) {
     o.ramp_up = duration_option("--ramp-up", a.ramp_up);
     if (o.ramp_up.count() > 0 && o.rate > 0)
         throw ConfigError("--ramp-up applies to --concurrency (closed loop) only");
-    o.warmup = a.warmup;
-    o.preflight = !a.no_preflight;
-    o.seed = a.seed;
-    o.threads = a.threads;
+}
+
+// Timeouts, TLS, connection reuse and extra headers of the HTTP client.
+void set_client(const BenchArgs& a, bench::RunOptions& o) {
     o.client.connect_timeout = duration_option("--connect-timeout", a.connect_timeout);
     o.first_token_timeout = duration_option("--first-token-timeout", a.first_token_timeout);
     o.client.headers_timeout = o.first_token_timeout;
@@ -285,6 +288,25 @@ bench::RunOptions build_options(const BenchArgs& a) {
         value.erase(0, value.find_first_not_of(' '));
         o.extra_headers.emplace_back(header.substr(0, colon), value);
     }
+}
+
+bench::RunOptions build_options(const BenchArgs& a) {
+    bench::RunOptions o;
+    o.targets = parse_targets(a);
+    if (a.workload.empty())
+        throw ConfigError(
+            "--workload: required (chat, gen-500, long-context, code, prefix-reuse or a .toml "
+            "file)");
+    o.workload = bench::load_workload(a.workload, a.workloads_dir.empty()
+                                                      ? find_resource_dir("workloads")
+                                                      : std::filesystem::path(a.workloads_dir));
+    set_amount(a, o);
+    set_load(a, o);
+    o.warmup = a.warmup;
+    o.preflight = !a.no_preflight;
+    o.seed = a.seed;
+    o.threads = a.threads;
+    set_client(a, o);
     if (a.format != "table" && a.format != "json" && a.format != "csv" && a.format != "markdown") {
         throw ConfigError(
             fmt::format("--format {}: expected table, json, csv or markdown", a.format));

@@ -1,13 +1,11 @@
 #include <tokenradar/dialect/gemini.hpp>
 
 // The rest of this component and its private helpers.
-#include "generation_options.hpp"
+#include "gemini_function_call.hpp"
 #include "json_util.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
-
-#include <cctype>
 
 namespace tokenradar::dialect {
 
@@ -66,362 +64,12 @@ json::object usage_json(const Usage& u) {
     return o;
 }
 
-json::object function_response(const Message& m, std::string_view name) {
-    std::string text;
-    for (const auto& c : m.content) text += c.text;
-    auto obj = parse_json_object(text);
-    json::object fr{{"name", name}};
-    if (!m.tool_call_id.empty()) fr["id"] = m.tool_call_id;
-    fr["response"] = obj ? std::move(*obj) : json::object{{"result", text}};
-    return json::object{{"functionResponse", std::move(fr)}};
-}
-
-// Gemini wants a MIME type with every fileData; a bare image URL gets one from its extension.
-std::string_view image_mime_from_url(std::string_view url) {
-    url = url.substr(0, url.find_first_of("?#"));
-    const std::size_t dot = url.rfind('.');
-    std::string ext;
-    if (dot != std::string_view::npos && url.find('/', dot) == std::string_view::npos) {
-        for (char ch : url.substr(dot + 1))
-            ext += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    }
-    if (ext == "png") return "image/png";
-    if (ext == "webp") return "image/webp";
-    if (ext == "gif") return "image/gif";
-    if (ext == "heic") return "image/heic";
-    if (ext == "heif") return "image/heif";
-    return "image/jpeg";
-}
-
 // The thoughtSignature sits on the part, beside functionCall.
-std::string read_signature(Reader& r, const json::object& part, const Path& jp) {
-    auto sig = r.string(part, "thoughtSignature", jp);
-    if (!sig) sig = r.string(part, "thought_signature", jp);
+std::string read_signature(Reader& r, const json::object& part, const Path& part_path) {
+    auto sig = r.string(part, "thoughtSignature", part_path);
+    if (!sig) sig = r.string(part, "thought_signature", part_path);
     return sig ? std::string(*sig) : std::string();
 }
-
-json::object function_call_part(json::object call, const std::string& signature) {
-    json::object part{{"functionCall", std::move(call)}};
-    if (!signature.empty()) part["thoughtSignature"] = signature;
-    return part;
-}
-
-// An empty text part beside a function call is what OpenAI clients send as `content: ""`;
-// it carries nothing, so it is left out there.
-json::array parts_json(const std::vector<ContentPart>& parts, bool drop_empty_text = false) {
-    json::array a;
-    for (const ContentPart& c : parts) {
-        switch (c.kind) {
-            case ContentPart::Kind::text:
-                if (drop_empty_text && c.text.empty()) break;
-                a.push_back(json::object{{"text", c.text}});
-                break;
-            case ContentPart::Kind::image_base64:
-                a.push_back(json::object{
-                    {"inlineData", json::object{{"mimeType", c.media_type}, {"data", c.data}}}});
-                break;
-            case ContentPart::Kind::image_url:
-                a.push_back(json::object{
-                    {"fileData", json::object{{"mimeType", c.media_type.empty()
-                                                               ? image_mime_from_url(c.url)
-                                                               : std::string_view(c.media_type)},
-                                              {"fileUri", c.url}}}});
-                break;
-        }
-    }
-    return a;
-}
-
-}  // namespace
-
-std::string gemini_path(std::string_view model, bool stream) {
-    std::string p = "/v1beta/models/";
-    p.append(model);
-    p.append(stream ? ":streamGenerateContent?alt=sse" : ":generateContent");
-    return p;
-}
-
-Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model,
-                                         bool stream) {
-    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
-    if (!root) return root.error();
-    const json::object& o = *root;
-    Reader r(Errc::bad_request);
-    Path top;
-    ChatRequest req;
-    req.model.assign(model);
-    req.stream = stream;
-    req.include_usage = true;
-    if (const json::value* si = proto_field(o, "systemInstruction", "system_instruction")) {
-        Path sp = top.key("systemInstruction");
-        if (const json::object* so = r.as_object(*si, sp)) {
-            Path pp = sp.key("parts");
-            Message m;
-            m.role = Role::system;
-            if (const json::array* parts = r.array(*so, "parts", sp, true)) {
-                for (std::size_t j = 0; j < parts->size() && !r.failed(); ++j) {
-                    Path jp = pp.at(j);
-                    const json::object* part = r.as_object((*parts)[j], jp);
-                    if (!part) break;
-                    if (auto t = r.string(*part, "text", jp, true))
-                        m.content.push_back(ContentPart::make_text(std::string(*t)));
-                }
-            }
-            req.messages.push_back(std::move(m));
-        }
-    }
-    Path cp = top.key("contents");
-    const json::array* contents = r.array(o, "contents", top, true);
-    for (std::size_t i = 0; contents && i < contents->size() && !r.failed(); ++i) {
-        Path ip = cp.at(i);
-        const json::object* c = r.as_object((*contents)[i], ip);
-        if (!c) break;
-        Message msg;
-        auto role = r.string(*c, "role", ip);
-        if (!role || *role == "user")
-            msg.role = Role::user;
-        else if (*role == "model")
-            msg.role = Role::assistant;
-        else {
-            r.fail_key(ip, "role", "expected one of user, model");
-            break;
-        }
-        std::vector<Message> results;
-        Path pp = ip.key("parts");
-        const json::array* parts = r.array(*c, "parts", ip, true);
-        for (std::size_t j = 0; parts && j < parts->size() && !r.failed(); ++j) {
-            Path jp = pp.at(j);
-            const json::object* part = r.as_object((*parts)[j], jp);
-            if (!part) break;
-            if (auto text = r.string(*part, "text", jp)) {
-                if (!r.boolean(*part, "thought", jp).value_or(false)) {
-                    msg.content.push_back(ContentPart::make_text(std::string(*text)));
-                }
-            } else if (const json::value* inl = proto_field(*part, "inlineData", "inline_data")) {
-                Path dp = jp.key("inlineData");
-                if (const json::object* d = r.as_object(*inl, dp)) {
-                    ContentPart p;
-                    p.kind = ContentPart::Kind::image_base64;
-                    if (auto mt = r.string(*d, "mimeType", dp, true)) p.media_type.assign(*mt);
-                    if (auto data = r.string(*d, "data", dp, true)) p.data.assign(*data);
-                    msg.content.push_back(std::move(p));
-                }
-            } else if (const json::value* fd = proto_field(*part, "fileData", "file_data")) {
-                Path dp = jp.key("fileData");
-                if (const json::object* d = r.as_object(*fd, dp)) {
-                    ContentPart p;
-                    p.kind = ContentPart::Kind::image_url;
-                    if (auto mt = r.string(*d, "mimeType", dp)) p.media_type.assign(*mt);
-                    if (auto uri = r.string(*d, "fileUri", dp, true)) p.url.assign(*uri);
-                    msg.content.push_back(std::move(p));
-                }
-            } else if (const json::value* fc =
-                           proto_field(*part, "functionCall", "function_call")) {
-                Path fp = jp.key("functionCall");
-                if (msg.role != Role::assistant) {
-                    r.fail(fp, "only allowed in a model turn");
-                    break;
-                }
-                if (const json::object* f = r.as_object(*fc, fp)) {
-                    ToolCall tc;
-                    if (auto id = r.string(*f, "id", fp)) tc.id.assign(*id);
-                    if (auto name = r.string(*f, "name", fp, true)) tc.name.assign(*name);
-                    const json::object* args = r.object(*f, "args", fp);
-                    tc.arguments = args ? to_json_text(*args) : "{}";
-                    tc.signature = read_signature(r, *part, jp);
-                    msg.tool_calls.push_back(std::move(tc));
-                }
-            } else if (const json::value* fr =
-                           proto_field(*part, "functionResponse", "function_response")) {
-                Path fp = jp.key("functionResponse");
-                if (const json::object* f = r.as_object(*fr, fp)) {
-                    Message tm;
-                    tm.role = Role::tool;
-                    if (auto id = r.string(*f, "id", fp)) tm.tool_call_id.assign(*id);
-                    if (auto name = r.string(*f, "name", fp, true)) tm.name.assign(*name);
-                    if (const json::object* resp = r.object(*f, "response", fp)) {
-                        const json::value* result = resp->if_contains("result");
-                        if (resp->size() == 1 && result && result->is_string()) {
-                            tm.content.push_back(
-                                ContentPart::make_text(std::string(result->get_string())));
-                        } else {
-                            tm.content.push_back(ContentPart::make_text(to_json_text(*resp)));
-                        }
-                    }
-                    results.push_back(std::move(tm));
-                }
-            } else {
-                r.fail(
-                    jp,
-                    "expected one of text, inlineData, fileData, functionCall, functionResponse");
-            }
-        }
-        for (auto& tm : results) req.messages.push_back(std::move(tm));
-        if (results.empty() || !msg.content.empty() || !msg.tool_calls.empty()) {
-            req.messages.push_back(std::move(msg));
-        }
-    }
-    Path tp = top.key("tools");
-    if (const json::array* tools = r.array(o, "tools", top)) {
-        for (std::size_t i = 0; i < tools->size() && !r.failed(); ++i) {
-            Path ip = tp.at(i);
-            const json::object* t = r.as_object((*tools)[i], ip);
-            if (!t) break;
-            const json::value* decls =
-                proto_field(*t, "functionDeclarations", "function_declarations");
-            if (!decls) continue;  // googleSearch, codeExecution...: nothing to translate
-            Path dp = ip.key("functionDeclarations");
-            if (!decls->is_array()) {
-                r.fail(dp, "expected an array");
-                break;
-            }
-            for (std::size_t k = 0; k < decls->get_array().size() && !r.failed(); ++k) {
-                Path kp = dp.at(k);
-                const json::object* d = r.as_object(decls->get_array()[k], kp);
-                if (!d) break;
-                ToolDefinition def;
-                if (auto name = r.string(*d, "name", kp, true)) def.name.assign(*name);
-                if (auto desc = r.string(*d, "description", kp)) def.description.assign(*desc);
-                // parametersJsonSchema (JSON Schema) or parameters (OpenAPI subset).
-                const json::value* pv =
-                    proto_field(*d, "parametersJsonSchema", "parameters_json_schema");
-                Path pp = kp.key(pv ? "parametersJsonSchema" : "parameters");
-                if (!pv) pv = Reader::find(*d, "parameters");
-                if (const json::object* params = pv ? r.as_object(*pv, pp) : nullptr)
-                    def.parameters = to_json_text(*params);
-                req.tools.push_back(std::move(def));
-            }
-        }
-    }
-    if (const json::value* gcv = proto_field(o, "generationConfig", "generation_config")) {
-        Path gp = top.key("generationConfig");
-        if (const json::object* gc = r.as_object(*gcv, gp)) {
-            req.max_tokens = r.integer_at_least(*gc, "maxOutputTokens", gp, 0);
-            req.temperature = r.number(*gc, "temperature", gp, false, kTemperatureRange);
-            req.top_p = r.number(*gc, "topP", gp, false, kProbabilityRange);
-            Path sp = gp.key("stopSequences");
-            if (const json::array* stop = r.array(*gc, "stopSequences", gp)) {
-                for (std::size_t i = 0; i < stop->size(); ++i) {
-                    if (!(*stop)[i].is_string()) {
-                        r.fail(sp.at(i), "expected a string");
-                        break;
-                    }
-                    req.stop.emplace_back((*stop)[i].get_string());
-                }
-            }
-        }
-    }
-    read_gemini_options(r, o, top, req);
-    if (r.failed()) return r.take_error();
-    adopt(req.original, std::move(*root));
-    return req;
-}
-
-Result<std::string> emit_gemini_request(const ChatRequest& req) {
-    json::object o;
-    json::array contents;
-    json::array system_parts;
-    json::array pending_results;
-    Path root;
-    Path mp = root.key("messages");
-    for (std::size_t i = 0; i < req.messages.size(); ++i) {
-        const Message& m = req.messages[i];
-        // Function responses share one user turn with the user message that follows them.
-        if (m.role != Role::tool && m.role != Role::user && !pending_results.empty()) {
-            contents.push_back(
-                json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
-            pending_results = json::array();
-        }
-        switch (m.role) {
-            case Role::system:
-                for (auto& p : parts_json(m.content)) system_parts.push_back(std::move(p));
-                break;
-            case Role::tool: {
-                std::string name = m.name;
-                for (std::size_t k = i; name.empty() && k-- > 0;) {
-                    for (const ToolCall& tc : req.messages[k].tool_calls) {
-                        if (tc.id == m.tool_call_id) name = tc.name;
-                    }
-                }
-                if (name.empty()) {
-                    Path ip = mp.at(i);
-                    Path np = ip.key("tool_call_id");
-                    return Error(
-                        Errc::bad_request,
-                        np.str() +
-                            ": no earlier tool call with this id (Gemini needs the function name)");
-                }
-                pending_results.push_back(function_response(m, name));
-                break;
-            }
-            case Role::user: {
-                json::array parts = std::move(pending_results);
-                pending_results = json::array();
-                for (auto& p : parts_json(m.content)) parts.push_back(std::move(p));
-                contents.push_back(json::object{{"role", "user"}, {"parts", std::move(parts)}});
-                break;
-            }
-            case Role::assistant: {
-                json::array parts = parts_json(m.content, !m.tool_calls.empty());
-                Path ip = mp.at(i);
-                Path tp = ip.key("tool_calls");
-                for (std::size_t k = 0; k < m.tool_calls.size(); ++k) {
-                    const ToolCall& tc = m.tool_calls[k];
-                    auto args = tc.arguments.empty() ? std::optional<json::object>(json::object())
-                                                     : parse_json_object(tc.arguments);
-                    if (!args) {
-                        Path kp = tp.at(k);
-                        Path ap = kp.key("arguments");
-                        return Error(Errc::bad_request, ap.str() + ": expected a JSON object");
-                    }
-                    json::object fc{{"name", tc.name}, {"args", std::move(*args)}};
-                    if (!tc.id.empty()) fc["id"] = tc.id;
-                    parts.push_back(function_call_part(std::move(fc), tc.signature));
-                }
-                contents.push_back(json::object{{"role", "model"}, {"parts", std::move(parts)}});
-                break;
-            }
-        }
-    }
-    if (!pending_results.empty()) {
-        contents.push_back(json::object{{"role", "user"}, {"parts", std::move(pending_results)}});
-    }
-    if (!system_parts.empty())
-        o["systemInstruction"] = json::object{{"parts", std::move(system_parts)}};
-    o["contents"] = std::move(contents);
-    if (!req.tools.empty()) {
-        json::array decls;
-        for (const ToolDefinition& t : req.tools) {
-            json::object d{{"name", t.name}};
-            if (!t.description.empty()) d["description"] = t.description;
-            if (!t.parameters.empty()) {
-                auto params = parse_json_object(t.parameters);
-                if (!params)
-                    return Error(Errc::bad_request,
-                                 "tools: parameters of " + t.name + ": expected a JSON object");
-                // JSON Schema as OpenAI and Anthropic take it: the OpenAPI-subset `parameters`
-                // rejects additionalProperties, $ref and friends that OpenAI schemas carry.
-                d["parametersJsonSchema"] = std::move(*params);
-            }
-            decls.push_back(std::move(d));
-        }
-        o["tools"] = json::array{json::object{{"functionDeclarations", std::move(decls)}}};
-    }
-    json::object gc;
-    if (req.max_tokens) gc["maxOutputTokens"] = *req.max_tokens;
-    if (req.temperature) gc["temperature"] = *req.temperature;
-    if (req.top_p) gc["topP"] = *req.top_p;
-    if (!req.stop.empty()) {
-        json::array stop;
-        for (const auto& s : req.stop) stop.emplace_back(s);
-        gc["stopSequences"] = std::move(stop);
-    }
-    write_gemini_options(req, o, gc);
-    if (!gc.empty()) o["generationConfig"] = std::move(gc);
-    return json::serialize(o);
-}
-
-namespace {
 
 // Reads candidates[0] of a GenerateContentResponse into text / reasoning / tool calls.
 struct CandidateView {
@@ -432,45 +80,61 @@ struct CandidateView {
     bool has_candidates = false;  // a non-empty candidates array
 };
 
-void read_candidate(Reader& r, const json::object& o, const Path& top, CandidateView& out) {
-    Path bp = top.key("promptFeedback");
-    if (const json::object* fb = r.object(o, "promptFeedback", top)) {
-        out.prompt_blocked = r.string(*fb, "blockReason", bp).has_value();
-    }
-    Path cp = top.key("candidates");
-    const json::array* cands = r.array(o, "candidates", top);
-    if (!cands || cands->empty()) return;
-    out.has_candidates = true;
-    Path c0 = cp.at(0);
-    const json::object* c = r.as_object((*cands)[0], c0);
-    if (!c) return;
-    Path tp = c0.key("content");
-    if (const json::object* content = r.object(*c, "content", c0)) {
-        Path pp = tp.key("parts");
-        if (const json::array* parts = r.array(*content, "parts", tp)) {
-            for (std::size_t j = 0; j < parts->size() && !r.failed(); ++j) {
-                Path jp = pp.at(j);
-                const json::object* part = r.as_object((*parts)[j], jp);
-                if (!part) return;
-                if (auto text = r.string(*part, "text", jp)) {
-                    out.texts.emplace_back(r.boolean(*part, "thought", jp).value_or(false), *text);
-                } else if (const json::object* fc = r.object(*part, "functionCall", jp)) {
-                    Path fp = jp.key("functionCall");
-                    ToolCall tc;
-                    if (auto id = r.string(*fc, "id", fp)) tc.id.assign(*id);
-                    if (auto name = r.string(*fc, "name", fp)) tc.name.assign(*name);
-                    const json::object* args = r.object(*fc, "args", fp);
-                    tc.arguments = args ? to_json_text(*args) : "{}";
-                    tc.signature = read_signature(r, *part, jp);
-                    out.calls.push_back(std::move(tc));
-                }
-            }
+// The parts of candidates[0].content: text (thought or not) and function calls.
+void read_candidate_parts(Reader& r, const json::array& parts, const Path& path,
+                          CandidateView& out) {
+    for_each_object(r, parts, path, [&](const json::object& part, const Path& part_path) {
+        if (auto text = r.string(part, "text", part_path)) {
+            out.texts.emplace_back(r.boolean(part, "thought", part_path).value_or(false), *text);
+        } else if (const json::object* call = r.object(part, "functionCall", part_path)) {
+            Path call_path = part_path.key("functionCall");
+            out.calls.push_back(read_function_call(r, *call, call_path, part, part_path,
+                                                   /*name_required=*/false));
         }
+    });
+}
+
+void read_candidate(Reader& r, const json::object& o, const Path& top, CandidateView& out) {
+    Path feedback_path = top.key("promptFeedback");
+    if (const json::object* feedback = r.object(o, "promptFeedback", top)) {
+        out.prompt_blocked = r.string(*feedback, "blockReason", feedback_path).has_value();
     }
-    out.finish = r.string(*c, "finishReason", c0);
+    Path candidates_path = top.key("candidates");
+    const json::array* candidates = r.array(o, "candidates", top);
+    if (!candidates || candidates->empty()) return;
+    out.has_candidates = true;
+    Path first_path = candidates_path.at(0);
+    const json::object* first = r.as_object((*candidates)[0], first_path);
+    if (!first) return;
+    Path content_path = first_path.key("content");
+    if (const json::object* content = r.object(*first, "content", first_path)) {
+        Path parts_path = content_path.key("parts");
+        if (const json::array* parts = r.array(*content, "parts", content_path))
+            read_candidate_parts(r, *parts, parts_path, out);
+    }
+    out.finish = r.string(*first, "finishReason", first_path);
 }
 
 }  // namespace
+
+ToolCall read_function_call(Reader& r, const json::object& call, const Path& call_path,
+                            const json::object& part, const Path& part_path, bool name_required) {
+    ToolCall tc;
+    if (auto id = r.string(call, "id", call_path)) tc.id.assign(*id);
+    if (auto name = r.string(call, "name", call_path, name_required)) tc.name.assign(*name);
+    const json::object* args = r.object(call, "args", call_path);
+    tc.arguments = args ? to_json_text(*args) : "{}";
+    tc.signature = read_signature(r, part, part_path);
+    return tc;
+}
+
+json::object function_call_part(const ToolCall& tc, json::object args) {
+    json::object call{{"name", tc.name}, {"args", std::move(args)}};
+    if (!tc.id.empty()) call["id"] = tc.id;
+    json::object part{{"functionCall", std::move(call)}};
+    if (!tc.signature.empty()) part["thoughtSignature"] = tc.signature;
+    return part;
+}
 
 Result<ChatResponse> parse_gemini_response(std::string_view body) {
     ResponseArena arena;  // outlives `root`; the response copies what it keeps
@@ -512,9 +176,7 @@ std::string emit_gemini_response(const ChatResponse& resp) {
     if (!resp.text.empty()) parts.push_back(json::object{{"text", resp.text}});
     for (const ToolCall& tc : resp.tool_calls) {
         auto args = parse_json_object(tc.arguments);
-        json::object fc{{"name", tc.name}, {"args", args ? std::move(*args) : json::object()}};
-        if (!tc.id.empty()) fc["id"] = tc.id;
-        parts.push_back(function_call_part(std::move(fc), tc.signature));
+        parts.push_back(function_call_part(tc, args ? std::move(*args) : json::object()));
     }
     json::object cand{{"content", json::object{{"parts", std::move(parts)}, {"role", "model"}}}};
     if (resp.finish_reason) cand["finishReason"] = emit_finish(*resp.finish_reason);
@@ -673,9 +335,7 @@ void GeminiStreamEncoder::finish(std::string& out) {
     json::array parts;
     for (auto& [index, tc] : tools_) {
         auto args = parse_json_object(tc.arguments);
-        json::object fc{{"name", tc.name}, {"args", args ? std::move(*args) : json::object()}};
-        if (!tc.id.empty()) fc["id"] = tc.id;
-        parts.push_back(function_call_part(std::move(fc), tc.signature));
+        parts.push_back(function_call_part(tc, args ? std::move(*args) : json::object()));
     }
     if (parts.empty()) parts.push_back(json::object{{"text", ""}});
     write_chunk(meta_, usage_, std::move(parts), finish_.value_or(FinishReason::stop), out);

@@ -229,14 +229,7 @@ void read_gemini_options(Reader& r, const json::object& o, const Path& top, Chat
                 if (!nv->is_array()) {
                     r.fail(np, "expected an array");
                 } else {
-                    for (std::size_t i = 0; i < nv->get_array().size(); ++i) {
-                        const json::value& n = nv->get_array()[i];
-                        if (!n.is_string()) {
-                            r.fail(np.at(i), "expected a string");
-                            break;
-                        }
-                        names.emplace_back(n.get_string());
-                    }
+                    read_strings(r, nv->get_array(), np, names);
                 }
             }
             if (mode == "AUTO")

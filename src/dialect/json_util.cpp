@@ -162,6 +162,16 @@ const json::object* Reader::as_object(const json::value& v, const Path& p) {
     return &v.get_object();
 }
 
+void read_strings(Reader& r, const json::array& a, const Path& p, std::vector<std::string>& out) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].is_string()) {
+            r.fail(p.at(i), "expected a string");
+            return;
+        }
+        out.emplace_back(a[i].get_string());
+    }
+}
+
 Result<json::object> parse_object(std::string_view body, Errc errc, json::storage_ptr storage) {
     boost::system::error_code ec;
     json::value v = json::parse(body, ec, std::move(storage));

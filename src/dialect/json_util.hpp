@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tokenradar::dialect {
 
@@ -90,6 +91,21 @@ class Reader {
 inline constexpr Reader::Range kTemperatureRange{0.0, 2.0};
 inline constexpr Reader::Range kProbabilityRange{0.0, 1.0};
 inline constexpr Reader::Range kPenaltyRange{-2.0, 2.0};
+
+// Calls read(element, path) for each element of `a` while the reader has not failed; an
+// element that is not an object fails the reader and ends the walk.
+template <class ReadObject>
+void for_each_object(Reader& r, const json::array& a, const Path& p, ReadObject&& read) {
+    for (std::size_t i = 0; i < a.size() && !r.failed(); ++i) {
+        Path ip = p.at(i);
+        const json::object* element = r.as_object(a[i], ip);
+        if (!element) return;
+        read(*element, ip);
+    }
+}
+
+// Appends the elements of `a`, which must all be strings ("stop[1]: expected a string").
+void read_strings(Reader& r, const json::array& a, const Path& p, std::vector<std::string>& out);
 
 // Gemini takes proto3 JSON, where a field may be spelled lowerCamelCase or snake_case;
 // nullptr when absent or null.

@@ -1,9 +1,9 @@
 #include <tokenradar/dialect/openai.hpp>
 
 // The rest of this component and its private helpers.
-#include "generation_options.hpp"
 #include "json_util.hpp"
 #include "openai_chunk_scan.hpp"
+#include "openai_tool_calls.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
@@ -11,16 +11,6 @@
 namespace tokenradar::dialect {
 
 namespace {
-
-constexpr std::string_view kRoles = "expected one of system, user, assistant, tool";
-
-std::optional<Role> parse_role(std::string_view s) {
-    if (s == "system" || s == "developer") return Role::system;
-    if (s == "user") return Role::user;
-    if (s == "assistant") return Role::assistant;
-    if (s == "tool") return Role::tool;
-    return std::nullopt;
-}
 
 FinishReason parse_finish(std::string_view s) {
     if (s == "stop") return FinishReason::stop;
@@ -43,86 +33,6 @@ std::string_view emit_finish(FinishReason r) {
     }
 }
 
-// "data:image/png;base64,AAAA" -> (image/png, AAAA)
-bool split_data_url(std::string_view url, std::string& media_type, std::string& data) {
-    constexpr std::string_view kPrefix = "data:";
-    constexpr std::string_view kB64 = ";base64,";
-    if (url.substr(0, kPrefix.size()) != kPrefix) return false;
-    std::size_t b = url.find(kB64);
-    if (b == std::string_view::npos) return false;
-    media_type.assign(url.substr(kPrefix.size(), b - kPrefix.size()));
-    data.assign(url.substr(b + kB64.size()));
-    return true;
-}
-
-void read_content(Reader& r, const json::value& v, const Path& p, std::vector<ContentPart>& out) {
-    if (v.is_null()) return;
-    if (v.is_string()) {
-        out.push_back(ContentPart::make_text(std::string(v.get_string())));
-        return;
-    }
-    if (!v.is_array()) {
-        r.fail(p, "expected a string or an array of content parts");
-        return;
-    }
-    const json::array& parts = v.get_array();
-    for (std::size_t j = 0; j < parts.size() && !r.failed(); ++j) {
-        Path pp = p.at(j);
-        const json::object* part = r.as_object(parts[j], pp);
-        if (!part) return;
-        auto type = r.string(*part, "type", pp, true);
-        if (!type) return;
-        if (*type == "text" || *type == "refusal") {
-            auto text = r.string(*part, *type == "text" ? "text" : "refusal", pp, true);
-            if (text) out.push_back(ContentPart::make_text(std::string(*text)));
-        } else if (*type == "image_url") {
-            Path ip = pp.key("image_url");
-            std::optional<std::string_view> url;
-            if (const json::value* iv = Reader::find(*part, "image_url"); iv && iv->is_string()) {
-                url = std::string_view(iv->get_string());
-            } else if (const json::object* img = r.object(*part, "image_url", pp, true)) {
-                url = r.string(*img, "url", ip, true);
-            }
-            if (!url) return;
-            ContentPart c;
-            if (split_data_url(*url, c.media_type, c.data)) {
-                c.kind = ContentPart::Kind::image_base64;
-            } else {
-                c.kind = ContentPart::Kind::image_url;
-                c.url.assign(*url);
-            }
-            out.push_back(std::move(c));
-        } else {
-            r.fail(pp.key("type"), "expected one of text, image_url");
-        }
-    }
-}
-
-json::value content_json(const std::vector<ContentPart>& parts) {
-    if (parts.size() == 1 && parts[0].kind == ContentPart::Kind::text) {
-        return json::string(parts[0].text);
-    }
-    json::array a;
-    for (const ContentPart& c : parts) {
-        switch (c.kind) {
-            case ContentPart::Kind::text:
-                a.push_back(json::object{{"type", "text"}, {"text", c.text}});
-                break;
-            case ContentPart::Kind::image_url:
-                a.push_back(json::object{{"type", "image_url"},
-                                         {"image_url", json::object{{"url", c.url}}}});
-                break;
-            case ContentPart::Kind::image_base64:
-                a.push_back(json::object{
-                    {"type", "image_url"},
-                    {"image_url",
-                     json::object{{"url", "data:" + c.media_type + ";base64," + c.data}}}});
-                break;
-        }
-    }
-    return a;
-}
-
 // Google's OpenAI-compatible endpoint carries Gemini's thoughtSignature of a function call
 // as tool_calls[].extra_content.google.thought_signature.
 std::string read_signature(Reader& r, const json::object& call, const Path& cp) {
@@ -136,37 +46,6 @@ std::string read_signature(Reader& r, const json::object& call, const Path& cp) 
 
 json::object signature_json(std::string_view signature) {
     return json::object{{"google", json::object{{"thought_signature", signature}}}};
-}
-
-void read_tool_calls(Reader& r, const json::array& calls, const Path& p,
-                     std::vector<ToolCall>& out) {
-    for (std::size_t k = 0; k < calls.size() && !r.failed(); ++k) {
-        Path cp = p.at(k);
-        const json::object* call = r.as_object(calls[k], cp);
-        if (!call) return;
-        ToolCall tc;
-        if (auto id = r.string(*call, "id", cp)) tc.id.assign(*id);
-        Path fp = cp.key("function");
-        const json::object* fn = r.object(*call, "function", cp, true);
-        if (!fn) return;
-        if (auto name = r.string(*fn, "name", fp, true)) tc.name.assign(*name);
-        if (auto args = r.string(*fn, "arguments", fp)) tc.arguments.assign(*args);
-        tc.signature = read_signature(r, *call, cp);
-        out.push_back(std::move(tc));
-    }
-}
-
-json::array tool_calls_json(const std::vector<ToolCall>& calls) {
-    json::array a;
-    for (const ToolCall& tc : calls) {
-        json::object call{
-            {"id", tc.id},
-            {"type", "function"},
-            {"function", json::object{{"name", tc.name}, {"arguments", tc.arguments}}}};
-        if (!tc.signature.empty()) call["extra_content"] = signature_json(tc.signature);
-        a.push_back(std::move(call));
-    }
-    return a;
 }
 
 Usage read_usage(Reader& r, const json::object& u, const Path& p) {
@@ -202,147 +81,32 @@ json::object usage_json(const Usage& u) {
 
 }  // namespace
 
-Result<ChatRequest> parse_openai_request(std::string_view body) {
-    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
-    if (!root) return root.error();
-    const json::object& o = *root;
-    Reader r(Errc::bad_request);
-    Path top;
-    ChatRequest req;
-    if (auto model = r.string(o, "model", top, true)) req.model.assign(*model);
-    Path mp = top.key("messages");
-    const json::array* msgs = r.array(o, "messages", top, true);
-    for (std::size_t i = 0; msgs && i < msgs->size() && !r.failed(); ++i) {
-        Path ip = mp.at(i);
-        const json::object* m = r.as_object((*msgs)[i], ip);
-        if (!m) break;
-        Message msg;
-        auto role = r.string(*m, "role", ip, true);
-        if (!role) break;
-        auto parsed = parse_role(*role);
-        if (!parsed) {
-            r.fail_key(ip, "role", kRoles);
-            break;
-        }
-        msg.role = *parsed;
-        if (const json::value* c = Reader::find(*m, "content")) {
-            Path cp = ip.key("content");
-            read_content(r, *c, cp, msg.content);
-        }
-        if (msg.role == Role::assistant) {
-            Path tp = ip.key("tool_calls");
-            if (const json::array* calls = r.array(*m, "tool_calls", ip)) {
-                read_tool_calls(r, *calls, tp, msg.tool_calls);
-            }
-        }
-        if (msg.role == Role::tool) {
-            if (auto id = r.string(*m, "tool_call_id", ip, true)) msg.tool_call_id.assign(*id);
-            if (auto name = r.string(*m, "name", ip)) msg.name.assign(*name);
-        }
-        req.messages.push_back(std::move(msg));
-    }
-    Path tp = top.key("tools");
-    if (const json::array* tools = r.array(o, "tools", top)) {
-        for (std::size_t i = 0; i < tools->size() && !r.failed(); ++i) {
-            Path ip = tp.at(i);
-            const json::object* t = r.as_object((*tools)[i], ip);
-            if (!t) break;
-            Path fp = ip.key("function");
-            const json::object* fn = r.object(*t, "function", ip, true);
-            if (!fn) break;
-            ToolDefinition def;
-            if (auto name = r.string(*fn, "name", fp, true)) def.name.assign(*name);
-            if (auto d = r.string(*fn, "description", fp)) def.description.assign(*d);
-            if (const json::object* params = r.object(*fn, "parameters", fp)) {
-                def.parameters = to_json_text(*params);
-            }
-            def.strict = r.boolean(*fn, "strict", fp).value_or(false);
-            req.tools.push_back(std::move(def));
-        }
-    }
-    req.max_tokens = r.integer_at_least(o, "max_completion_tokens", top, 0);
-    if (!req.max_tokens) req.max_tokens = r.integer_at_least(o, "max_tokens", top, 0);
-    req.temperature = r.number(o, "temperature", top, false, kTemperatureRange);
-    req.top_p = r.number(o, "top_p", top, false, kProbabilityRange);
-    if (const json::value* stop = Reader::find(o, "stop")) {
-        if (stop->is_string()) {
-            req.stop.emplace_back(stop->get_string());
-        } else if (stop->is_array()) {
-            Path sp = top.key("stop");
-            for (std::size_t i = 0; i < stop->get_array().size(); ++i) {
-                const json::value& s = stop->get_array()[i];
-                if (!s.is_string()) {
-                    r.fail(sp.at(i), "expected a string");
-                    break;
-                }
-                req.stop.emplace_back(s.get_string());
-            }
-        } else {
-            r.fail_key(top, "stop", "expected a string or an array of strings");
-        }
-    }
-    req.stream = r.boolean(o, "stream", top).value_or(false);
-    Path sop = top.key("stream_options");
-    if (const json::object* so = r.object(o, "stream_options", top)) {
-        req.include_usage = r.boolean(*so, "include_usage", sop).value_or(false);
-    }
-    read_openai_options(r, o, top, req);
-    if (r.failed()) return r.take_error();
-    adopt(req.original, std::move(*root));
-    return req;
+void read_tool_calls(Reader& r, const json::array& calls, const Path& path,
+                     std::vector<ToolCall>& out) {
+    for_each_object(r, calls, path, [&](const json::object& call, const Path& call_path) {
+        ToolCall tc;
+        if (auto id = r.string(call, "id", call_path)) tc.id.assign(*id);
+        Path function_path = call_path.key("function");
+        const json::object* function = r.object(call, "function", call_path, true);
+        if (!function) return;
+        if (auto name = r.string(*function, "name", function_path, true)) tc.name.assign(*name);
+        if (auto args = r.string(*function, "arguments", function_path)) tc.arguments.assign(*args);
+        tc.signature = read_signature(r, call, call_path);
+        out.push_back(std::move(tc));
+    });
 }
 
-Result<std::string> emit_openai_request(const ChatRequest& req) {
-    json::object o;
-    o["model"] = req.model;
-    json::array msgs;
-    for (const Message& m : req.messages) {
-        json::object jm;
-        jm["role"] = to_string(m.role);
-        if (m.role == Role::assistant && m.content.empty()) {
-            jm["content"] = nullptr;
-        } else {
-            jm["content"] = content_json(m.content);
-        }
-        if (!m.tool_calls.empty()) jm["tool_calls"] = tool_calls_json(m.tool_calls);
-        if (m.role == Role::tool) {
-            jm["tool_call_id"] = m.tool_call_id;
-            if (!m.name.empty()) jm["name"] = m.name;
-        }
-        msgs.push_back(std::move(jm));
+json::array tool_calls_json(const std::vector<ToolCall>& calls) {
+    json::array a;
+    for (const ToolCall& tc : calls) {
+        json::object call{
+            {"id", tc.id},
+            {"type", "function"},
+            {"function", json::object{{"name", tc.name}, {"arguments", tc.arguments}}}};
+        if (!tc.signature.empty()) call["extra_content"] = signature_json(tc.signature);
+        a.push_back(std::move(call));
     }
-    o["messages"] = std::move(msgs);
-    if (!req.tools.empty()) {
-        json::array tools;
-        for (const ToolDefinition& t : req.tools) {
-            json::object fn{{"name", t.name}};
-            if (!t.description.empty()) fn["description"] = t.description;
-            if (!t.parameters.empty()) {
-                auto params = parse_json_object(t.parameters);
-                if (!params)
-                    return Error(Errc::bad_request,
-                                 "tools: parameters of " + t.name + ": expected a JSON object");
-                fn["parameters"] = std::move(*params);
-            }
-            if (t.strict) fn["strict"] = true;
-            tools.push_back(json::object{{"type", "function"}, {"function", std::move(fn)}});
-        }
-        o["tools"] = std::move(tools);
-    }
-    if (req.max_tokens) o["max_tokens"] = *req.max_tokens;
-    if (req.temperature) o["temperature"] = *req.temperature;
-    if (req.top_p) o["top_p"] = *req.top_p;
-    if (!req.stop.empty()) {
-        json::array stop;
-        for (const auto& s : req.stop) stop.emplace_back(s);
-        o["stop"] = std::move(stop);
-    }
-    write_openai_options(req, o);
-    if (req.stream) {
-        o["stream"] = true;
-        if (req.include_usage) o["stream_options"] = json::object{{"include_usage", true}};
-    }
-    return json::serialize(o);
+    return a;
 }
 
 Result<ChatResponse> parse_openai_response(std::string_view body) {
@@ -406,6 +170,111 @@ std::string emit_openai_response(const ChatResponse& resp) {
     return json::serialize(o);
 }
 
+namespace {
+
+// A chunk the scanner took (openai_chunk_scan.hpp): its text and finish deltas, built in
+// place: a StreamDelta holds seven strings, and building one and then moving it into `out`
+// cost ~100 instructions per relayed event.
+void append_scanned(const OpenAiChunkScanner& scan, std::vector<StreamDelta>& out) {
+    const std::size_t before = out.size();
+    if (!scan.text().empty()) {
+        StreamDelta& d = out.emplace_back();
+        d.kind = StreamDelta::Kind::text;
+        d.text.assign(scan.text());
+    }
+    if (auto reason = scan.finish()) {
+        StreamDelta& d = out.emplace_back();
+        d.kind = StreamDelta::Kind::finish;
+        d.finish_reason = parse_finish(*reason);
+    }
+    if (out.size() == before) out.emplace_back().kind = StreamDelta::Kind::ignorable;
+}
+
+// {"error": {...}} in place of a chunk.
+StreamDelta error_delta(Reader& r, const json::object& error, const Path& path) {
+    StreamDelta d = StreamDelta::make(StreamDelta::Kind::error);
+    if (auto message = r.string(error, "message", path)) d.text.assign(*message);
+    if (auto type = r.string(error, "type", path)) d.error_type.assign(*type);
+    d.error_code =
+        errc_from_error_type(Api::openai, d.error_type).value_or(Errc::upstream_http_error);
+    if (auto code = Reader::find(error, "code"); code && code->is_string()) {
+        if (auto errc = errc_from_error_type(Api::openai, code->get_string())) d.error_code = *errc;
+    }
+    return d;
+}
+
+// delta.tool_calls: one tool_call delta per entry, its arguments a fragment.
+void decode_tool_calls(Reader& r, const json::array& calls, const Path& path,
+                       std::vector<StreamDelta>& out) {
+    for_each_object(r, calls, path, [&](const json::object& call, const Path& call_path) {
+        StreamDelta d = StreamDelta::make(StreamDelta::Kind::tool_call);
+        auto index = r.integer(call, "index", call_path).value_or(0);
+        if (index < 0 || index > 1 << 20)
+            r.fail_key(call_path, "index", "expected a small non-negative integer");
+        d.index = static_cast<int>(index);
+        if (auto id = r.string(call, "id", call_path)) d.id.assign(*id);
+        Path function_path = call_path.key("function");
+        if (const json::object* function = r.object(call, "function", call_path)) {
+            if (auto name = r.string(*function, "name", function_path)) d.name.assign(*name);
+            if (auto args = r.string(*function, "arguments", function_path))
+                d.arguments.assign(*args);
+        }
+        d.signature = read_signature(r, call, call_path);
+        out.push_back(std::move(d));
+    });
+}
+
+// The delta of choice 0: role (with the chunk's id and model), reasoning, content, tool calls.
+void decode_delta(Reader& r, const json::object& chunk, const Path& top, const json::object& delta,
+                  const Path& delta_path, std::vector<StreamDelta>& out) {
+    using K = StreamDelta::Kind;
+    if (auto role = r.string(delta, "role", delta_path)) {
+        StreamDelta d = StreamDelta::make(K::role);
+        if (auto id = r.string(chunk, "id", top)) d.id.assign(*id);
+        if (auto model = r.string(chunk, "model", top)) d.name.assign(*model);
+        out.push_back(std::move(d));
+    }
+    // DeepSeek / vLLM send reasoning_content, OpenRouter reasoning; some send
+    // both with the same text, so the first non-empty one wins.
+    for (std::string_view key : {"reasoning_content", "reasoning"}) {
+        if (auto reasoning = r.string(delta, key, delta_path); reasoning && !reasoning->empty()) {
+            StreamDelta d = StreamDelta::make(K::reasoning);
+            d.text.assign(*reasoning);
+            out.push_back(std::move(d));
+            break;
+        }
+    }
+    if (auto text = r.string(delta, "content", delta_path); text && !text->empty()) {
+        out.push_back(StreamDelta::make_text(std::string(*text)));
+    }
+    Path calls_path = delta_path.key("tool_calls");
+    if (const json::array* calls = r.array(delta, "tool_calls", delta_path)) {
+        decode_tool_calls(r, *calls, calls_path, out);
+    }
+}
+
+// The choices of a chunk; only index 0 is decoded.
+void decode_choices(Reader& r, const json::object& chunk, const Path& top,
+                    std::vector<StreamDelta>& out) {
+    Path choices_path = top.key("choices");
+    const json::array* choices = r.array(chunk, "choices", top);
+    if (!choices) return;
+    for_each_object(r, *choices, choices_path, [&](const json::object& choice, const Path& path) {
+        if (r.integer(choice, "index", path).value_or(0) != 0) return;
+        Path delta_path = path.key("delta");
+        if (const json::object* delta = r.object(choice, "delta", path)) {
+            decode_delta(r, chunk, top, *delta, delta_path, out);
+        }
+        if (auto reason = r.string(choice, "finish_reason", path)) {
+            StreamDelta d = StreamDelta::make(StreamDelta::Kind::finish);
+            d.finish_reason = parse_finish(*reason);
+            out.push_back(std::move(d));
+        }
+    });
+}
+
+}  // namespace
+
 Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string_view data,
                                          std::vector<StreamDelta>& out) {
     using K = StreamDelta::Kind;
@@ -418,104 +287,27 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
     }
     if (scan_ && scan_->scan(data)) {
         ++fast_events_;
-        // Deltas built in place: a StreamDelta holds seven strings, and building one and then
-        // moving it into `out` cost ~100 instructions per relayed event.
-        const std::size_t before = out.size();
-        if (!scan_->text().empty()) {
-            StreamDelta& d = out.emplace_back();
-            d.kind = K::text;
-            d.text.assign(scan_->text());
-        }
-        if (auto fr = scan_->finish()) {
-            StreamDelta& d = out.emplace_back();
-            d.kind = K::finish;
-            d.finish_reason = parse_finish(*fr);
-        }
-        if (out.size() == before) out.emplace_back().kind = K::ignorable;
+        append_scanned(*scan_, out);
         return {};
     }
     auto parsed = json_->parse(data);
     if (!parsed) return parsed.error();
-    const json::object& o = **parsed;
+    const json::object& chunk = **parsed;
     Reader r(Errc::protocol_error);
     Path top;
     std::size_t first = out.size();
-    if (const json::object* err = r.object(o, "error", top)) {
-        Path ep = top.key("error");
-        StreamDelta d = StreamDelta::make(K::error);
-        if (auto m = r.string(*err, "message", ep)) d.text.assign(*m);
-        if (auto t = r.string(*err, "type", ep)) d.error_type.assign(*t);
-        d.error_code =
-            errc_from_error_type(Api::openai, d.error_type).value_or(Errc::upstream_http_error);
-        if (auto code = Reader::find(*err, "code"); code && code->is_string()) {
-            if (auto e = errc_from_error_type(Api::openai, code->get_string())) d.error_code = *e;
-        }
+    if (const json::object* error = r.object(chunk, "error", top)) {
+        Path error_path = top.key("error");
+        StreamDelta d = error_delta(r, *error, error_path);
         if (r.failed()) return r.take_error();
         out.push_back(std::move(d));
         return {};
     }
-    Path cp = top.key("choices");
-    if (const json::array* choices = r.array(o, "choices", top)) {
-        for (std::size_t i = 0; i < choices->size(); ++i) {
-            Path ip = cp.at(i);
-            const json::object* choice = r.as_object((*choices)[i], ip);
-            if (!choice) break;
-            if (r.integer(*choice, "index", ip).value_or(0) != 0) continue;
-            Path dp = ip.key("delta");
-            if (const json::object* delta = r.object(*choice, "delta", ip)) {
-                if (auto role = r.string(*delta, "role", dp)) {
-                    StreamDelta d = StreamDelta::make(K::role);
-                    if (auto id = r.string(o, "id", top)) d.id.assign(*id);
-                    if (auto model = r.string(o, "model", top)) d.name.assign(*model);
-                    out.push_back(std::move(d));
-                }
-                // DeepSeek / vLLM send reasoning_content, OpenRouter reasoning; some send
-                // both with the same text, so the first non-empty one wins.
-                for (std::string_view key : {"reasoning_content", "reasoning"}) {
-                    if (auto rc = r.string(*delta, key, dp); rc && !rc->empty()) {
-                        StreamDelta d = StreamDelta::make(K::reasoning);
-                        d.text.assign(*rc);
-                        out.push_back(std::move(d));
-                        break;
-                    }
-                }
-                if (auto text = r.string(*delta, "content", dp); text && !text->empty()) {
-                    out.push_back(StreamDelta::make_text(std::string(*text)));
-                }
-                Path tp = dp.key("tool_calls");
-                if (const json::array* calls = r.array(*delta, "tool_calls", dp)) {
-                    for (std::size_t k = 0; k < calls->size(); ++k) {
-                        Path kp = tp.at(k);
-                        const json::object* call = r.as_object((*calls)[k], kp);
-                        if (!call) break;
-                        StreamDelta d = StreamDelta::make(K::tool_call);
-                        auto index = r.integer(*call, "index", kp).value_or(0);
-                        if (index < 0 || index > 1 << 20)
-                            r.fail_key(kp, "index", "expected a small non-negative integer");
-                        d.index = static_cast<int>(index);
-                        if (auto id = r.string(*call, "id", kp)) d.id.assign(*id);
-                        Path fp = kp.key("function");
-                        if (const json::object* fn = r.object(*call, "function", kp)) {
-                            if (auto name = r.string(*fn, "name", fp)) d.name.assign(*name);
-                            if (auto args = r.string(*fn, "arguments", fp))
-                                d.arguments.assign(*args);
-                        }
-                        d.signature = read_signature(r, *call, kp);
-                        out.push_back(std::move(d));
-                    }
-                }
-            }
-            if (auto fr = r.string(*choice, "finish_reason", ip)) {
-                StreamDelta d = StreamDelta::make(K::finish);
-                d.finish_reason = parse_finish(*fr);
-                out.push_back(std::move(d));
-            }
-        }
-    }
-    Path up = top.key("usage");
-    if (const json::object* u = r.object(o, "usage", top)) {
+    decode_choices(r, chunk, top, out);
+    Path usage_path = top.key("usage");
+    if (const json::object* usage = r.object(chunk, "usage", top)) {
         StreamDelta d = StreamDelta::make(K::usage);
-        d.usage = read_usage(r, *u, up);
+        d.usage = read_usage(r, *usage, usage_path);
         out.push_back(std::move(d));
     }
     if (r.failed()) {

@@ -57,16 +57,10 @@ std::optional<std::int64_t> gemini_thinking_budget(std::string_view effort) {
     return std::nullopt;
 }
 
-// The top-level fields of an OpenAI request that an Anthropic / Gemini upstream cannot honour
-// with the value given. Fields not named here are translated through the neutral model
-// (model, messages, max_tokens, max_completion_tokens, top_p, stream, tools, stop...) or
-// dropped as harmless (user, metadata, store, service_tier, stream_options, prediction,
-// safety_identifier, prompt_cache_key, unknown vendor fields). Values of the wrong JSON type
-// were already refused by parse_openai_request where the field is modelled.
-std::optional<Error> check_field(std::string_view key, const json::value& v, Api target,
-                                 const ChatRequest& req) {
+// n, temperature, stop, seed, the penalties and logit_bias.
+std::optional<Error> check_sampling_field(std::string_view key, const json::value& v, Api target,
+                                          const ChatRequest& req) {
     const bool anthropic = target == Api::anthropic;
-    if (v.is_null()) return std::nullopt;
     if (key == "n") {
         if (!v.is_number()) return Error(Errc::bad_request, "n: expected an integer");
         if (v.to_number<double>() == 1.0) return std::nullopt;
@@ -88,16 +82,6 @@ std::optional<Error> check_field(std::string_view key, const json::value& v, Api
         }
         return std::nullopt;
     }
-    if (key == "logprobs") {
-        if (v.is_bool() && !v.get_bool()) return std::nullopt;
-        return refuse(key, "token log probabilities", target,
-                      anthropic ? "it has none" : "the gateway does not translate them");
-    }
-    if (key == "top_logprobs") {
-        if (is_zero_number(v)) return std::nullopt;
-        return refuse(key, "token log probabilities", target,
-                      anthropic ? "it has none" : "the gateway does not translate them");
-    }
     if (key == "logit_bias") {
         if (v.is_object() && v.get_object().empty()) return std::nullopt;
         return refuse(key, "token biases", target, "it has no logit bias");
@@ -110,6 +94,14 @@ std::optional<Error> check_field(std::string_view key, const json::value& v, Api
         if (!anthropic || is_zero_number(v)) return std::nullopt;
         return refuse(key, value_text(v), target, "it has no repetition penalties");
     }
+    return std::nullopt;
+}
+
+// response_format, tool_choice and parallel_tool_calls: refused when the neutral model could
+// not hold the value, or the target cannot express it.
+std::optional<Error> check_structure_field(std::string_view key, const json::value& v, Api target,
+                                           const ChatRequest& req) {
+    const bool anthropic = target == Api::anthropic;
     if (key == "response_format") {
         const ResponseFormat::Kind kind =
             req.response_format ? req.response_format->kind : ResponseFormat::Kind::text;
@@ -132,6 +124,23 @@ std::optional<Error> check_field(std::string_view key, const json::value& v, Api
     if (key == "parallel_tool_calls") {
         if (anthropic || req.parallel_tool_calls != false || req.tools.empty()) return std::nullopt;
         return refuse(key, "false", target, "it cannot be limited to one function call per turn");
+    }
+    return std::nullopt;
+}
+
+// What the model outputs beyond text: log probabilities, reasoning, verbosity, modalities,
+// audio, web search and the deprecated functions API.
+std::optional<Error> check_output_field(std::string_view key, const json::value& v, Api target) {
+    const bool anthropic = target == Api::anthropic;
+    if (key == "logprobs") {
+        if (v.is_bool() && !v.get_bool()) return std::nullopt;
+        return refuse(key, "token log probabilities", target,
+                      anthropic ? "it has none" : "the gateway does not translate them");
+    }
+    if (key == "top_logprobs") {
+        if (is_zero_number(v)) return std::nullopt;
+        return refuse(key, "token log probabilities", target,
+                      anthropic ? "it has none" : "the gateway does not translate them");
     }
     if (key == "reasoning_effort") {
         const std::string_view effort = v.is_string() ? std::string_view(v.get_string()) : "";
@@ -171,6 +180,20 @@ std::optional<Error> check_field(std::string_view key, const json::value& v, Api
         return refuse(key, "the deprecated functions API", target, "send tools instead");
     }
     return std::nullopt;
+}
+
+// The top-level fields of an OpenAI request that an Anthropic / Gemini upstream cannot honour
+// with the value given. Fields not named here are translated through the neutral model
+// (model, messages, max_tokens, max_completion_tokens, top_p, stream, tools, stop...) or
+// dropped as harmless (user, metadata, store, service_tier, stream_options, prediction,
+// safety_identifier, prompt_cache_key, unknown vendor fields). Values of the wrong JSON type
+// were already refused by parse_openai_request where the field is modelled.
+std::optional<Error> check_field(std::string_view key, const json::value& v, Api target,
+                                 const ChatRequest& req) {
+    if (v.is_null()) return std::nullopt;
+    if (auto refused = check_sampling_field(key, v, target, req)) return refused;
+    if (auto refused = check_structure_field(key, v, target, req)) return refused;
+    return check_output_field(key, v, target);
 }
 
 // Content the target cannot place where the client put it.

@@ -85,6 +85,108 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
     return m;
 }
 
+// [listener]: the address, and the Host / Origin values accepted.
+void read_listener(const ConfigTable& l, GatewayConfig& c) {
+    l.reject_unknown_keys({"host", "port", "allowed_hosts", "cors_origins"});
+    c.host = l.get_string("host", c.host);
+    c.port = static_cast<std::uint16_t>(l.get_integer("port", c.port, 0, 65535));
+    c.allowed_hosts = l.get_strings("allowed_hosts");
+    for (const auto& h : c.allowed_hosts) {
+        if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
+            l.fail("allowed_hosts", fmt::format("host names without port or scheme, not '{}'", h));
+        }
+    }
+    c.cors_origins = l.get_strings("cors_origins");
+    for (const auto& o : c.cors_origins) {
+        if (o.rfind("http://", 0) != 0 && o.rfind("https://", 0) != 0) {
+            l.fail("cors_origins",
+                   fmt::format("origins such as \"https://app.example\", not '{}'", o));
+        }
+    }
+}
+
+// [auth]: "none" only on a loopback listener (read before).
+void read_auth(const ConfigTable& a, GatewayConfig& c) {
+    a.reject_unknown_keys({"mode", "keys"});
+    const std::string mode = a.get_string("mode", "keys");
+    if (mode != "keys" && mode != "none") a.fail("mode", "\"keys\" or \"none\"");
+    c.auth_required = mode == "keys";
+    if (!c.auth_required && !is_loopback(c.host)) {
+        a.fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
+                                   "listener, not {}",
+                                   c.host));
+    }
+    c.client_keys = net::load_api_keys(a.tables("keys"));
+}
+
+void read_limits(const ConfigTable& l, GatewayConfig& c) {
+    l.reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight", "max_concurrent_per_key",
+                           "heartbeat_interval", "header_timeout", "idle_timeout",
+                           "shutdown_grace"});
+    c.max_body_bytes = static_cast<std::size_t>(l.get_integer(
+        "max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
+    c.max_body_bytes_in_flight = static_cast<std::size_t>(l.get_integer(
+        "max_body_bytes_in_flight", static_cast<std::int64_t>(c.max_body_bytes_in_flight), 1024,
+        std::int64_t{1} << 40));
+    c.max_concurrent_per_key = static_cast<std::size_t>(
+        l.get_integer("max_concurrent_per_key", static_cast<std::int64_t>(c.max_concurrent_per_key),
+                      1, 1'000'000));
+    c.heartbeat_interval = ms(l, "heartbeat_interval", c.heartbeat_interval);
+    c.header_timeout = ms(l, "header_timeout", c.header_timeout);
+    c.idle_timeout = ms(l, "idle_timeout", c.idle_timeout);
+    c.shutdown_grace = ms(l, "shutdown_grace", c.shutdown_grace);
+}
+
+void read_store(const ConfigTable& s, GatewayConfig& c) {
+    s.reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
+    c.store_path = s.get_string("path", c.store_path.string());
+    c.flush_interval = ms(s, "flush_interval", c.flush_interval);
+    if (c.flush_interval.count() < 1) s.fail("flush_interval", "at least 1ms");
+    c.store_queue = static_cast<std::size_t>(
+        s.get_integer("queue", static_cast<std::int64_t>(c.store_queue), 1, 100'000'000));
+    if (s.contains("retention")) {
+        c.retention = std::chrono::duration_cast<std::chrono::hours>(
+            s.get_duration("retention", std::chrono::hours(0)));
+        if (c.retention->count() < 1) s.fail("retention", "at least 1h");
+    }
+}
+
+// [[providers]] and the [[models]] that route to them; names are unique within each.
+void read_upstreams(const ConfigTable& root, const EnvLookup& getenv_fn, GatewayConfig& c) {
+    std::set<std::string> provider_names;
+    for (const ConfigTable& p : root.tables("providers")) {
+        c.providers.push_back(load_provider(p, getenv_fn));
+        if (!provider_names.insert(c.providers.back().name).second) {
+            p.fail("name", "a name not used by another provider");
+        }
+    }
+    std::set<std::string> model_names;
+    for (const ConfigTable& m : root.tables("models")) {
+        c.models.push_back(load_model(m, c.providers));
+        if (!model_names.insert(c.models.back().name).second) {
+            m.fail("name", "a name not used by another model");
+        }
+    }
+}
+
+// An observatory alone may relay nothing; a gateway with providers needs models.
+void check_has_work(const GatewayConfig& c) {
+    // No providers and no models: an observatory that relays nothing, which is fine when it
+    // serves the observatory.
+    const bool serves_observatory =
+        c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
+    if (c.providers.empty() && !serves_observatory) {
+        throw ConfigError(
+            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
+                        "[observatory] to serve)",
+                        c.source));
+    }
+    if (!c.providers.empty() && c.models.empty()) {
+        throw ConfigError(
+            fmt::format("{}: models: expected at least one [[models]] table", c.source));
+    }
+}
+
 }  // namespace
 
 const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
@@ -100,106 +202,23 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     GatewayConfig c;
     c.source = root.source_name();
     c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
-    if (auto l = root.table("listener")) {
-        l->reject_unknown_keys({"host", "port", "allowed_hosts", "cors_origins"});
-        c.host = l->get_string("host", c.host);
-        c.port = static_cast<std::uint16_t>(l->get_integer("port", c.port, 0, 65535));
-        c.allowed_hosts = l->get_strings("allowed_hosts");
-        for (const auto& h : c.allowed_hosts) {
-            if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
-                l->fail("allowed_hosts",
-                        fmt::format("host names without port or scheme, not '{}'", h));
-            }
-        }
-        c.cors_origins = l->get_strings("cors_origins");
-        for (const auto& o : c.cors_origins) {
-            if (o.rfind("http://", 0) != 0 && o.rfind("https://", 0) != 0) {
-                l->fail("cors_origins",
-                        fmt::format("origins such as \"https://app.example\", not '{}'", o));
-            }
-        }
-    }
-    if (auto a = root.table("auth")) {
-        a->reject_unknown_keys({"mode", "keys"});
-        const std::string mode = a->get_string("mode", "keys");
-        if (mode != "keys" && mode != "none") a->fail("mode", "\"keys\" or \"none\"");
-        c.auth_required = mode == "keys";
-        if (!c.auth_required && !is_loopback(c.host)) {
-            a->fail("mode", fmt::format("\"keys\": auth = \"none\" is allowed only on a loopback "
-                                        "listener, not {}",
-                                        c.host));
-        }
-        c.client_keys = net::load_api_keys(a->tables("keys"));
-    }
+    if (auto listener = root.table("listener")) read_listener(*listener, c);
+    if (auto auth = root.table("auth")) read_auth(*auth, c);
     if (c.auth_required && c.client_keys.empty()) {
         throw ConfigError(fmt::format(
             "{}: auth: expected at least one [[auth.keys]] entry, or [auth] mode = \"none\" on a "
             "loopback listener",
             c.source));
     }
-    if (auto l = root.table("limits")) {
-        l->reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight",
-                                "max_concurrent_per_key", "heartbeat_interval", "header_timeout",
-                                "idle_timeout", "shutdown_grace"});
-        c.max_body_bytes = static_cast<std::size_t>(l->get_integer(
-            "max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
-        c.max_body_bytes_in_flight = static_cast<std::size_t>(l->get_integer(
-            "max_body_bytes_in_flight", static_cast<std::int64_t>(c.max_body_bytes_in_flight), 1024,
-            std::int64_t{1} << 40));
-        c.max_concurrent_per_key = static_cast<std::size_t>(
-            l->get_integer("max_concurrent_per_key",
-                           static_cast<std::int64_t>(c.max_concurrent_per_key), 1, 1'000'000));
-        c.heartbeat_interval = ms(*l, "heartbeat_interval", c.heartbeat_interval);
-        c.header_timeout = ms(*l, "header_timeout", c.header_timeout);
-        c.idle_timeout = ms(*l, "idle_timeout", c.idle_timeout);
-        c.shutdown_grace = ms(*l, "shutdown_grace", c.shutdown_grace);
-    }
-    if (auto s = root.table("store")) {
-        s->reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
-        c.store_path = s->get_string("path", c.store_path.string());
-        c.flush_interval = ms(*s, "flush_interval", c.flush_interval);
-        if (c.flush_interval.count() < 1) s->fail("flush_interval", "at least 1ms");
-        c.store_queue = static_cast<std::size_t>(
-            s->get_integer("queue", static_cast<std::int64_t>(c.store_queue), 1, 100'000'000));
-        if (s->contains("retention")) {
-            c.retention = std::chrono::duration_cast<std::chrono::hours>(
-                s->get_duration("retention", std::chrono::hours(0)));
-            if (c.retention->count() < 1) s->fail("retention", "at least 1h");
-        }
-    }
+    if (auto limits = root.table("limits")) read_limits(*limits, c);
+    if (auto store = root.table("store")) read_store(*store, c);
     if (auto d = root.table("dashboard")) {
         d->reject_unknown_keys({"enabled", "dir"});
         c.dashboard = d->get_bool("enabled", c.dashboard);
         c.dashboard_dir = d->get_string("dir", "");
     }
-    std::set<std::string> provider_names;
-    for (const ConfigTable& p : root.tables("providers")) {
-        c.providers.push_back(load_provider(p, getenv_fn));
-        if (!provider_names.insert(c.providers.back().name).second) {
-            p.fail("name", "a name not used by another provider");
-        }
-    }
-    std::set<std::string> model_names;
-    for (const ConfigTable& m : root.tables("models")) {
-        c.models.push_back(load_model(m, c.providers));
-        if (!model_names.insert(c.models.back().name).second) {
-            m.fail("name", "a name not used by another model");
-        }
-    }
-    // No providers and no models: an observatory that relays nothing, which is fine when it
-    // serves the observatory.
-    const bool serves_observatory =
-        c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
-    if (c.providers.empty() && !serves_observatory) {
-        throw ConfigError(
-            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
-                        "[observatory] to serve)",
-                        c.source));
-    }
-    if (!c.providers.empty() && c.models.empty()) {
-        throw ConfigError(
-            fmt::format("{}: models: expected at least one [[models]] table", c.source));
-    }
+    read_upstreams(root, getenv_fn, c);
+    check_has_work(c);
     return c;
 }
 

@@ -16,6 +16,41 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 constexpr std::size_t kMaxEmbeddingsBody = 64 * 1024 * 1024;
+
+// The virtual model's first OpenAI-dialect upstream, or nullptr.
+const UpstreamRef* openai_upstream(const GatewayConfig& config, const VirtualModel& model) {
+    for (const auto& u : model.upstreams) {
+        if (config.providers[u.provider].api == dialect::Api::openai) return &u;
+    }
+    return nullptr;
+}
+
+// One non-streaming attempt of task "embeddings", sent now.
+Measurement start_measurement(const std::string& request_id, const ProviderConfig& provider,
+                              const std::string& upstream_model) {
+    Measurement m;
+    m.request_id = request_id;
+    m.labels.provider = provider.name;
+    m.labels.model = upstream_model;
+    m.labels.endpoint = provider.base.host;
+    m.labels.upstream_region = provider.region;
+    m.labels.task = "embeddings";
+    m.labels.source = "gateway";
+    m.labels.api = "openai";
+    m.labels.stream = false;
+    m.t.send = steady_now_ns();
+    m.ts_us = wall_now_us();
+    return m;
+}
+
+std::vector<std::pair<std::string, std::string>> embeddings_headers(
+    const ProviderConfig& provider) {
+    std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/json"}};
+    if (!provider.key.empty())
+        headers.emplace_back("authorization", "Bearer " + provider.key.reveal());
+    return headers;
+}
+
 }  // namespace
 
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
@@ -41,13 +76,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
             headers);
         co_return;
     }
-    const UpstreamRef* ref = nullptr;
-    for (const auto& u : model->upstreams) {
-        if (gw.config.providers[u.provider].api == dialect::Api::openai) {
-            ref = &u;
-            break;
-        }
-    }
+    const UpstreamRef* ref = openai_upstream(gw.config, *model);
     if (ref == nullptr) {
         co_await send_error(
             gw, writer, Errc::unsupported,
@@ -58,26 +87,13 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     const ProviderConfig& provider = gw.config.providers[ref->provider];
     o["model"] = ref->model;
 
-    Measurement m;
-    m.request_id = request_id;
-    m.labels.provider = provider.name;
-    m.labels.model = ref->model;
-    m.labels.endpoint = provider.base.host;
-    m.labels.upstream_region = provider.region;
-    m.labels.task = "embeddings";
-    m.labels.source = "gateway";
-    m.labels.api = "openai";
-    m.labels.stream = false;
-    m.t.send = steady_now_ns();
-    m.ts_us = wall_now_us();
+    Measurement m = start_measurement(request_id, provider, ref->model);
     const std::int64_t t_start = m.t.send;
 
     net::Url url = provider.base;
     url.target += "/embeddings";
-    std::vector<std::pair<std::string, std::string>> upstream_headers{
-        {"content-type", "application/json"}};
-    if (!provider.key.empty())
-        upstream_headers.emplace_back("authorization", "Bearer " + provider.key.reveal());
+    std::vector<std::pair<std::string, std::string>> upstream_headers =
+        embeddings_headers(provider);
     std::string upstream_body = json::serialize(o);
     auto result = co_await gw.clients[ref->provider]->request(
         http::verb::post, url, upstream_headers, std::move(upstream_body), kMaxEmbeddingsBody);

@@ -78,6 +78,29 @@ bool same_cell(const Labels& a, const Labels& b) noexcept {
            a.upstream_region == b.upstream_region && a.client_region == b.client_region;
 }
 
+// Removes the records not kept and merges their errors into sub.errors, by record index.
+void drop_refused(Submission& sub, const std::vector<bool>& keep,
+                  std::vector<RecordError> refused) {
+    std::size_t out = 0;
+    for (std::size_t r = 0; r < sub.records.size(); ++r) {
+        if (!keep[r]) continue;
+        if (out != r) {
+            sub.records[out] = std::move(sub.records[r]);
+            sub.indexes[out] = sub.indexes[r];
+        }
+        ++out;
+    }
+    sub.records.resize(out);
+    sub.indexes.resize(out);
+    std::vector<RecordError> errors;
+    errors.reserve(sub.errors.size() + refused.size());
+    std::merge(std::make_move_iterator(sub.errors.begin()),
+               std::make_move_iterator(sub.errors.end()), std::make_move_iterator(refused.begin()),
+               std::make_move_iterator(refused.end()), std::back_inserter(errors),
+               [](const RecordError& a, const RecordError& b) { return a.index < b.index; });
+    sub.errors = std::move(errors);
+}
+
 }  // namespace
 
 struct LabelBudget::State {
@@ -112,6 +135,90 @@ struct LabelBudget::State {
         return p.find(v) != p.end() || index->has_value(kBudgeted[i], v);
     }
 
+    // What a record would add: values of budgeted labels and a cell nobody has yet.
+    struct NewLabels {
+        std::array<bool, kBudgeted.size()> values{};
+        bool cell = false;
+    };
+    using LastValues = std::array<std::string_view, kBudgeted.size()>;
+
+    // `last_value` holds, per label, the value last found known (or admitted), which answers
+    // for the next record without a lookup.
+    NewLabels new_labels(const Labels& l, std::string_view server_region,
+                         LastValues& last_value) const {
+        NewLabels fresh;
+        bool any_new = false;
+        for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+            const std::string_view v = value_of(l, i);
+            if (v.empty() || v == last_value[i]) continue;
+            if (i == kClientRegion && v == server_region) continue;
+            if (value_known(i, v)) {
+                last_value[i] = v;
+                continue;
+            }
+            fresh.values[i] = any_new = true;
+        }
+        fresh.cell = any_new || (!index->has_cell(l) &&
+                                 pending_cells.find(CellKey::of(l)) == pending_cells.end());
+        return fresh;
+    }
+
+    // Why admitting `fresh` would exceed a limit (the observatory's, or the submitter's for
+    // today after `spent_today`), or nullopt.
+    std::optional<RecordError> refusal(std::size_t record_index, const NewLabels& fresh,
+                                       const Spent& spent_today) {
+        for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+            if (!fresh.values[i]) continue;
+            const std::string_view name = label_name(kBudgeted[i]);
+            if (values_total(i) >= options.max_values) {
+                return RecordError{
+                    record_index, std::string(name),
+                    fmt::format("expected a value this observatory already has: it has {} "
+                                "distinct {} values, the most it takes "
+                                "([observatory] max_label_values)",
+                                options.max_values, name)};
+            }
+            if (spent_today.values[i] >= options.new_values_per_submitter) {
+                return RecordError{
+                    record_index, std::string(name),
+                    fmt::format("expected a value this observatory already has: this submitter "
+                                "added {} new {} values today, the most it may add in a day "
+                                "([observatory] max_new_label_values)",
+                                options.new_values_per_submitter, name)};
+            }
+        }
+        if (!fresh.cell) return std::nullopt;
+        if (cells_total() >= options.max_cells) {
+            return RecordError{record_index, "labels",
+                               fmt::format("expected a combination of labels this observatory "
+                                           "already has: it has {}, the most it takes "
+                                           "([observatory] max_label_cells)",
+                                           options.max_cells)};
+        }
+        if (spent_today.cells >= options.new_cells_per_submitter) {
+            return RecordError{
+                record_index, "labels",
+                fmt::format("expected a combination of labels this observatory already "
+                            "has: this submitter added {} new ones today, the most it may "
+                            "add in a day ([observatory] max_new_label_cells)",
+                            options.new_cells_per_submitter)};
+        }
+        return std::nullopt;
+    }
+
+    // Admits the new values and cell of `l`, charged to `spent_today`.
+    void admit(const Labels& l, const NewLabels& fresh, Spent& spent_today,
+               LastValues& last_value) {
+        for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+            if (!fresh.values[i]) continue;
+            pending[i].emplace(value_of(l, i));
+            ++spent_today.values[i];
+            last_value[i] = value_of(l, i);
+        }
+        pending_cells.insert(CellKey::of(l));
+        ++spent_today.cells;
+    }
+
     const std::shared_ptr<const RollupIndex> index;
     const LabelBudgetOptions options;
     std::mutex mutex;
@@ -135,7 +242,6 @@ void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string
                         std::int64_t now_us) {
     if (sub.records.empty()) return;
     State& s = *state_;
-    const LabelBudgetOptions& o = s.options;
     std::lock_guard lock(s.mutex);
     const std::int64_t day = now_us >= 0 ? now_us / kDayUs : (now_us + 1) / kDayUs - 1;
     if (day != s.day) {
@@ -144,111 +250,33 @@ void LabelBudget::apply(Submission& sub, std::string_view submitter, std::string
     }
     auto spent_it = s.spent.find(submitter);
     const State::Spent none;
-    const auto spent = [&]() -> const State::Spent& {
-        return spent_it == s.spent.end() ? none : spent_it->second;
-    };
 
     std::vector<RecordError> refused;
     std::vector<bool> keep(sub.records.size(), true);
     // Records come in runs of equal labels: the last record known to be fine answers for
     // the next one without a lookup.
     const Labels* last_ok = nullptr;
-    std::array<std::string_view, kBudgeted.size()> last_value{};
+    State::LastValues last_value{};
     for (std::size_t r = 0; r < sub.records.size(); ++r) {
         const Labels& l = sub.records[r].labels;
         if (last_ok != nullptr && same_cell(*last_ok, l)) continue;
-        std::array<bool, kBudgeted.size()> is_new{};
-        bool any_new = false;
-        for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
-            const std::string_view v = value_of(l, i);
-            if (v.empty() || v == last_value[i]) continue;
-            if (i == kClientRegion && v == server_region) continue;
-            if (s.value_known(i, v)) {
-                last_value[i] = v;
-                continue;
-            }
-            is_new[i] = any_new = true;
-        }
-        const bool new_cell =
-            any_new || (!s.index->has_cell(l) &&
-                        s.pending_cells.find(CellKey::of(l)) == s.pending_cells.end());
-        std::optional<RecordError> error;
-        for (std::size_t i = 0; i < kBudgeted.size() && !error; ++i) {
-            if (!is_new[i]) continue;
-            const std::string_view name = label_name(kBudgeted[i]);
-            if (s.values_total(i) >= o.max_values) {
-                error = RecordError{
-                    sub.indexes[r], std::string(name),
-                    fmt::format("expected a value this observatory already has: it has {} "
-                                "distinct {} values, the most it takes "
-                                "([observatory] max_label_values)",
-                                o.max_values, name)};
-            } else if (spent().values[i] >= o.new_values_per_submitter) {
-                error = RecordError{
-                    sub.indexes[r], std::string(name),
-                    fmt::format("expected a value this observatory already has: this submitter "
-                                "added {} new {} values today, the most it may add in a day "
-                                "([observatory] max_new_label_values)",
-                                o.new_values_per_submitter, name)};
-            }
-        }
-        if (!error && new_cell) {
-            if (s.cells_total() >= o.max_cells) {
-                error = RecordError{
-                    sub.indexes[r], "labels",
-                    fmt::format("expected a combination of labels this observatory already "
-                                "has: it has {}, the most it takes ([observatory] "
-                                "max_label_cells)",
-                                o.max_cells)};
-            } else if (spent().cells >= o.new_cells_per_submitter) {
-                error = RecordError{
-                    sub.indexes[r], "labels",
-                    fmt::format("expected a combination of labels this observatory already "
-                                "has: this submitter added {} new ones today, the most it may "
-                                "add in a day ([observatory] max_new_label_cells)",
-                                o.new_cells_per_submitter)};
-            }
-        }
-        if (error) {
+        const State::NewLabels fresh = s.new_labels(l, server_region, last_value);
+        const State::Spent& spent = spent_it == s.spent.end() ? none : spent_it->second;
+        if (auto error = s.refusal(sub.indexes[r], fresh, spent)) {
             keep[r] = false;
             refused.push_back(std::move(*error));
             continue;
         }
-        if (new_cell) {
+        if (fresh.cell) {
             if (spent_it == s.spent.end())
                 spent_it = s.spent.try_emplace(std::string(submitter)).first;
-            for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
-                if (!is_new[i]) continue;
-                s.pending[i].emplace(value_of(l, i));
-                ++spent_it->second.values[i];
-                last_value[i] = value_of(l, i);
-            }
-            s.pending_cells.insert(CellKey::of(l));
-            ++spent_it->second.cells;
+            s.admit(l, fresh, spent_it->second, last_value);
         }
         last_ok = &l;
     }
     if (refused.empty()) return;
     s.rejected.fetch_add(refused.size(), std::memory_order_relaxed);
-
-    std::size_t out = 0;
-    for (std::size_t r = 0; r < sub.records.size(); ++r) {
-        if (!keep[r]) continue;
-        if (out != r) {
-            sub.records[out] = std::move(sub.records[r]);
-            sub.indexes[out] = sub.indexes[r];
-        }
-        ++out;
-    }
-    sub.records.resize(out);
-    sub.indexes.resize(out);
-    std::vector<RecordError> errors;
-    errors.reserve(sub.errors.size() + refused.size());
-    std::merge(std::make_move_iterator(sub.errors.begin()),
-               std::make_move_iterator(sub.errors.end()), std::make_move_iterator(refused.begin()),
-               std::make_move_iterator(refused.end()), std::back_inserter(errors),
-               [](const RecordError& a, const RecordError& b) { return a.index < b.index; });
-    sub.errors = std::move(errors);
+    drop_refused(sub, keep, std::move(refused));
 }
 
 }  // namespace tokenradar::observatory

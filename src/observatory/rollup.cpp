@@ -30,6 +30,44 @@ bool model_level(const Query& q) {
     return std::all_of(q.by.begin(), q.by.end(), model_label);
 }
 
+// The groups a query reads into, worked out once.
+struct QueryGroups {
+    std::vector<int> key_group;  // each cell's (or model's) group; -1: the filter excludes it
+    std::vector<std::vector<std::string>> labels;  // each group's values of q.by
+    std::vector<std::uint32_t> selected;           // the keys the filter selects
+};
+
+QueryGroups group_keys(const Query& q, const std::vector<CellKey>& cells,
+                       const std::vector<ModelInfo>& models, bool by_model) {
+    QueryGroups groups;
+    groups.key_group.assign(by_model ? models.size() : cells.size(), -1);
+    std::map<std::vector<std::string>, int> seen;
+    for (std::size_t k = 0; k < groups.key_group.size(); ++k) {
+        // A model stands for its first cell: only provider and model are read.
+        const CellKey& cell = cells[by_model ? models[k].first_cell : k];
+        if (!q.filter.matches(cell)) continue;
+        std::vector<std::string> labels;
+        labels.reserve(q.by.size());
+        for (Label l : q.by) labels.emplace_back(cell.value(l));
+        auto [it, inserted] = seen.try_emplace(labels, static_cast<int>(groups.labels.size()));
+        if (inserted) groups.labels.push_back(std::move(labels));
+        groups.key_group[k] = it->second;
+    }
+    // A query visits only the selected cells or models.
+    for (std::size_t k = 0; k < groups.key_group.size(); ++k) {
+        if (groups.key_group[k] >= 0) groups.selected.push_back(static_cast<std::uint32_t>(k));
+    }
+    return groups;
+}
+
+// The whole days [from, to) a query reads from the day caches: hour queries without time
+// buckets only; an empty range otherwise.
+std::pair<std::int64_t, std::int64_t> cached_days(const Query& q, std::int64_t from,
+                                                  std::int64_t to) {
+    if (q.resolution != Resolution::hour || q.by_bucket) return {0, 0};
+    return {floor_to(from + kDayUs - 1, kDayUs), floor_to(to, kDayUs)};
+}
+
 }  // namespace
 
 void Filter::allow(Label label, std::string value) {
@@ -147,28 +185,10 @@ Groups RollupIndex::query(const Query& q) const {
     const std::int64_t to = q.to_us;
     const bool by_model = model_level(q);
 
-    // Each cell's (or model's) group, or -1 when the filter excludes it, worked out once.
-    std::vector<int> key_group(by_model ? s.models.size() : s.cells.size(), -1);
-    std::vector<std::vector<std::string>> group_labels;
-    {
-        std::map<std::vector<std::string>, int> seen;
-        for (std::size_t k = 0; k < key_group.size(); ++k) {
-            // A model stands for its first cell: only provider and model are read.
-            const CellKey& cell = s.cells[by_model ? s.models[k].first_cell : k];
-            if (!q.filter.matches(cell)) continue;
-            std::vector<std::string> labels;
-            labels.reserve(q.by.size());
-            for (Label l : q.by) labels.emplace_back(cell.value(l));
-            auto [it, inserted] = seen.try_emplace(labels, static_cast<int>(group_labels.size()));
-            if (inserted) group_labels.push_back(std::move(labels));
-            key_group[k] = it->second;
-        }
-    }
-    // The cells or models the filter selects: a query visits only these.
-    std::vector<std::uint32_t> selected;
-    for (std::size_t k = 0; k < key_group.size(); ++k) {
-        if (key_group[k] >= 0) selected.push_back(static_cast<std::uint32_t>(k));
-    }
+    const QueryGroups grouping = group_keys(q, s.cells, s.models, by_model);
+    const std::vector<int>& key_group = grouping.key_group;
+    const std::vector<std::vector<std::string>>& group_labels = grouping.labels;
+    const std::vector<std::uint32_t>& selected = grouping.selected;
     Groups out;
     using Accumulators = std::vector<std::optional<Aggregate>>;  // by group
     Accumulators plain(group_labels.size());
@@ -203,13 +223,7 @@ Groups RollupIndex::query(const Query& q) const {
         }
     };
 
-    // Whole days from the day caches (hour queries without time buckets only).
-    std::int64_t days_from = 0;
-    std::int64_t days_to = 0;
-    if (q.resolution == Resolution::hour && !q.by_bucket) {
-        days_from = floor_to(from + kDayUs - 1, kDayUs);
-        days_to = floor_to(to, kDayUs);
-    }
+    const auto [days_from, days_to] = cached_days(q, from, to);
     for (auto it = level.lower_bound(from); it != level.end() && it->first < to; ++it) {
         if (it->first >= days_from && it->first < days_to) {
             it = std::prev(level.lower_bound(days_to));

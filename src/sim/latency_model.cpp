@@ -115,6 +115,126 @@ LatencyModel::LatencyModel(Profile profile)
       cache_(profile_.prefix_cache.block_tokens, profile_.prefix_cache.capacity_blocks),
       gate_(profile_.capacity.max_concurrent, profile_.capacity.queue_limit) {}
 
+namespace {
+
+Rng stream_rng(std::uint64_t timing_seed, Stream stream) {
+    return Rng(combine_seeds(timing_seed, stream));
+}
+
+// TTFT before queueing: network + prefill of the uncached prompt + noise, scaled by peak.
+std::int64_t draw_ttft_ns(const TtftParams& ttft, const Overrides& ov, std::int64_t uncached_tokens,
+                          double peak, std::uint64_t timing_seed) {
+    if (ov.ttft_ms) return ms_to_ns(*ov.ttft_ms);
+    Rng rng = stream_rng(timing_seed, kTtft);
+    const double uncached = static_cast<double>(uncached_tokens);
+    const double ms = ttft.base_ms + ttft.prefill_ms_per_1k_tokens * uncached / 1000.0 +
+                      rng.lognormal_median(ttft.noise_median_ms, ttft.noise_sigma);
+    return ms_to_ns(std::min(ms * peak, kMaxTtftMs));
+}
+
+// Output length: max_tokens, an override, or a natural stop (geometric length).
+std::int64_t draw_output_tokens(const DecodeParams& decode, const Overrides& ov,
+                                std::int64_t max_tokens, std::uint64_t timing_seed) {
+    if (ov.output_tokens) return std::min(*ov.output_tokens, max_tokens);
+    if (!(decode.stop_probability > 0 && max_tokens > 0)) return max_tokens;
+    Rng rng = stream_rng(timing_seed, kLength);
+    const double q = decode.stop_probability;
+    const double u = 1.0 - rng.uniform();  // (0, 1]
+    const double len = q >= 1.0 ? 1.0 : 1.0 + std::floor(std::log(u) / std::log1p(-q));
+    return len >= static_cast<double>(max_tokens) ? max_tokens : static_cast<std::int64_t>(len);
+}
+
+// Generation times of the n output tokens. The per-request speed factor has median 1, so
+// the median decode tokens/s over requests is tokens_per_s (at multiplier 1); the peak
+// factor lengthens every gap.
+std::vector<std::int64_t> draw_generation_offsets(const DecodeParams& decode, const Overrides& ov,
+                                                  std::int64_t n, double peak,
+                                                  std::uint64_t timing_seed) {
+    double gap_ns = 0;
+    double jitter = 0;
+    if (ov.tpot_ms) {
+        gap_ns = *ov.tpot_ms * 1e6;
+    } else if (ov.tokens_per_s) {
+        gap_ns = 1e9 / *ov.tokens_per_s;
+    } else if (decode.tokens_per_s > 0) {
+        Rng rng = stream_rng(timing_seed, kSpeed);
+        const double factor = rng.lognormal_median(1.0, decode.request_sigma);
+        const double rate = decode.tokens_per_s * factor;
+        gap_ns = 1e9 / rate * peak;
+        jitter = decode.token_jitter;
+    }
+    gap_ns = std::min(gap_ns, kMaxGapNs);
+    Rng gaps_rng = stream_rng(timing_seed, kGaps);
+    return generation_offsets(n, gap_ns, jitter, gaps_rng);
+}
+
+// Chunk 0 goes out at the first-token time; every later chunk when its last token is
+// generated. Each token is delivered with its chunk.
+void cut_chunks(const DecodeParams& decode, const Overrides& ov,
+                const std::vector<std::int64_t>& generated, std::uint64_t timing_seed,
+                RequestPlan& plan) {
+    const std::int64_t n = plan.output_tokens;
+    Rng chunk_rng = stream_rng(timing_seed, kChunks);
+    plan.token_offsets_ns.resize(static_cast<std::size_t>(n));
+    for (std::int64_t first = 0; first < n;) {
+        const std::int64_t size =
+            ov.tokens_per_chunk
+                ? *ov.tokens_per_chunk
+                : chunk_rng.uniform_int(decode.tokens_per_chunk_min, decode.tokens_per_chunk_max);
+        const std::int64_t count = std::min(size, n - first);
+        const std::int64_t at =
+            plan.chunks.empty() ? 0 : generated[static_cast<std::size_t>(first + count - 1)];
+        plan.chunks.push_back({first, count, at});
+        std::fill_n(plan.token_offsets_ns.begin() + first, count, at);
+        first += count;
+    }
+}
+
+// The chunk a mid-stream fault lands on: the one holding the overridden token, else a
+// uniformly chosen chunk after the first (so the stream has started), when there is one.
+std::size_t fault_chunk(const RequestPlan& plan, const Overrides& ov, std::uint64_t timing_seed) {
+    std::size_t chunk = 0;
+    if (ov.fault_at_token && !plan.chunks.empty()) {
+        const std::int64_t k = std::min(*ov.fault_at_token, plan.output_tokens - 1);
+        while (chunk + 1 < plan.chunks.size() && plan.chunks[chunk + 1].first_token <= k) {
+            ++chunk;
+        }
+    } else if (plan.chunks.size() >= 2) {
+        Rng rng = stream_rng(timing_seed, kFaultAt);
+        chunk = static_cast<std::size_t>(
+            rng.uniform_int(1, static_cast<std::int64_t>(plan.chunks.size()) - 1));
+    }
+    return chunk;
+}
+
+// A stall delays the chunk it lands on and every later one (or the first token).
+void apply_stall(std::size_t chunk, RequestPlan& plan) {
+    if (chunk == 0) {
+        plan.ttft_ns += plan.fault.stall_ns;  // stalled before the first token
+        return;
+    }
+    for (std::size_t c = chunk; c < plan.chunks.size(); ++c) {
+        plan.chunks[c].offset_ns += plan.fault.stall_ns;
+    }
+    auto& offsets = plan.token_offsets_ns;
+    for (auto i = static_cast<std::size_t>(plan.fault.at_token); i < offsets.size(); ++i) {
+        offsets[i] += plan.fault.stall_ns;
+    }
+}
+
+// Mid-stream faults land on a chunk boundary.
+void place_fault(const FaultParams& faults, const Overrides& ov, std::uint64_t timing_seed,
+                 RequestPlan& plan) {
+    const std::size_t chunk = fault_chunk(plan, ov, timing_seed);
+    plan.fault.at_token = plan.chunks.empty() ? 0 : plan.chunks[chunk].first_token;
+    if (plan.fault.kind == FaultKind::stall) {
+        plan.fault.stall_ns = ms_to_ns(ov.stall_ms ? *ov.stall_ms : faults.stall_ms);
+        apply_stall(chunk, plan);
+    }
+}
+
+}  // namespace
+
 RequestPlan LatencyModel::plan(const PlanInput& in) {
     const Profile& p = profile_;
     const Overrides& ov = in.overrides;
@@ -137,17 +257,16 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
                      : combine_seeds(p.seed, combine_seeds(2, counter_.fetch_add(1)));
     const std::uint64_t text_seed =
         combine_seeds(p.seed, combine_seeds(3, request_seed ? *request_seed : prompt_hash));
-    auto stream = [&](Stream s) { return Rng(combine_seeds(timing_seed, s)); };
     plan.answer_seed = combine_seeds(timing_seed, kAnswer);
 
-    const double m = p.peak.multiplier_at(in.wall_time_us);
-    plan.peak_multiplier = m;
+    const double peak = p.peak.multiplier_at(in.wall_time_us);
+    plan.peak_multiplier = peak;
 
     // Faults decided first: an HTTP error answers after the network delay, with no tokens.
-    Rng fault_rng = stream(kFault);
+    Rng fault_rng = stream_rng(timing_seed, kFault);
     plan.fault.kind = ov.fault ? *ov.fault : draw_fault(p.faults, fault_rng);
     if (plan.fault.is_http_error()) {
-        plan.ttft_ns = ov.ttft_ms ? ms_to_ns(*ov.ttft_ms) : ms_to_ns(p.ttft.base_ms * m);
+        plan.ttft_ns = ov.ttft_ms ? ms_to_ns(*ov.ttft_ms) : ms_to_ns(p.ttft.base_ms * peak);
         return plan;
     }
 
@@ -156,102 +275,19 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
         plan.cached_prompt_tokens =
             std::min(cache_.lookup_and_insert(in.prompt_text), plan.prompt_tokens);
     }
+    plan.ttft_ns =
+        draw_ttft_ns(p.ttft, ov, plan.prompt_tokens - plan.cached_prompt_tokens, peak, timing_seed);
 
-    // TTFT (before queueing): network + prefill of the uncached prompt + noise, scaled by peak.
-    if (ov.ttft_ms) {
-        plan.ttft_ns = ms_to_ns(*ov.ttft_ms);
-    } else {
-        Rng rng = stream(kTtft);
-        const double uncached = static_cast<double>(plan.prompt_tokens - plan.cached_prompt_tokens);
-        const double ms = p.ttft.base_ms + p.ttft.prefill_ms_per_1k_tokens * uncached / 1000.0 +
-                          rng.lognormal_median(p.ttft.noise_median_ms, p.ttft.noise_sigma);
-        plan.ttft_ns = ms_to_ns(std::min(ms * m, kMaxTtftMs));
-    }
-
-    // Output length: max_tokens, an override, or a natural stop (geometric length).
     const std::int64_t max_tokens = std::clamp<std::int64_t>(
         in.max_tokens.value_or(p.decode.default_max_tokens), 0, kMaxOutputTokens);
-    std::int64_t n = max_tokens;
-    if (ov.output_tokens) {
-        n = std::min(*ov.output_tokens, max_tokens);
-    } else if (p.decode.stop_probability > 0 && max_tokens > 0) {
-        Rng rng = stream(kLength);
-        const double q = p.decode.stop_probability;
-        const double u = 1.0 - rng.uniform();  // (0, 1]
-        const double len = q >= 1.0 ? 1.0 : 1.0 + std::floor(std::log(u) / std::log1p(-q));
-        n = len >= static_cast<double>(max_tokens) ? max_tokens : static_cast<std::int64_t>(len);
-    }
+    const std::int64_t n = draw_output_tokens(p.decode, ov, max_tokens, timing_seed);
     plan.output_tokens = n;
     plan.finish_reason = n < max_tokens ? FinishReason::stop : FinishReason::length;
     plan.tokens = generate_output_tokens(text_seed, n);
 
-    // Decode speed: the per-request factor has median 1, so the median decode tokens/s over
-    // requests is tokens_per_s (at multiplier 1); the peak factor lengthens every gap.
-    double gap_ns = 0;
-    double jitter = 0;
-    if (ov.tpot_ms) {
-        gap_ns = *ov.tpot_ms * 1e6;
-    } else if (ov.tokens_per_s) {
-        gap_ns = 1e9 / *ov.tokens_per_s;
-    } else if (p.decode.tokens_per_s > 0) {
-        Rng rng = stream(kSpeed);
-        const double factor = rng.lognormal_median(1.0, p.decode.request_sigma);
-        const double rate = p.decode.tokens_per_s * factor;
-        gap_ns = 1e9 / rate * m;
-        jitter = p.decode.token_jitter;
-    }
-    gap_ns = std::min(gap_ns, kMaxGapNs);
-    Rng gaps_rng = stream(kGaps);
-    const auto generated = generation_offsets(n, gap_ns, jitter, gaps_rng);
-
-    // Chunks: chunk 0 goes out at the first-token time; every later chunk when its last token
-    // is generated. Each token is delivered with its chunk.
-    Rng chunk_rng = stream(kChunks);
-    plan.token_offsets_ns.resize(static_cast<std::size_t>(n));
-    for (std::int64_t first = 0; first < n;) {
-        const std::int64_t size = ov.tokens_per_chunk
-                                      ? *ov.tokens_per_chunk
-                                      : chunk_rng.uniform_int(p.decode.tokens_per_chunk_min,
-                                                              p.decode.tokens_per_chunk_max);
-        const std::int64_t count = std::min(size, n - first);
-        const std::int64_t at =
-            plan.chunks.empty() ? 0 : generated[static_cast<std::size_t>(first + count - 1)];
-        plan.chunks.push_back({first, count, at});
-        std::fill_n(plan.token_offsets_ns.begin() + first, count, at);
-        first += count;
-    }
-
-    // Mid-stream faults land on a chunk boundary. A drawn position is a uniformly chosen chunk
-    // after the first (so the stream has started), when there is one.
-    if (plan.fault.kind != FaultKind::none) {
-        std::size_t chunk = 0;
-        if (ov.fault_at_token && !plan.chunks.empty()) {
-            const std::int64_t k = std::min(*ov.fault_at_token, n - 1);
-            while (chunk + 1 < plan.chunks.size() && plan.chunks[chunk + 1].first_token <= k) {
-                ++chunk;
-            }
-        } else if (plan.chunks.size() >= 2) {
-            Rng rng = stream(kFaultAt);
-            chunk = static_cast<std::size_t>(
-                rng.uniform_int(1, static_cast<std::int64_t>(plan.chunks.size()) - 1));
-        }
-        plan.fault.at_token = plan.chunks.empty() ? 0 : plan.chunks[chunk].first_token;
-        if (plan.fault.kind == FaultKind::stall) {
-            plan.fault.stall_ns = ms_to_ns(ov.stall_ms ? *ov.stall_ms : p.faults.stall_ms);
-            if (chunk == 0) {
-                plan.ttft_ns += plan.fault.stall_ns;  // stalled before the first token
-            } else {
-                for (std::size_t c = chunk; c < plan.chunks.size(); ++c) {
-                    plan.chunks[c].offset_ns += plan.fault.stall_ns;
-                }
-                auto& offsets = plan.token_offsets_ns;
-                for (auto i = static_cast<std::size_t>(plan.fault.at_token); i < offsets.size();
-                     ++i) {
-                    offsets[i] += plan.fault.stall_ns;
-                }
-            }
-        }
-    }
+    const auto generated = draw_generation_offsets(p.decode, ov, n, peak, timing_seed);
+    cut_chunks(p.decode, ov, generated, timing_seed, plan);
+    if (plan.fault.kind != FaultKind::none) place_fault(p.faults, ov, timing_seed, plan);
     return plan;
 }
 

@@ -253,6 +253,75 @@ void write_trace(SimServer::State* state, const TraceRecord& record) {
     if (state->options.trace) state->options.trace->write(record.to_json_line());
 }
 
+// The trace fields known once the request is planned.
+TraceRecord start_trace(const SimServer::State& state, const RequestPlan& plan,
+                        const WireRequest& wire, std::int64_t queue_wait_ns, std::int64_t ts_us) {
+    TraceRecord trace = TraceRecord::from_plan(plan, queue_wait_ns);
+    trace.response_id = new_response_id(wire.api);
+    trace.profile = state.model.profile().name;
+    trace.model = wire.chat.model;
+    trace.api = std::string(dialect::to_string(wire.api));
+    trace.stream = wire.chat.stream;
+    trace.ts_us = ts_us;
+    return trace;
+}
+
+Errc fault_errc(const Fault& fault) {
+    return fault.http_status() == 429   ? Errc::rate_limited
+           : fault.http_status() == 503 ? Errc::overloaded
+                                        : Errc::internal;
+}
+
+// Whether the plan's fault is `kind` and lands on chunk `chunk`.
+bool fault_at(const RequestPlan& plan, FaultKind kind, std::size_t chunk) {
+    return plan.fault.kind == kind && plan.chunks[chunk].first_token == plan.fault.at_token;
+}
+
+// Encodes chunk `first` and the chunks after it that are already due, as a loaded server
+// writes them together; a disconnect ends the run. Returns the last chunk encoded.
+std::size_t encode_due_chunks(StreamWriter& stream, const RequestPlan& plan, std::size_t first,
+                              std::int64_t t_first, std::string& bytes) {
+    std::size_t last = first;
+    while (true) {
+        stream.encode_chunk(last, fault_at(plan, FaultKind::malformed, last), bytes);
+        const bool next_due = last + 1 < plan.chunks.size() &&
+                              t_first + plan.chunks[last + 1].offset_ns <= steady_now_ns() &&
+                              !fault_at(plan, FaultKind::disconnect, last + 1);
+        if (!next_due) break;
+        ++last;
+    }
+    return last;
+}
+
+// Writes the plan's chunks at their times (the final events with the last one). False when
+// the stream ended early: the client went away, or a disconnect fault (traced) cut it.
+// Awaited at once by serve_completion, whose frame holds everything passed by reference.
+asio::awaitable<bool> stream_chunks(SimServer::State* state, net::ResponseWriter& writer,
+                                    Pacer& pacer, StreamWriter& stream, const RequestPlan& plan,
+                                    std::int64_t t_first, const TraceRecord& trace) {
+    std::string bytes;
+    for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
+        const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;
+        if (!co_await pacer.until(due)) co_return false;
+        if (fault_at(plan, FaultKind::disconnect, chunk)) {
+            write_trace(state, trace);
+            writer.abort();
+            co_return false;
+        }
+        bytes.clear();
+        const std::size_t last = encode_due_chunks(stream, plan, chunk, t_first, bytes);
+        if (last + 1 == plan.chunks.size()) stream.finish(bytes);
+        if (co_await writer.write_chunk(bytes)) co_return false;
+        const std::int64_t written = steady_now_ns();
+        for (std::size_t c = chunk; c <= last; ++c) {
+            state->lateness.record_ns(written - (t_first + plan.chunks[c].offset_ns));
+        }
+        state->chunks.fetch_add(last - chunk + 1, std::memory_order_relaxed);
+        chunk = last;
+    }
+    co_return true;
+}
+
 asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWriter& writer,
                                        WireRequest wire) {
     const std::int64_t t_read = writer.request_read_ns();
@@ -288,23 +357,14 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
     const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers,
                                        overrides->tool_call, tool_call_id_prefix(api));
-    TraceRecord trace = TraceRecord::from_plan(plan, t_admitted - t_read);
-    trace.response_id = new_response_id(api);
-    trace.profile = state->model.profile().name;
-    trace.model = wire.chat.model;
-    trace.api = std::string(dialect::to_string(api));
-    trace.stream = wire.chat.stream;
-    trace.ts_us = input.wall_time_us;
+    TraceRecord trace = start_trace(*state, plan, wire, t_admitted - t_read, input.wall_time_us);
 
     Pacer pacer(co_await asio::this_coro::executor, state->options.pacing_quantum);
     const std::int64_t t_first = t_admitted + plan.ttft_ns;
 
     if (plan.fault.is_http_error()) {
         if (!co_await pacer.until(t_first)) co_return;
-        const Errc code = plan.fault.http_status() == 429   ? Errc::rate_limited
-                          : plan.fault.http_status() == 503 ? Errc::overloaded
-                                                            : Errc::internal;
-        Reply reply = fault_reply(api, code, plan.fault.http_status());
+        Reply reply = fault_reply(api, fault_errc(plan.fault), plan.fault.http_status());
         trace.status = plan.fault.http_status();
         write_trace(state, trace);
         co_await send_reply(writer, std::move(reply));
@@ -334,41 +394,9 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
     StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model,
                         wire.chat.include_usage);
-    std::string bytes;
-    for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
-        const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;
-        if (!co_await pacer.until(due)) co_return;
-        if (plan.fault.kind == FaultKind::disconnect &&
-            plan.chunks[chunk].first_token == plan.fault.at_token) {
-            write_trace(state, trace);
-            writer.abort();
-            co_return;
-        }
-        bytes.clear();
-        // Chunks already due are written together, as a loaded server would.
-        std::size_t last = chunk;
-        while (true) {
-            const bool malformed = plan.fault.kind == FaultKind::malformed &&
-                                   plan.chunks[last].first_token == plan.fault.at_token;
-            stream.encode_chunk(last, malformed, bytes);
-            const bool next_due = last + 1 < plan.chunks.size() &&
-                                  t_first + plan.chunks[last + 1].offset_ns <= steady_now_ns() &&
-                                  !(plan.fault.kind == FaultKind::disconnect &&
-                                    plan.chunks[last + 1].first_token == plan.fault.at_token);
-            if (!next_due) break;
-            ++last;
-        }
-        if (last + 1 == plan.chunks.size()) stream.finish(bytes);
-        if (co_await writer.write_chunk(bytes)) co_return;
-        const std::int64_t written = steady_now_ns();
-        for (std::size_t c = chunk; c <= last; ++c) {
-            state->lateness.record_ns(written - (t_first + plan.chunks[c].offset_ns));
-        }
-        state->chunks.fetch_add(last - chunk + 1, std::memory_order_relaxed);
-        chunk = last;
-    }
+    if (!co_await stream_chunks(state, writer, pacer, stream, plan, t_first, trace)) co_return;
     if (plan.chunks.empty()) {
-        bytes.clear();
+        std::string bytes;
         stream.finish(bytes);
         if (co_await writer.write_chunk(bytes)) co_return;
     }

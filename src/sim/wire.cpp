@@ -93,6 +93,94 @@ std::optional<RouteError> check_key(Api api, const net::Request& request,
     return std::nullopt;
 }
 
+using RouteResult = boost::system::result<Route, RouteError>;
+
+// What the sim reads from the query string: Gemini's ?key= and ?alt=sse.
+struct QueryParams {
+    std::string key;
+    bool alt_sse = false;
+};
+
+QueryParams read_query(std::string_view target) {
+    QueryParams out;
+    const std::size_t query_at = target.find('?');
+    if (query_at == std::string_view::npos) return out;
+    // Boost.URL 1.81's parse_query runs strlen over its argument (found by ASan): give
+    // it a NUL-terminated copy, never a view into the request.
+    const std::string query(target.substr(query_at + 1));
+    auto params = boost::urls::parse_query(query);
+    if (params) {
+        for (const auto& param : *params) {
+            const std::string key = param.key.decode();
+            if (key == "key") out.key = param.value.decode();
+            if (key == "alt" && param.value.decode() == "sse") out.alt_sse = true;
+        }
+    }
+    return out;
+}
+
+// /v1/models is shared by OpenAI and Anthropic: Anthropic SDKs send one of these headers.
+bool sends_anthropic_headers(const net::Request& request) {
+    return !header(request, "x-api-key").empty() || !header(request, "anthropic-version").empty();
+}
+
+// /v1beta/models/{model}: models.get, or :generateContent / :streamGenerateContent?alt=sse.
+RouteResult route_gemini_model(std::string_view path, bool get, bool alt_sse) {
+    Route route;
+    route.api = Api::gemini;
+    const std::string_view rest = path.substr(kGeminiPrefix.size());
+    const std::size_t colon = rest.rfind(':');
+    const std::string_view method = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+    if (colon == std::string_view::npos && get && !rest.empty()) {
+        route.kind = Route::Kind::model;  // models.get
+        route.model = std::string(rest);
+    } else if (method != "generateContent" && method != "streamGenerateContent") {
+        return route_error(Api::gemini, Errc::not_found,
+                           fmt::format("Method not found: {} (expected "
+                                       "models/{{model}}:generateContent or "
+                                       ":streamGenerateContent)",
+                                       path));
+    }
+    if (route.kind != Route::Kind::model) {
+        route.kind = Route::Kind::completion;
+        route.model = std::string(rest.substr(0, colon));
+        route.stream = method == "streamGenerateContent";
+    }
+    if (route.stream && !alt_sse) {
+        return route_error(Api::gemini, Errc::bad_request,
+                           "This simulator streams Server-Sent Events only: add ?alt=sse to "
+                           "streamGenerateContent.");
+    }
+    return route;
+}
+
+// The route a path names, before its method and key are checked.
+RouteResult route_path(const net::Request& request, std::string_view path, bool get, bool alt_sse) {
+    Route route;
+    if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
+        route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
+        if (path == "/v1/models" && sends_anthropic_headers(request)) route.api = Api::anthropic;
+        route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
+    } else if (path.starts_with("/v1/models/") && path.size() > 11) {
+        // models.retrieve of the OpenAI and Anthropic SDKs.
+        route.api = sends_anthropic_headers(request) ? Api::anthropic : Api::openai;
+        route.kind = Route::Kind::model;
+        route.model = std::string(path.substr(11));
+    } else if (path == "/v1beta/models") {
+        route.api = Api::gemini;
+        route.kind = Route::Kind::models;
+    } else if (path.starts_with(kGeminiPrefix)) {
+        return route_gemini_model(path, get, alt_sse);
+    } else {
+        return route_error(Api::openai, Errc::not_found,
+                           fmt::format("Unknown path {} (the sim serves /v1/chat/completions, "
+                                       "/v1/messages, /v1beta/models/{{model}}:generateContent, "
+                                       "/v1/models)",
+                                       path));
+    }
+    return route;
+}
+
 }  // namespace
 
 void throw_exception_from_error(const RouteError& e, const boost::source_location&) {
@@ -102,81 +190,19 @@ void throw_exception_from_error(const RouteError& e, const boost::source_locatio
 boost::system::result<Route, RouteError> route_request(const net::Request& request,
                                                        std::string_view required_key) {
     const std::string_view target(request.target());
-    const std::size_t query_at = target.find('?');
-    const std::string_view path = target.substr(0, query_at);
-    std::string query_key;
-    bool alt_sse = false;
-    if (query_at != std::string_view::npos) {
-        // Boost.URL 1.81's parse_query runs strlen over its argument (found by ASan): give
-        // it a NUL-terminated copy, never a view into the request.
-        const std::string query(target.substr(query_at + 1));
-        auto params = boost::urls::parse_query(query);
-        if (params) {
-            for (const auto& param : *params) {
-                const std::string key = param.key.decode();
-                if (key == "key") query_key = param.value.decode();
-                if (key == "alt" && param.value.decode() == "sse") alt_sse = true;
-            }
-        }
-    }
+    const std::string_view path = target.substr(0, target.find('?'));
+    const QueryParams query = read_query(target);
     const bool get = request.method() == http::verb::get;
     const bool post = request.method() == http::verb::post;
 
-    Route route;
     if (get && (path == "/healthz" || path == "/sim/stats")) {
+        Route route;
         route.kind = path == "/healthz" ? Route::Kind::health : Route::Kind::stats;
         return route;
     }
-    if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
-        route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
-        if (path == "/v1/models" && (!header(request, "x-api-key").empty() ||
-                                     !header(request, "anthropic-version").empty())) {
-            route.api = Api::anthropic;
-        }
-        route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
-    } else if (path.starts_with("/v1/models/") && path.size() > 11) {
-        // models.retrieve of the OpenAI and Anthropic SDKs.
-        const bool anthropic =
-            !header(request, "x-api-key").empty() || !header(request, "anthropic-version").empty();
-        route.api = anthropic ? Api::anthropic : Api::openai;
-        route.kind = Route::Kind::model;
-        route.model = std::string(path.substr(11));
-    } else if (path == "/v1beta/models") {
-        route.api = Api::gemini;
-        route.kind = Route::Kind::models;
-    } else if (path.starts_with(kGeminiPrefix)) {
-        route.api = Api::gemini;
-        const std::string_view rest = path.substr(kGeminiPrefix.size());
-        const std::size_t colon = rest.rfind(':');
-        const std::string_view method =
-            colon == std::string_view::npos ? "" : rest.substr(colon + 1);
-        if (colon == std::string_view::npos && get && !rest.empty()) {
-            route.kind = Route::Kind::model;  // models.get
-            route.model = std::string(rest);
-        } else if (method != "generateContent" && method != "streamGenerateContent") {
-            return route_error(Api::gemini, Errc::not_found,
-                               fmt::format("Method not found: {} (expected "
-                                           "models/{{model}}:generateContent or "
-                                           ":streamGenerateContent)",
-                                           path));
-        }
-        if (route.kind != Route::Kind::model) {
-            route.kind = Route::Kind::completion;
-            route.model = std::string(rest.substr(0, colon));
-            route.stream = method == "streamGenerateContent";
-        }
-        if (route.stream && !alt_sse) {
-            return route_error(Api::gemini, Errc::bad_request,
-                               "This simulator streams Server-Sent Events only: add ?alt=sse to "
-                               "streamGenerateContent.");
-        }
-    } else {
-        return route_error(Api::openai, Errc::not_found,
-                           fmt::format("Unknown path {} (the sim serves /v1/chat/completions, "
-                                       "/v1/messages, /v1beta/models/{{model}}:generateContent, "
-                                       "/v1/models)",
-                                       path));
-    }
+    auto routed = route_path(request, path, get, query.alt_sse);
+    if (!routed) return routed;
+    const Route& route = *routed;
     const bool method_ok =
         route.kind == Route::Kind::models || route.kind == Route::Kind::model ? get : post;
     if (!method_ok) {
@@ -186,12 +212,12 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     }
     if (route.api == Api::anthropic && route.kind == Route::Kind::completion &&
         header(request, "anthropic-version").empty()) {
-        if (auto missing = check_key(route.api, request, query_key, required_key)) return *missing;
+        if (auto missing = check_key(route.api, request, query.key, required_key)) return *missing;
         return route_error(Api::anthropic, Errc::bad_request,
                            "anthropic-version: header is required");
     }
-    if (auto refused = check_key(route.api, request, query_key, required_key)) return *refused;
-    return route;
+    if (auto refused = check_key(route.api, request, query.key, required_key)) return *refused;
+    return routed;
 }
 
 Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route) {

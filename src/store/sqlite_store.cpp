@@ -241,6 +241,75 @@ int step_once(sqlite3_stmt* s) {
     return rc;
 }
 
+// WAL: readers (stats, the dashboard) never block the writer and a commit is one
+// sequential append. NORMAL: no fsync per commit, still safe against a killed process.
+Result<void> set_journal(sqlite3* db, const std::string& path) {
+    {
+        auto statement = prepare(db, path, "PRAGMA journal_mode=WAL");
+        if (!statement) return sqlite_error(path, db, "set WAL journal");
+        if (sqlite3_step(statement->get()) != SQLITE_ROW) {
+            return sqlite_error(path, db, "set WAL journal");
+        }
+        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
+        if (mode == nullptr || std::string_view(mode) != "wal") {
+            spdlog::warn("{}: journal mode is {}, not WAL (readers will block the writer)", path,
+                         mode == nullptr ? "unknown" : mode);
+        }
+    }
+    if (auto set = exec(db, path, "PRAGMA synchronous=NORMAL", "set synchronous"); !set) {
+        return set.error();
+    }
+    return {};
+}
+
+// The schema version once migrated; refused for a file that is not ours, or (without
+// options.migrate) older than this build.
+Result<int> open_schema(sqlite3* db, const std::string& path, const SqliteOptions& options) {
+    auto found = query_integer(db, path, "PRAGMA user_version");
+    if (!found) return found.error();
+    if (!options.create && *found == 0) {
+        return Error(Errc::bad_request,
+                     fmt::format("{}: not a TokenRadar database (schema version 0)", path));
+    }
+    const int latest = SqliteStore::latest_schema_version();
+    if (!options.migrate && *found < latest) {
+        return Error(Errc::unsupported,
+                     fmt::format("{}: database schema version {} is older than this tokenradar's "
+                                 "({}); it is migrated when the gateway opens it",
+                                 path, *found, latest));
+    }
+    // Also when !migrate: a newer schema gets migrate()'s refusal, a current one no change.
+    return migrate(db, path, builtin_migrations());
+}
+
+// The SQL of the writer's statements that depend on the column list.
+struct WriteSql {
+    std::string insert;
+    std::string insert_rows;
+    std::string delete_chunk;
+};
+
+WriteSql write_sql() {
+    const std::string placeholders = [] {
+        std::string p;
+        for (std::size_t i = 0; i < kBoundColumns; ++i) {
+            p += i == 0 ? "?" : ", ?";
+        }
+        return p;
+    }();
+    const std::string insert_sql = fmt::format(
+        "INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
+    std::string rows_sql = fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(true));
+    for (std::size_t i = 0; i < kRowsPerInsert; ++i) {
+        rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders);
+    }
+    const std::string delete_sql = fmt::format(
+        "DELETE FROM measurements WHERE id IN "
+        "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
+        kDeleteChunk);
+    return {insert_sql, rows_sql, delete_sql};
+}
+
 }  // namespace
 
 struct SqliteStore::Statements {
@@ -301,71 +370,26 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     if (rc != SQLITE_OK) return sqlite_error(path, raw, "cannot open");
     sqlite3_busy_timeout(db.get(), static_cast<int>(options.busy_timeout.count()));
 
-    // WAL: readers (stats, the dashboard) never block the writer and a commit is one
-    // sequential append. NORMAL: no fsync per commit, still safe against a killed process.
-    {
-        auto statement = prepare(db.get(), path, "PRAGMA journal_mode=WAL");
-        if (!statement) return sqlite_error(path, db.get(), "set WAL journal");
-        if (sqlite3_step(statement->get()) != SQLITE_ROW) {
-            return sqlite_error(path, db.get(), "set WAL journal");
-        }
-        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
-        if (mode == nullptr || std::string_view(mode) != "wal") {
-            spdlog::warn("{}: journal mode is {}, not WAL (readers will block the writer)", path,
-                         mode == nullptr ? "unknown" : mode);
-        }
-    }
-    if (auto set = exec(db.get(), path, "PRAGMA synchronous=NORMAL", "set synchronous"); !set) {
-        return set.error();
-    }
-    auto found = query_integer(db.get(), path, "PRAGMA user_version");
-    if (!found) return found.error();
-    if (!options.create && *found == 0) {
-        return Error(Errc::bad_request,
-                     fmt::format("{}: not a TokenRadar database (schema version 0)", path));
-    }
-    const int latest = latest_schema_version();
-    if (!options.migrate && *found < latest) {
-        return Error(Errc::unsupported,
-                     fmt::format("{}: database schema version {} is older than this tokenradar's "
-                                 "({}); it is migrated when the gateway opens it",
-                                 path, *found, latest));
-    }
-    // Also when !migrate: a newer schema gets migrate()'s refusal, a current one no change.
-    auto version = migrate(db.get(), path, builtin_migrations());
+    if (auto journal = set_journal(db.get(), path); !journal) return journal.error();
+    auto version = open_schema(db.get(), path, options);
     if (!version) return version.error();
 
     std::unique_ptr<SqliteStore> store(new SqliteStore(path, db.release()));
     store->owner_lock_ = std::move(owner_lock);
     store->schema_version_ = *version;
     auto statements = std::make_unique<Statements>();
-    const std::string placeholders = [] {
-        std::string p;
-        for (std::size_t i = 0; i < kBoundColumns; ++i) {
-            p += i == 0 ? "?" : ", ?";
-        }
-        return p;
-    }();
-    const std::string insert_sql = fmt::format(
-        "INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
-    std::string rows_sql = fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(true));
-    for (std::size_t i = 0; i < kRowsPerInsert; ++i) {
-        rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders);
-    }
-    const std::string delete_sql = fmt::format(
-        "DELETE FROM measurements WHERE id IN "
-        "(SELECT id FROM measurements WHERE ts_us < ?1 ORDER BY ts_us LIMIT {})",
-        kDeleteChunk);
-    for (auto [slot, sql] :
+    const WriteSql sql = write_sql();
+    for (auto [slot, text] :
          {std::pair{&statements->begin, std::string("BEGIN IMMEDIATE")},
           std::pair{&statements->commit, std::string("COMMIT")},
           std::pair{&statements->rollback, std::string("ROLLBACK")},
-          std::pair{&statements->insert, insert_sql}, std::pair{&statements->insert_rows, rows_sql},
-          std::pair{&statements->delete_chunk, delete_sql},
+          std::pair{&statements->insert, sql.insert},
+          std::pair{&statements->insert_rows, sql.insert_rows},
+          std::pair{&statements->delete_chunk, sql.delete_chunk},
           std::pair{&statements->last_id, std::string(kLastIdSql)},
           std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
           std::pair{&statements->save_watermark, std::string(kSaveWatermarkSql)}}) {
-        auto prepared = prepare(store->db_, path, sql);
+        auto prepared = prepare(store->db_, path, text);
         if (!prepared) return prepared.error();
         *slot = std::move(*prepared);
     }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,38 @@ TEST(MemberScanner, TextThatIsNotAnObjectHasNoClosingBrace) {
                                   R"({"a":1 "b":2})", R"({"a":})", "", "   "}) {
         EXPECT_FALSE(scan(text).second) << text;
     }
+}
+
+TEST(ForEachObject, StopsAtTheFirstElementThatIsNotAnObjectOrAtAFailure) {
+    const json::array a = json::parse(R"([{"n":1},{"n":"x"},{"n":3}])").as_array();
+    Reader r(Errc::bad_request);
+    Path root;
+    Path items = root.key("items");
+    std::vector<std::int64_t> seen;
+    for_each_object(r, a, items, [&](const json::object& item, const Path& path) {
+        if (auto n = r.integer(item, "n", path)) seen.push_back(*n);
+    });
+    EXPECT_EQ(seen, std::vector<std::int64_t>{1});
+    ASSERT_TRUE(r.failed());
+    EXPECT_EQ(r.take_error().message, "items[1].n: expected an integer");
+
+    Reader not_objects(Errc::bad_request);
+    for_each_object(not_objects, json::parse("[{}, 2]").as_array(), items,
+                    [&](const json::object&, const Path&) {});
+    EXPECT_EQ(not_objects.take_error().message, "items[1]: expected an object");
+}
+
+TEST(ReadStrings, AppendsUntilAnElementIsNotAString) {
+    Reader r(Errc::bad_request);
+    Path root;
+    Path stop = root.key("stop");
+    std::vector<std::string> out;
+    read_strings(r, json::parse(R"(["a","b"])").as_array(), stop, out);
+    EXPECT_FALSE(r.failed());
+    EXPECT_EQ(out, (std::vector<std::string>{"a", "b"}));
+    read_strings(r, json::parse(R"(["c",1,"d"])").as_array(), stop, out);
+    EXPECT_EQ(out.back(), "c");
+    EXPECT_EQ(r.take_error().message, "stop[1]: expected a string");
 }
 
 }  // namespace

@@ -1,0 +1,262 @@
+// OpenAI Chat Completions requests: parse and emit (openai.hpp). Responses and streams are
+// in openai.cpp.
+#include <tokenradar/dialect/openai.hpp>
+
+// The rest of this component and its private helpers.
+#include "chat_json.hpp"
+#include "generation_options.hpp"
+#include "json_util.hpp"
+#include "openai_tool_calls.hpp"
+
+namespace tokenradar::dialect {
+
+namespace {
+
+constexpr std::string_view kRoles = "expected one of system, user, assistant, tool";
+
+std::optional<Role> parse_role(std::string_view s) {
+    if (s == "system" || s == "developer") return Role::system;
+    if (s == "user") return Role::user;
+    if (s == "assistant") return Role::assistant;
+    if (s == "tool") return Role::tool;
+    return std::nullopt;
+}
+
+// "data:image/png;base64,AAAA" -> (image/png, AAAA)
+bool split_data_url(std::string_view url, std::string& media_type, std::string& data) {
+    constexpr std::string_view kPrefix = "data:";
+    constexpr std::string_view kB64 = ";base64,";
+    if (url.substr(0, kPrefix.size()) != kPrefix) return false;
+    std::size_t b = url.find(kB64);
+    if (b == std::string_view::npos) return false;
+    media_type.assign(url.substr(kPrefix.size(), b - kPrefix.size()));
+    data.assign(url.substr(b + kB64.size()));
+    return true;
+}
+
+// An image_url part: {"image_url": {"url": ...}} or, as some clients send it, a bare string.
+void read_image_url(Reader& r, const json::object& part, const Path& path,
+                    std::vector<ContentPart>& out) {
+    Path image_path = path.key("image_url");
+    std::optional<std::string_view> url;
+    if (const json::value* image = Reader::find(part, "image_url"); image && image->is_string()) {
+        url = std::string_view(image->get_string());
+    } else if (const json::object* fields = r.object(part, "image_url", path, true)) {
+        url = r.string(*fields, "url", image_path, true);
+    }
+    if (!url) return;
+    ContentPart c;
+    if (split_data_url(*url, c.media_type, c.data)) {
+        c.kind = ContentPart::Kind::image_base64;
+    } else {
+        c.kind = ContentPart::Kind::image_url;
+        c.url.assign(*url);
+    }
+    out.push_back(std::move(c));
+}
+
+void read_content(Reader& r, const json::value& v, const Path& p, std::vector<ContentPart>& out) {
+    if (v.is_null()) return;
+    if (v.is_string()) {
+        out.push_back(ContentPart::make_text(std::string(v.get_string())));
+        return;
+    }
+    if (!v.is_array()) {
+        r.fail(p, "expected a string or an array of content parts");
+        return;
+    }
+    for_each_object(r, v.get_array(), p, [&](const json::object& part, const Path& part_path) {
+        auto type = r.string(part, "type", part_path, true);
+        if (!type) return;
+        if (*type == "text" || *type == "refusal") {
+            auto text = r.string(part, *type == "text" ? "text" : "refusal", part_path, true);
+            if (text) out.push_back(ContentPart::make_text(std::string(*text)));
+        } else if (*type == "image_url") {
+            read_image_url(r, part, part_path, out);
+        } else {
+            r.fail(part_path.key("type"), "expected one of text, image_url");
+        }
+    });
+}
+
+void read_message(Reader& r, const json::object& message, const Path& path, ChatRequest& req) {
+    auto role = r.string(message, "role", path, true);
+    if (!role) return;
+    auto parsed_role = parse_role(*role);
+    if (!parsed_role) {
+        r.fail_key(path, "role", kRoles);
+        return;
+    }
+    Message msg;
+    msg.role = *parsed_role;
+    if (const json::value* content = Reader::find(message, "content")) {
+        Path content_path = path.key("content");
+        read_content(r, *content, content_path, msg.content);
+    }
+    if (msg.role == Role::assistant) {
+        Path calls_path = path.key("tool_calls");
+        if (const json::array* calls = r.array(message, "tool_calls", path)) {
+            read_tool_calls(r, *calls, calls_path, msg.tool_calls);
+        }
+    }
+    if (msg.role == Role::tool) {
+        if (auto id = r.string(message, "tool_call_id", path, true)) msg.tool_call_id.assign(*id);
+        if (auto name = r.string(message, "name", path)) msg.name.assign(*name);
+    }
+    req.messages.push_back(std::move(msg));
+}
+
+// Function tools; each must have a `function`.
+void read_tools(Reader& r, const json::object& body, const Path& top, ChatRequest& req) {
+    Path tools_path = top.key("tools");
+    const json::array* tools = r.array(body, "tools", top);
+    if (!tools) return;
+    for_each_object(r, *tools, tools_path, [&](const json::object& tool, const Path& path) {
+        Path function_path = path.key("function");
+        const json::object* function = r.object(tool, "function", path, true);
+        if (!function) return;
+        ToolDefinition def;
+        if (auto name = r.string(*function, "name", function_path, true)) def.name.assign(*name);
+        if (auto description = r.string(*function, "description", function_path))
+            def.description.assign(*description);
+        if (const json::object* params = r.object(*function, "parameters", function_path)) {
+            def.parameters = to_json_text(*params);
+        }
+        def.strict = r.boolean(*function, "strict", function_path).value_or(false);
+        req.tools.push_back(std::move(def));
+    });
+}
+
+// `stop`: a string or an array of strings.
+void read_stop(Reader& r, const json::object& body, const Path& top, ChatRequest& req) {
+    const json::value* stop = Reader::find(body, "stop");
+    if (!stop) return;
+    if (stop->is_string()) {
+        req.stop.emplace_back(stop->get_string());
+    } else if (stop->is_array()) {
+        Path stop_path = top.key("stop");
+        read_strings(r, stop->get_array(), stop_path, req.stop);
+    } else {
+        r.fail_key(top, "stop", "expected a string or an array of strings");
+    }
+}
+
+json::value content_json(const std::vector<ContentPart>& parts) {
+    if (parts.size() == 1 && parts[0].kind == ContentPart::Kind::text) {
+        return json::string(parts[0].text);
+    }
+    json::array a;
+    for (const ContentPart& c : parts) {
+        switch (c.kind) {
+            case ContentPart::Kind::text:
+                a.push_back(json::object{{"type", "text"}, {"text", c.text}});
+                break;
+            case ContentPart::Kind::image_url:
+                a.push_back(json::object{{"type", "image_url"},
+                                         {"image_url", json::object{{"url", c.url}}}});
+                break;
+            case ContentPart::Kind::image_base64:
+                a.push_back(json::object{
+                    {"type", "image_url"},
+                    {"image_url",
+                     json::object{{"url", "data:" + c.media_type + ";base64," + c.data}}}});
+                break;
+        }
+    }
+    return a;
+}
+
+json::object message_json(const Message& m) {
+    json::object message;
+    message["role"] = to_string(m.role);
+    if (m.role == Role::assistant && m.content.empty()) {
+        message["content"] = nullptr;
+    } else {
+        message["content"] = content_json(m.content);
+    }
+    if (!m.tool_calls.empty()) message["tool_calls"] = tool_calls_json(m.tool_calls);
+    if (m.role == Role::tool) {
+        message["tool_call_id"] = m.tool_call_id;
+        if (!m.name.empty()) message["name"] = m.name;
+    }
+    return message;
+}
+
+Result<json::array> tools_json(const std::vector<ToolDefinition>& tools) {
+    json::array out;
+    for (const ToolDefinition& t : tools) {
+        json::object function{{"name", t.name}};
+        if (!t.description.empty()) function["description"] = t.description;
+        if (!t.parameters.empty()) {
+            auto params = tool_parameters(t);
+            if (!params) return params.error();
+            function["parameters"] = std::move(*params);
+        }
+        if (t.strict) function["strict"] = true;
+        out.push_back(json::object{{"type", "function"}, {"function", std::move(function)}});
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<ChatRequest> parse_openai_request(std::string_view body) {
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
+    if (!root) return root.error();
+    Reader r(Errc::bad_request);
+    Path top;
+    ChatRequest req;
+    if (auto model = r.string(*root, "model", top, true)) req.model.assign(*model);
+    Path messages_path = top.key("messages");
+    if (const json::array* messages = r.array(*root, "messages", top, true)) {
+        for_each_object(r, *messages, messages_path,
+                        [&](const json::object& message, const Path& path) {
+                            read_message(r, message, path, req);
+                        });
+    }
+    read_tools(r, *root, top, req);
+    req.max_tokens = r.integer_at_least(*root, "max_completion_tokens", top, 0);
+    if (!req.max_tokens) req.max_tokens = r.integer_at_least(*root, "max_tokens", top, 0);
+    req.temperature = r.number(*root, "temperature", top, false, kTemperatureRange);
+    req.top_p = r.number(*root, "top_p", top, false, kProbabilityRange);
+    read_stop(r, *root, top, req);
+    req.stream = r.boolean(*root, "stream", top).value_or(false);
+    Path stream_options_path = top.key("stream_options");
+    if (const json::object* stream_options = r.object(*root, "stream_options", top)) {
+        req.include_usage =
+            r.boolean(*stream_options, "include_usage", stream_options_path).value_or(false);
+    }
+    read_openai_options(r, *root, top, req);
+    if (r.failed()) return r.take_error();
+    adopt(req.original, std::move(*root));
+    return req;
+}
+
+Result<std::string> emit_openai_request(const ChatRequest& req) {
+    json::object o;
+    o["model"] = req.model;
+    json::array messages;
+    for (const Message& m : req.messages) messages.push_back(message_json(m));
+    o["messages"] = std::move(messages);
+    if (!req.tools.empty()) {
+        auto tools = tools_json(req.tools);
+        if (!tools) return tools.error();
+        o["tools"] = std::move(*tools);
+    }
+    if (req.max_tokens) o["max_tokens"] = *req.max_tokens;
+    if (req.temperature) o["temperature"] = *req.temperature;
+    if (req.top_p) o["top_p"] = *req.top_p;
+    if (!req.stop.empty()) {
+        json::array stop;
+        for (const auto& s : req.stop) stop.emplace_back(s);
+        o["stop"] = std::move(stop);
+    }
+    write_openai_options(req, o);
+    if (req.stream) {
+        o["stream"] = true;
+        if (req.include_usage) o["stream_options"] = json::object{{"include_usage", true}};
+    }
+    return json::serialize(o);
+}
+
+}  // namespace tokenradar::dialect
