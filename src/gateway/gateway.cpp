@@ -21,8 +21,8 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 constexpr std::size_t kNoKey = static_cast<std::size_t>(-1);
-// Bodies up to this size are read with their head and checked by handle(); larger ones only
-// after check_head() knows who is asking.
+// Bodies up to this size are read with their head and checked by handle();
+// larger ones only after check_head() knows who is asking.
 constexpr std::uint64_t kSmallBody = 64 * 1024;
 constexpr std::string_view kModelsPrefix = "/v1/models/";
 
@@ -32,14 +32,16 @@ bool is_api_post(std::string_view path) {
     return path == "/v1/chat/completions" || path == "/v1/embeddings";
 }
 
-// The Host header's name without its port ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost").
+// The Host header's name without its port ("[::1]:8080" -> "[::1]",
+// "localhost:80" -> "localhost").
 std::string_view host_name(std::string_view host) {
     if (!host.empty() && host.front() == '[') return host.substr(0, host.find(']') + 1);
     return host.substr(0, host.find(':'));
 }
 
-// A keyless listener answers only its own names: a web page that a browser loads from another
-// name can reach a loopback port (DNS rebinding), and would be served and billed.
+// A keyless listener answers only its own names: a web page that a browser
+// loads from another name can reach a loopback port (DNS rebinding), and would
+// be served and billed.
 std::optional<Error> foreign_host(const GatewayConfig& config, const net::Request& request) {
     if (config.auth_required) return std::nullopt;
     const auto it = request.find(http::field::host);
@@ -52,15 +54,15 @@ std::optional<Error> foreign_host(const GatewayConfig& config, const net::Reques
         std::any_of(config.allowed_hosts.begin(), config.allowed_hosts.end(), same)) {
         return std::nullopt;
     }
-    return Error(
-        Errc::forbidden,
-        fmt::format("Host '{}' is not a name of this keyless listener: add it to [listener] "
-                    "allowed_hosts, or use localhost",
-                    name.substr(0, 128)));
+    return Error(Errc::forbidden, fmt::format("Host '{}' is not a name of this keyless listener: "
+                                              "add it to [listener] "
+                                              "allowed_hosts, or use localhost",
+                                              name.substr(0, 128)));
 }
 
-// The API endpoints take JSON only: a browser may send a cross-origin text/plain or form POST
-// without asking first (a CORS "simple request"), never an application/json one.
+// The API endpoints take JSON only: a browser may send a cross-origin
+// text/plain or form POST without asking first (a CORS "simple request"), never
+// an application/json one.
 bool json_body(const net::Request& request) {
     const auto it = request.find(http::field::content_type);
     if (it == request.end()) return false;
@@ -108,8 +110,8 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when absent or
-// unknown. Keys are compared by their SHA-256, in constant time.
+// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when
+// absent or unknown. Keys are compared by their SHA-256, in constant time.
 std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
     const auto it = request.find(http::field::authorization);
     if (it == request.end()) return kNoKey;
@@ -148,9 +150,9 @@ awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& req
     }
     if (file.content_type.rfind("text/html", 0) == 0) {
         // The dashboard loads nothing from elsewhere and renders labels as text.
-        headers.emplace_back(
-            "content-security-policy",
-            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+        headers.emplace_back("content-security-policy",
+                             "default-src 'self'; img-src 'self' data:; style-src "
+                             "'self' 'unsafe-inline'");
     }
     co_await writer.send(http::status::ok, file.content_type, file.body, headers);
 }
@@ -201,8 +203,8 @@ Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, Gat
     for (const auto& p : config.providers) {
         net::ClientOptions options;
         options.connect_timeout = p.connect_timeout;
-        // Providers may hold the head until the first token: headers and first byte get
-        // the first-token budget; the relay enforces the first token itself.
+        // Providers may hold the head until the first token: headers and first byte
+        // get the first-token budget; the relay enforces the first token itself.
         options.headers_timeout = p.first_token_timeout;
         options.first_byte_timeout = p.first_token_timeout;
         options.idle_timeout = p.idle_timeout;
@@ -242,18 +244,19 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
-        verdict.reject =
-            Error(Errc::unauthorized,
-                  "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
+        verdict.reject = Error(Errc::unauthorized,
+                               "missing or unknown key: send Authorization: "
+                               "Bearer <your TokenRadar key>");
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
     return verdict;
 }
 
 awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writer) {
-    // A client that goes away cancels this coroutine (terminal): every await then reports
-    // operation_aborted as a value instead of throwing, so each attempt is still recorded
-    // and the relay's cleanup (heartbeat stop, upstream close) always runs.
+    // A client that goes away cancels this coroutine (terminal): every await then
+    // reports operation_aborted as a value instead of throwing, so each attempt
+    // is still recorded and the relay's cleanup (heartbeat stop, upstream close)
+    // always runs.
     co_await net::asio::this_coro::throw_if_cancelled(false);
     Impl& gw = *impl_;
     const std::string_view path = path_of(request.target());
@@ -321,17 +324,16 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (gw.config.auth_required) {
         client = find_client_key(gw.config, request);
         if (client == kNoKey) {
-            co_await send_error(
-                gw, writer, Errc::unauthorized,
-                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
-                headers);
+            co_await send_error(gw, writer, Errc::unauthorized,
+                                "missing or unknown key: send Authorization: Bearer "
+                                "<your TokenRadar key>",
+                                headers);
             co_return;
         }
     }
 
     if (path == "/metrics") {
-        std::string extra = gw.hooks.extra_metrics ? gw.hooks.extra_metrics() : std::string();
-        std::string body = metrics_.render(extra);
+        std::string body = metrics_.render(gw.hooks.extra_metrics);
         co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body),
                              headers);
         co_return;

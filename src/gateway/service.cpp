@@ -1,6 +1,7 @@
 #include <tokenradar/gateway/service.hpp>
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/observatory/http_api.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
@@ -12,20 +13,18 @@
 namespace tokenradar::gateway {
 namespace {
 
-std::string store_metrics(const store::BatchWriter::Counters& c) {
-    return fmt::format(
-        "# HELP tokenradar_store_records_total Measurement records by what became of them.\n"
-        "# TYPE tokenradar_store_records_total counter\n"
-        "tokenradar_store_records_total{{outcome=\"written\"}} {}\n"
-        "tokenradar_store_records_total{{outcome=\"dropped\"}} {}\n"
-        "tokenradar_store_records_total{{outcome=\"lost\"}} {}\n"
-        "# HELP tokenradar_store_write_errors_total Failed store transactions (retried).\n"
-        "# TYPE tokenradar_store_write_errors_total counter\n"
-        "tokenradar_store_write_errors_total {}\n"
-        "# HELP tokenradar_store_queue_depth Records accepted, not yet written.\n"
-        "# TYPE tokenradar_store_queue_depth gauge\n"
-        "tokenradar_store_queue_depth {}\n",
-        c.written, c.dropped, c.lost, c.write_errors, c.queue_depth);
+void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
+    constexpr std::string_view kRecords = "tokenradar_store_records_total";
+    out.family(kRecords, MetricType::counter, "Measurement records by what became of them.");
+    out.sample(kRecords, {{"outcome", "written"}}, c.written);
+    out.sample(kRecords, {{"outcome", "dropped"}}, c.dropped);
+    out.sample(kRecords, {{"outcome", "lost"}}, c.lost);
+    constexpr std::string_view kErrors = "tokenradar_store_write_errors_total";
+    out.family(kErrors, MetricType::counter, "Failed store transactions (retried).");
+    out.sample(kErrors, c.write_errors);
+    constexpr std::string_view kDepth = "tokenradar_store_queue_depth";
+    out.family(kDepth, MetricType::gauge, "Records accepted, not yet written.");
+    out.sample(kDepth, c.queue_depth);
 }
 
 }  // namespace
@@ -67,13 +66,14 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         store::BatchWriter* w = writer_.get();
         if (api_) api_->attach_writer(w);
         observatory::HttpApi* api = api_.get();
-        hooks.extra_metrics = [w, api] {
-            return store_metrics(w->counters()) + (api != nullptr ? api->metrics() : std::string());
+        hooks.extra_metrics = [w, api](PrometheusText& out) {
+            store_metrics(w->counters(), out);
+            if (api != nullptr) api->metrics(out);
         };
     }
     if (writer_ || forwarder_) {
-        // Every attempt's record: to the forwarder's queue (a copy), the caller's sink (a
-        // copy, tests), and the store (moved, the common case: no copy).
+        // Every attempt's record: to the forwarder's queue (a copy), the caller's
+        // sink (a copy, tests), and the store (moved, the common case: no copy).
         store::BatchWriter* w = writer_.get();
         observatory::Forwarder* forwarder = forwarder_.get();
         RecordSink also = std::move(hooks.sink);
@@ -85,7 +85,8 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
     }
     if (keeper_) {
         observatory::RollupKeeper* keeper = keeper_.get();
-        // Until the rollups are loaded, queries are 503 like /readyz, not partial answers.
+        // Until the rollups are loaded, queries are 503 like /readyz, not partial
+        // answers.
         api_->attach_readiness([keeper] { return keeper->loaded(); });
         std::function<bool()> also = std::move(hooks.ready);
         hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
