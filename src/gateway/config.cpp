@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <set>
 
 namespace tokenradar::gateway {
@@ -95,11 +94,8 @@ const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
 }
 
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
-    root.reject_unknown_keys(
-        {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
-    c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     if (auto l = root.table("listener")) {
         l->reject_unknown_keys({"host", "port", "allowed_hosts", "cors_origins"});
         c.host = l->get_string("host", c.host);
@@ -154,19 +150,6 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         c.idle_timeout = ms(*l, "idle_timeout", c.idle_timeout);
         c.shutdown_grace = ms(*l, "shutdown_grace", c.shutdown_grace);
     }
-    if (auto s = root.table("store")) {
-        s->reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
-        c.store_path = s->get_string("path", c.store_path.string());
-        c.flush_interval = ms(*s, "flush_interval", c.flush_interval);
-        if (c.flush_interval.count() < 1) s->fail("flush_interval", "at least 1ms");
-        c.store_queue = static_cast<std::size_t>(
-            s->get_integer("queue", static_cast<std::int64_t>(c.store_queue), 1, 100'000'000));
-        if (s->contains("retention")) {
-            c.retention = std::chrono::duration_cast<std::chrono::hours>(
-                s->get_duration("retention", std::chrono::hours(0)));
-            if (c.retention->count() < 1) s->fail("retention", "at least 1h");
-        }
-    }
     if (auto d = root.table("dashboard")) {
         d->reject_unknown_keys({"enabled", "dir"});
         c.dashboard = d->get_bool("enabled", c.dashboard);
@@ -186,16 +169,6 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             m.fail("name", "a name not used by another model");
         }
     }
-    // No providers and no models: an observatory that relays nothing, which is fine when it
-    // serves the observatory.
-    const bool serves_observatory =
-        c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
-    if (c.providers.empty() && !serves_observatory) {
-        throw ConfigError(
-            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
-                        "[observatory] to serve)",
-                        c.source));
-    }
     if (!c.providers.empty() && c.models.empty()) {
         throw ConfigError(
             fmt::format("{}: models: expected at least one [[models]] table", c.source));
@@ -203,29 +176,13 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     return c;
 }
 
-GatewayConfig load_gateway_config_file(const std::filesystem::path& path) {
-    return load_gateway_config(ConfigTable::load_file(path),
-                               [](const char* name) { return std::getenv(name); });
-}
-
-std::string describe(const GatewayConfig& c) {
+std::string describe(const GatewayConfig& c, std::string_view services) {
     std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",
                        c.max_body_bytes, c.max_concurrent_per_key, c.heartbeat_interval.count());
-    out += c.store_path.empty() ? std::string("store     off\n")
-                                : fmt::format("store     {} (flush every {} ms)\n",
-                                              c.store_path.string(), c.flush_interval.count());
-    const auto& o = c.observatory;
-    out += !o.enabled
-               ? std::string("observatory off\n")
-               : fmt::format(
-                     "observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
-                     o.min_samples, o.minute_retention.count(), observatory::to_string(o.ingest),
-                     o.ingest == observatory::IngestMode::keys
-                         ? fmt::format(" ({} key(s))", o.ingest_keys.size())
-                         : std::string());
+    out += services;
     if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {
         out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name,

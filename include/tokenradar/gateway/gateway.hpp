@@ -1,14 +1,13 @@
 #pragma once
-// The gateway's request pipeline (`tokenradar serve`): auth, limits, routing
-// over a virtual model's upstreams with fallback, translation to the upstream's
-// dialect, relay without buffering, metering of every attempt. Endpoints: POST
-// /v1/chat/completions, POST /v1/embeddings, GET /v1/models, GET /healthz, GET
-// /readyz, GET /metrics.
+// The gateway's request pipeline (`tokenradar serve`): auth, limits, routing over a virtual
+// model's upstreams with fallback, translation to the upstream's dialect, relay without
+// buffering, metering of every attempt. Endpoints: POST /v1/chat/completions,
+// POST /v1/embeddings, GET /v1/models, GET /healthz, GET /readyz, GET /metrics.
 //
-// Threads: one Gateway serves every connection of its io_context; handle() runs
-// on the connection's strand (net::HttpServer). The HttpClients live on the
-// io_context's executor and may be used from any of its strands. Records go to
-// `sink` from the I/O thread: it must not block (store::BatchWriter::try_push).
+// Threads: one Gateway serves every connection of its io_context; handle() runs on the
+// connection's strand (net::HttpServer). The HttpClients live on the io_context's executor
+// and may be used from any of its strands. Records go to `sink` from the I/O thread: it must
+// not block (store::BatchWriter::try_push).
 
 #include <tokenradar/core/measurement.hpp>
 #include <tokenradar/gateway/config.hpp>
@@ -26,23 +25,27 @@
 namespace tokenradar::gateway {
 
 using RecordSink = std::function<void(Measurement&&)>;
-// Answers a request the gateway does not own (the observatory's /api/...);
-// returns false to let the gateway answer 404. Runs like a net::Handler.
+// Answers a request the gateway does not own (the observatory's /api/...); returns false to
+// let the gateway answer 404. Runs like a net::Handler.
 using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net::ResponseWriter&)>;
 
-// The verdict on a request under /api/ before its body is read (its own body
-// limit and key check); nullopt leaves it to the gateway. The second argument
-// is the gateway's body limit.
+// The verdict on a request under /api/ before its body is read (its own body limit and key
+// check); nullopt leaves it to the gateway. The second argument is the gateway's body limit.
 using RouteHeadCheck =
     std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
 
+// How `serve` plugs the store and the observatory in: the gateway knows neither.
 struct GatewayHooks {
-    RecordSink sink;                                     // every attempt's record; may be empty
-    std::function<void(PrometheusText&)> extra_metrics;  // more /metrics (store counters)
-    std::function<bool()> ready;                         // /readyz; empty = always ready
-    std::string ca_file;                                 // extra CA bundle for upstream TLS (tests)
-    RouteHandler api_routes;                             // requests under /api/
-    RouteHeadCheck api_head_check;                       // ...and their heads, before the body
+    RecordSink sink;  // every attempt's record; may be empty
+    // More families for /metrics after the gateway's (the store's and observatory's counters).
+    std::function<void(PrometheusText&)> extra_metrics;
+    std::function<bool()> ready;    // /readyz; empty = always ready
+    std::string ca_file;            // extra CA bundle for upstream TLS (tests)
+    RouteHandler api_routes;        // requests under /api/
+    RouteHeadCheck api_head_check;  // ...and their heads, before the body
+    // The largest body api_routes take (ingestion's); the listener reads bodies up to the
+    // larger of this and [limits] max_body_bytes, and api_head_check gives each route its own.
+    std::size_t api_max_body_bytes = 0;
 };
 
 class Gateway {
@@ -52,13 +55,12 @@ class Gateway {
     Gateway(const Gateway&) = delete;
     Gateway& operator=(const Gateway&) = delete;
 
-    // The HttpServer handler. Suspends for the whole request; terminal
-    // cancellation (the client went away) cancels the upstream request at once.
+    // The HttpServer handler. Suspends for the whole request; terminal cancellation (the
+    // client went away) cancels the upstream request at once.
     net::asio::awaitable<void> handle(net::Request& request, net::ResponseWriter& writer);
-    // The HttpServer's head check: the body limit of the request's route, and,
-    // before a body over 64 KiB is read, who is asking (a client key where keys
-    // are required, the listener's own Host names where they are not). Does not
-    // suspend.
+    // The HttpServer's head check: the body limit of the request's route, and, before a body
+    // over 64 KiB is read, who is asking (a client key where keys are required, the listener's
+    // own Host names where they are not). Does not suspend.
     [[nodiscard]] net::HeadVerdict check_head(const net::Request& head,
                                               std::optional<std::uint64_t> content_length) const;
 

@@ -1,4 +1,4 @@
-#include <tokenradar/gateway/service.hpp>
+#include <tokenradar/serve/service.hpp>
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace tokenradar::gateway {
+namespace tokenradar::serve {
 namespace {
 
 void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
@@ -29,9 +29,9 @@ void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
 
 }  // namespace
 
-Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(config)) {
+Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std::move(config)) {
     const observatory::ObservatoryConfig& obs = config_.observatory;
-    if (obs.enabled || obs.ingest != observatory::IngestMode::off) {
+    if (config_.serves_observatory()) {
         observatory::RollupOptions rollup_options;
         rollup_options.minute_retention = obs.minute_retention;
         rollup_options.hour_retention = obs.rollup_retention;
@@ -45,22 +45,26 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
             return api->check_head(head, default_limit);
         };
     }
+    if (obs.ingest != observatory::IngestMode::off) hooks.api_max_body_bytes = obs.max_body_bytes;
     if (!obs.forward_to.empty()) {
         observatory::ForwarderOptions options;
         options.client.ca_file = hooks.ca_file;
         forwarder_ = std::make_unique<observatory::Forwarder>(
             observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
     }
-    if (!config_.store_path.empty()) {
+    const StoreConfig& sc = config_.store;
+    if (!sc.path.empty()) {
         store::SqliteOptions store_options;
         store_options.exclusive = true;  // this process saves the rollups: one owner per file
-        auto opened = store::SqliteStore::open(config_.store_path.string(), store_options);
-        if (!opened)
-            throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
+        auto opened = store::SqliteStore::open(sc.path.string(), store_options);
+        if (!opened) {
+            throw ConfigError(
+                fmt::format("{}: store: {}", config_.gateway.source, opened.error().message));
+        }
         store::BatchWriterOptions options;
-        options.flush_interval = config_.flush_interval;
-        options.queue_capacity = config_.store_queue;
-        if (config_.retention) options.retention = *config_.retention;
+        options.flush_interval = sc.flush_interval;
+        options.queue_capacity = sc.queue;
+        if (sc.retention) options.retention = *sc.retention;
         if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
@@ -72,11 +76,11 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         };
     }
     if (writer_ || forwarder_) {
-        // Every attempt's record: to the forwarder's queue (a copy), the caller's
-        // sink (a copy, tests), and the store (moved, the common case: no copy).
+        // Every attempt's record: to the forwarder's queue (a copy), the caller's sink (a
+        // copy, tests), and the store (moved, the common case: no copy).
         store::BatchWriter* w = writer_.get();
         observatory::Forwarder* forwarder = forwarder_.get();
-        RecordSink also = std::move(hooks.sink);
+        gateway::RecordSink also = std::move(hooks.sink);
         hooks.sink = [w, forwarder, also](Measurement&& m) {
             if (forwarder != nullptr) forwarder->push(m);
             if (also) also(w != nullptr ? Measurement(m) : std::move(m));
@@ -85,13 +89,12 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
     }
     if (keeper_) {
         observatory::RollupKeeper* keeper = keeper_.get();
-        // Until the rollups are loaded, queries are 503 like /readyz, not partial
-        // answers.
+        // Until the rollups are loaded, queries are 503 like /readyz, not partial answers.
         api_->attach_readiness([keeper] { return keeper->loaded(); });
         std::function<bool()> also = std::move(hooks.ready);
         hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
     }
-    server_ = std::make_unique<GatewayServer>(config_, std::move(hooks));
+    server_ = std::make_unique<gateway::GatewayServer>(config_.gateway, std::move(hooks));
 }
 
 Service::~Service() { stop(); }
@@ -101,7 +104,7 @@ Result<std::uint16_t> Service::start() { return server_->start(); }
 bool Service::ready() const noexcept { return !keeper_ || keeper_->loaded(); }
 
 void Service::stop() {
-    server_->stop(config_.shutdown_grace);
+    server_->stop(config_.gateway.shutdown_grace);
     if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
     if (forwarder_) forwarder_->stop();
@@ -111,7 +114,7 @@ std::string Service::store_summary() const {
     if (!writer_) return {};
     const auto c = writer_->counters();
     return fmt::format("{} records written to {}, {} dropped", c.written,
-                       config_.store_path.string(), c.dropped + c.lost);
+                       config_.store.path.string(), c.dropped + c.lost);
 }
 
-}  // namespace tokenradar::gateway
+}  // namespace tokenradar::serve
