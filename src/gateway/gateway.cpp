@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace tokenradar::gateway {
 namespace {
@@ -21,27 +22,64 @@ namespace http = boost::beast::http;
 namespace json = boost::json;
 
 constexpr std::size_t kNoKey = static_cast<std::size_t>(-1);
-// Bodies up to this size are read with their head and checked by handle();
-// larger ones only after check_head() knows who is asking.
+// Bodies up to this size are read with their head and checked by handle(); larger ones only
+// after check_head() knows who is asking.
 constexpr std::uint64_t kSmallBody = 64 * 1024;
 constexpr std::string_view kModelsPrefix = "/v1/models/";
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
-bool is_api_post(std::string_view path) {
-    return path == "/v1/chat/completions" || path == "/v1/embeddings";
+// The gateway's routes, looked up once per request (route()). What each takes:
+// health/ready GET or HEAD (405 "use GET"); api: any method, answered by the api_routes hook
+// (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD, chat and
+// embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
+// file; anything else unrouted is 404.
+enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, api };
+enum class Match {
+    exact,
+    prefix,  // the path starts with it ("/api/" itself included)
+    under,   // the path starts with it and goes on ("/v1/models/{id}")
+};
+struct Route {
+    std::string_view path;
+    Match match;
+    RouteId id;
+    bool post;  // POST with a JSON body; else GET or HEAD
+};
+// The chat route first: it is the one that is busy.
+constexpr std::array<Route, 8> kRoutes{{
+    {"/v1/chat/completions", Match::exact, RouteId::chat, true},
+    {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
+    {"/v1/models", Match::exact, RouteId::models, false},
+    {kModelsPrefix, Match::under, RouteId::model, false},
+    {"/metrics", Match::exact, RouteId::metrics, false},
+    {"/healthz", Match::exact, RouteId::healthz, false},
+    {"/readyz", Match::exact, RouteId::readyz, false},
+    {"/api/", Match::prefix, RouteId::api, false},
+}};
+
+const Route* route(std::string_view path) {
+    for (const Route& r : kRoutes) {
+        const bool hit = r.match == Match::exact ? path == r.path
+                         : r.match == Match::prefix
+                             ? path.starts_with(r.path)
+                             : path.size() > r.path.size() && path.starts_with(r.path);
+        if (hit) return &r;
+    }
+    return nullptr;
 }
 
-// The Host header's name without its port ("[::1]:8080" -> "[::1]",
-// "localhost:80" -> "localhost").
+// A route that takes a body (the head check's question before a large body is read).
+bool takes_body(const Route* r) { return r != nullptr && r->post; }
+
+// The Host header's name without its port ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost").
 std::string_view host_name(std::string_view host) {
     if (!host.empty() && host.front() == '[') return host.substr(0, host.find(']') + 1);
     return host.substr(0, host.find(':'));
 }
 
-// A keyless listener answers only its own names: a web page that a browser
-// loads from another name can reach a loopback port (DNS rebinding), and would
-// be served and billed.
+// A keyless listener answers only its own names: a web page that a browser loads from another
+// name can reach a loopback port (DNS rebinding), and would be served and billed.
 std::optional<Error> foreign_host(const GatewayConfig& config, const net::Request& request) {
     if (config.auth_required) return std::nullopt;
     const auto it = request.find(http::field::host);
@@ -54,15 +92,15 @@ std::optional<Error> foreign_host(const GatewayConfig& config, const net::Reques
         std::any_of(config.allowed_hosts.begin(), config.allowed_hosts.end(), same)) {
         return std::nullopt;
     }
-    return Error(Errc::forbidden, fmt::format("Host '{}' is not a name of this keyless listener: "
-                                              "add it to [listener] "
-                                              "allowed_hosts, or use localhost",
-                                              name.substr(0, 128)));
+    return Error(
+        Errc::forbidden,
+        fmt::format("Host '{}' is not a name of this keyless listener: add it to [listener] "
+                    "allowed_hosts, or use localhost",
+                    name.substr(0, 128)));
 }
 
-// The API endpoints take JSON only: a browser may send a cross-origin
-// text/plain or form POST without asking first (a CORS "simple request"), never
-// an application/json one.
+// The API endpoints take JSON only: a browser may send a cross-origin text/plain or form POST
+// without asking first (a CORS "simple request"), never an application/json one.
 bool json_body(const net::Request& request) {
     const auto it = request.find(http::field::content_type);
     if (it == request.end()) return false;
@@ -110,8 +148,8 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when
-// absent or unknown. Keys are compared by their SHA-256, in constant time.
+// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when absent or
+// unknown. Keys are compared by their SHA-256, in constant time.
 std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
     const auto it = request.find(http::field::authorization);
     if (it == request.end()) return kNoKey;
@@ -150,9 +188,9 @@ awaitable<void> send_static(net::ResponseWriter& writer, const net::Request& req
     }
     if (file.content_type.rfind("text/html", 0) == 0) {
         // The dashboard loads nothing from elsewhere and renders labels as text.
-        headers.emplace_back("content-security-policy",
-                             "default-src 'self'; img-src 'self' data:; style-src "
-                             "'self' 'unsafe-inline'");
+        headers.emplace_back(
+            "content-security-policy",
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
     }
     co_await writer.send(http::status::ok, file.content_type, file.body, headers);
 }
@@ -203,8 +241,8 @@ Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, Gat
     for (const auto& p : config.providers) {
         net::ClientOptions options;
         options.connect_timeout = p.connect_timeout;
-        // Providers may hold the head until the first token: headers and first byte
-        // get the first-token budget; the relay enforces the first token itself.
+        // Providers may hold the head until the first token: headers and first byte get
+        // the first-token budget; the relay enforces the first token itself.
         options.headers_timeout = p.first_token_timeout;
         options.first_byte_timeout = p.first_token_timeout;
         options.idle_timeout = p.idle_timeout;
@@ -232,7 +270,8 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
                                      std::optional<std::uint64_t> content_length) const {
     const Impl& gw = *impl_;
     const std::string_view path = path_of(head.target());
-    if (gw.hooks.api_head_check && path.starts_with("/api/")) {
+    const Route* r = route(path);
+    if (gw.hooks.api_head_check && r != nullptr && r->id == RouteId::api) {
         if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes))
             return std::move(*verdict);
     }
@@ -240,23 +279,22 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
     const bool large = !content_length || *content_length > kSmallBody;  // chunked: any size
     if (!large) return verdict;  // read with its head; handle() checks who is asking
     if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
-    if (!is_api_post(path)) {
+    if (!takes_body(r)) {
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
-        verdict.reject = Error(Errc::unauthorized,
-                               "missing or unknown key: send Authorization: "
-                               "Bearer <your TokenRadar key>");
+        verdict.reject =
+            Error(Errc::unauthorized,
+                  "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
     return verdict;
 }
 
 awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writer) {
-    // A client that goes away cancels this coroutine (terminal): every await then
-    // reports operation_aborted as a value instead of throwing, so each attempt
-    // is still recorded and the relay's cleanup (heartbeat stop, upstream close)
-    // always runs.
+    // A client that goes away cancels this coroutine (terminal): every await then reports
+    // operation_aborted as a value instead of throwing, so each attempt is still recorded
+    // and the relay's cleanup (heartbeat stop, upstream close) always runs.
     co_await net::asio::this_coro::throw_if_cancelled(false);
     Impl& gw = *impl_;
     const std::string_view path = path_of(request.target());
@@ -280,41 +318,41 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         }
     }
 
-    if (path == "/healthz" || path == "/readyz") {
-        if (method != http::verb::get && method != http::verb::head) {
+    const Route* r = route(path);
+    const bool get_or_head = method == http::verb::get || method == http::verb::head;
+    if (r != nullptr && (r->id == RouteId::healthz || r->id == RouteId::readyz)) {
+        if (!get_or_head) {
             co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
             co_return;
         }
-        const bool ok = path == "/healthz" || !gw.hooks.ready || gw.hooks.ready();
+        const bool ok = r->id == RouteId::healthz || !gw.hooks.ready || gw.hooks.ready();
         const auto status = ok ? http::status::ok : http::status::service_unavailable;
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
     }
-
-    if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
-        if (co_await gw.hooks.api_routes(request, writer)) co_return;
-    }
-    if (method == http::verb::get || method == http::verb::head) {
-        if (const StaticFile* file = gw.dashboard.find(path)) {
-            co_await send_static(writer, request, *file);
-            co_return;
+    if (r != nullptr && r->id == RouteId::api) {
+        if (gw.hooks.api_routes) {
+            if (co_await gw.hooks.api_routes(request, writer)) co_return;
         }
+        r = nullptr;  // not the observatory's: a dashboard file or nothing
     }
-
-    const bool one_model = path.size() > kModelsPrefix.size() && path.starts_with(kModelsPrefix);
-    const bool wants_get = path == "/metrics" || path == "/v1/models" || one_model;
-    if (!wants_get && !is_api_post(path)) {
+    if (r == nullptr) {
+        if (get_or_head) {
+            if (const StaticFile* file = gw.dashboard.find(path)) {
+                co_await send_static(writer, request, *file);
+                co_return;
+            }
+        }
         co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path),
                             headers);
         co_return;
     }
-    if (wants_get ? (method != http::verb::get && method != http::verb::head)
-                  : method != http::verb::post) {
+    if (r->post ? method != http::verb::post : !get_or_head) {
         co_await send_error(gw, writer, Errc::method_not_allowed,
-                            fmt::format("{} takes {}", path, wants_get ? "GET" : "POST"), headers);
+                            fmt::format("{} takes {}", path, r->post ? "POST" : "GET"), headers);
         co_return;
     }
-    if (!wants_get && !json_body(request)) {
+    if (r->post && !json_body(request)) {
         co_await send_error(gw, writer, Errc::unsupported_media_type,
                             "Content-Type: expected application/json", headers);
         co_return;
@@ -324,26 +362,26 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (gw.config.auth_required) {
         client = find_client_key(gw.config, request);
         if (client == kNoKey) {
-            co_await send_error(gw, writer, Errc::unauthorized,
-                                "missing or unknown key: send Authorization: Bearer "
-                                "<your TokenRadar key>",
-                                headers);
+            co_await send_error(
+                gw, writer, Errc::unauthorized,
+                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
+                headers);
             co_return;
         }
     }
 
-    if (path == "/metrics") {
+    if (r->id == RouteId::metrics) {
         std::string body = metrics_.render(gw.hooks.extra_metrics);
         co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body),
                              headers);
         co_return;
     }
-    if (path == "/v1/models") {
+    if (r->id == RouteId::models) {
         std::string body = models_body(gw.config);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
-    if (one_model) {
+    if (r->id == RouteId::model) {
         const std::string id = percent_decoded(path.substr(kModelsPrefix.size()));
         if (const VirtualModel* model = gw.config.find_model(id)) {
             std::string body = json::serialize(model_object(*model));
@@ -371,7 +409,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
     metrics_.request_started();
     try {
-        if (path == "/v1/chat/completions") {
+        if (r->id == RouteId::chat) {
             co_await relay_chat(gw, request, writer, request_id, headers);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id);
