@@ -1,11 +1,14 @@
-// `tokenradar serve`: the gateway. Loads and validates the configuration, opens the store,
-// serves until SIGINT/SIGTERM, then lets streams finish and flushes the store.
+// `tokenradar serve`: the gateway with its store and observatory (serve::Service). Loads and
+// validates the configuration, opens the store, serves until SIGINT/SIGTERM, then lets streams
+// finish and flushes the store.
 
 #include "commands.hpp"
 
 #include <tokenradar/gateway/config.hpp>
-#include <tokenradar/gateway/service.hpp>
+#include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/signals.hpp>
+#include <tokenradar/serve/config.hpp>
+#include <tokenradar/serve/service.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
@@ -36,13 +39,14 @@ int hash_key_from_stdin() {
 int run(const ServeArgs& args) {
     if (args.hash_key) return hash_key_from_stdin();
     if (args.config.empty()) throw ConfigError("serve: --config FILE is required");
-    gateway::GatewayConfig config = gateway::load_gateway_config_file(args.config);
-    if (args.port) config.port = *args.port;
+    serve::ServeConfig serve_config = serve::load_serve_config_file(args.config);
+    if (args.port) serve_config.gateway.port = *args.port;
     if (args.check_config) {
-        std::printf("%s", gateway::describe(config).c_str());
+        std::printf("%s", serve::describe(serve_config).c_str());
         return 0;
     }
-    gateway::Service service(config);
+    serve::Service service(std::move(serve_config));
+    const gateway::GatewayConfig& config = service.server().config();
     auto port = service.start();
     if (!port) throw ConfigError(port.error().message);
     std::printf("tokenradar serve: listening on http://%s:%u (%zu models, %zu providers)\n",

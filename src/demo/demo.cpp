@@ -15,8 +15,8 @@
 #include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/demo/demo.hpp>
-#include <tokenradar/gateway/service.hpp>
 #include <tokenradar/net/signals.hpp>
+#include <tokenradar/serve/service.hpp>
 #include <tokenradar/sim/sim_server.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -252,7 +252,7 @@ bench::RunOptions traffic_options(const DemoOptions& options, std::uint16_t gate
 // hangup would wait for the whole upstream answer (a non-streamed 500-token answer takes up
 // to 27 s at gemini's peak; seen once under ASan at load 10): past the grace period plus a
 // second, the sims cut their connections so the gateway's stop ends.
-void stop_gateway(gateway::Service& service, Sims& sims) {
+void stop_gateway(serve::Service& service, Sims& sims) {
     std::mutex mutex;
     std::condition_variable stopped;
     bool done = false;
@@ -308,7 +308,7 @@ int run_demo(const DemoOptions& options) {
     // The sims want a key in the real header shapes; this one never leaves the process.
     const std::string sim_key = new_request_id("sk-demo-");
     Sims sims(std::move(profiles), sim_key);
-    gateway::Service service(demo_gateway_config(options, sims.ports(), sim_key));
+    serve::Service service(demo_serve_config(options, sims.ports(), sim_key));
     auto port = service.start();
     if (!port) throw ConfigError(fmt::format("--port {}: {}", options.port, port.error().message));
 

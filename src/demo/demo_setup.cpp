@@ -4,7 +4,9 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/demo/demo.hpp>
+#include <tokenradar/gateway/config.hpp>
 #include <tokenradar/net/url.hpp>
+#include <tokenradar/observatory/config.hpp>
 
 #include <fmt/format.h>
 
@@ -137,24 +139,25 @@ const std::vector<std::string>& demo_tasks() {
     return tasks;
 }
 
-gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
-                                           const std::vector<std::uint16_t>& sim_ports,
-                                           const std::string& sim_key) {
+serve::ServeConfig demo_serve_config(const DemoOptions& options,
+                                     const std::vector<std::uint16_t>& sim_ports,
+                                     const std::string& sim_key) {
     const auto& providers = demo_providers();
     assert(sim_ports.size() == providers.size());
-    gateway::GatewayConfig c;
+    serve::ServeConfig serve;
+    serve.store.path = options.db;
+    // The dashboard's /api/v1, and anyone on this machine may submit records without a key
+    // (the listener is loopback only), rate-limited per address as a public observatory is.
+    serve.observatory.enabled = true;
+    serve.observatory.ingest = observatory::IngestMode::open;
+    gateway::GatewayConfig& c = serve.gateway;
     c.source = "tokenradar demo";
     c.host = std::string(kDemoHost);
     c.port = options.port;
     c.auth_required = false;  // loopback only
-    c.store_path = options.db;
     c.dashboard = true;
     c.dashboard_dir = options.dashboard_dir;
     c.shutdown_grace = kGatewayGrace;
-    // The dashboard's /api/v1, and anyone on this machine may submit records without a key
-    // (the listener is loopback only), rate-limited per address as a public observatory is.
-    c.observatory.enabled = true;
-    c.observatory.ingest = observatory::IngestMode::open;
     for (std::size_t i = 0; i < providers.size(); ++i) {
         const DemoProvider& p = providers[i];
         gateway::ProviderConfig provider;
@@ -179,7 +182,7 @@ gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
         }
         c.models.push_back(std::move(model));
     }
-    return c;
+    return serve;
 }
 
 std::vector<sim::HistoryTask> history_tasks(const std::vector<bench::Workload>& workloads) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <set>
 
 namespace tokenradar::gateway {
@@ -137,20 +136,6 @@ void read_limits(const ConfigTable& l, GatewayConfig& c) {
     c.shutdown_grace = ms(l, "shutdown_grace", c.shutdown_grace);
 }
 
-void read_store(const ConfigTable& s, GatewayConfig& c) {
-    s.reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
-    c.store_path = s.get_string("path", c.store_path.string());
-    c.flush_interval = ms(s, "flush_interval", c.flush_interval);
-    if (c.flush_interval.count() < 1) s.fail("flush_interval", "at least 1ms");
-    c.store_queue = static_cast<std::size_t>(
-        s.get_integer("queue", static_cast<std::int64_t>(c.store_queue), 1, 100'000'000));
-    if (s.contains("retention")) {
-        c.retention = std::chrono::duration_cast<std::chrono::hours>(
-            s.get_duration("retention", std::chrono::hours(0)));
-        if (c.retention->count() < 1) s.fail("retention", "at least 1h");
-    }
-}
-
 // [[providers]] and the [[models]] that route to them; names are unique within each.
 void read_upstreams(const ConfigTable& root, const EnvLookup& getenv_fn, GatewayConfig& c) {
     std::set<std::string> provider_names;
@@ -169,18 +154,8 @@ void read_upstreams(const ConfigTable& root, const EnvLookup& getenv_fn, Gateway
     }
 }
 
-// An observatory alone may relay nothing; a gateway with providers needs models.
-void check_has_work(const GatewayConfig& c) {
-    // No providers and no models: an observatory that relays nothing, which is fine when it
-    // serves the observatory.
-    const bool serves_observatory =
-        c.observatory.enabled || c.observatory.ingest != observatory::IngestMode::off;
-    if (c.providers.empty() && !serves_observatory) {
-        throw ConfigError(
-            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
-                        "[observatory] to serve)",
-                        c.source));
-    }
+// A gateway with providers needs models (none at all is an observatory alone: serve's check).
+void check_has_models(const GatewayConfig& c) {
     if (!c.providers.empty() && c.models.empty()) {
         throw ConfigError(
             fmt::format("{}: models: expected at least one [[models]] table", c.source));
@@ -197,11 +172,8 @@ const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
 }
 
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn) {
-    root.reject_unknown_keys(
-        {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
     GatewayConfig c;
     c.source = root.source_name();
-    c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     if (auto listener = root.table("listener")) read_listener(*listener, c);
     if (auto auth = root.table("auth")) read_auth(*auth, c);
     if (c.auth_required && c.client_keys.empty()) {
@@ -211,14 +183,13 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
             c.source));
     }
     if (auto limits = root.table("limits")) read_limits(*limits, c);
-    if (auto store = root.table("store")) read_store(*store, c);
     if (auto d = root.table("dashboard")) {
         d->reject_unknown_keys({"enabled", "dir"});
         c.dashboard = d->get_bool("enabled", c.dashboard);
         c.dashboard_dir = d->get_string("dir", "");
     }
     read_upstreams(root, getenv_fn, c);
-    check_has_work(c);
+    check_has_models(c);
     return c;
 }
 
@@ -227,24 +198,13 @@ GatewayConfig load_gateway_config_file(const std::filesystem::path& path) {
                                [](const char* name) { return std::getenv(name); });
 }
 
-std::string describe(const GatewayConfig& c) {
+std::string describe(const GatewayConfig& c, std::string_view services) {
     std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",
                        c.max_body_bytes, c.max_concurrent_per_key, c.heartbeat_interval.count());
-    out += c.store_path.empty() ? std::string("store     off\n")
-                                : fmt::format("store     {} (flush every {} ms)\n",
-                                              c.store_path.string(), c.flush_interval.count());
-    const auto& o = c.observatory;
-    out += !o.enabled
-               ? std::string("observatory off\n")
-               : fmt::format(
-                     "observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
-                     o.min_samples, o.minute_retention.count(), observatory::to_string(o.ingest),
-                     o.ingest == observatory::IngestMode::keys
-                         ? fmt::format(" ({} key(s))", o.ingest_keys.size())
-                         : std::string());
+    out += services;
     if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {
         out += fmt::format("provider  {} = {} {}://{}{} key {}{}\n", p.name,

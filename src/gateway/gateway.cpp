@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace tokenradar::gateway {
 namespace {
@@ -28,9 +29,48 @@ constexpr std::string_view kModelsPrefix = "/v1/models/";
 
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
-bool is_api_post(std::string_view path) {
-    return path == "/v1/chat/completions" || path == "/v1/embeddings";
+// The gateway's routes, looked up once per request (route()). What each takes:
+// health/ready GET or HEAD (405 "use GET"); api: any method, answered by the api_routes hook
+// (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD, chat and
+// embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
+// file; anything else unrouted is 404.
+enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, api };
+enum class Match {
+    exact,
+    prefix,  // the path starts with it ("/api/" itself included)
+    under,   // the path starts with it and goes on ("/v1/models/{id}")
+};
+struct Route {
+    std::string_view path;
+    Match match;
+    RouteId id;
+    bool post;  // POST with a JSON body; else GET or HEAD
+};
+// The chat route first: it is the one that is busy.
+constexpr std::array<Route, 8> kRoutes{{
+    {"/v1/chat/completions", Match::exact, RouteId::chat, true},
+    {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
+    {"/v1/models", Match::exact, RouteId::models, false},
+    {kModelsPrefix, Match::under, RouteId::model, false},
+    {"/metrics", Match::exact, RouteId::metrics, false},
+    {"/healthz", Match::exact, RouteId::healthz, false},
+    {"/readyz", Match::exact, RouteId::readyz, false},
+    {"/api/", Match::prefix, RouteId::api, false},
+}};
+
+const Route* route(std::string_view path) {
+    for (const Route& r : kRoutes) {
+        const bool hit = r.match == Match::exact ? path == r.path
+                         : r.match == Match::prefix
+                             ? path.starts_with(r.path)
+                             : path.size() > r.path.size() && path.starts_with(r.path);
+        if (hit) return &r;
+    }
+    return nullptr;
 }
+
+// A route that takes a body (the head check's question before a large body is read).
+bool takes_body(const Route* r) { return r != nullptr && r->post; }
 
 // The Host header's name without its port ("[::1]:8080" -> "[::1]", "localhost:80" -> "localhost").
 std::string_view host_name(std::string_view host) {
@@ -230,7 +270,8 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
                                      std::optional<std::uint64_t> content_length) const {
     const Impl& gw = *impl_;
     const std::string_view path = path_of(head.target());
-    if (gw.hooks.api_head_check && path.starts_with("/api/")) {
+    const Route* r = route(path);
+    if (gw.hooks.api_head_check && r != nullptr && r->id == RouteId::api) {
         if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes))
             return std::move(*verdict);
     }
@@ -238,7 +279,7 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
     const bool large = !content_length || *content_length > kSmallBody;  // chunked: any size
     if (!large) return verdict;  // read with its head; handle() checks who is asking
     if (auto refused = foreign_host(gw.config, head)) return {0, std::move(refused), {}};
-    if (!is_api_post(path)) {
+    if (!takes_body(r)) {
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
@@ -277,41 +318,41 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         }
     }
 
-    if (path == "/healthz" || path == "/readyz") {
-        if (method != http::verb::get && method != http::verb::head) {
+    const Route* r = route(path);
+    const bool get_or_head = method == http::verb::get || method == http::verb::head;
+    if (r != nullptr && (r->id == RouteId::healthz || r->id == RouteId::readyz)) {
+        if (!get_or_head) {
             co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
             co_return;
         }
-        const bool ok = path == "/healthz" || !gw.hooks.ready || gw.hooks.ready();
+        const bool ok = r->id == RouteId::healthz || !gw.hooks.ready || gw.hooks.ready();
         const auto status = ok ? http::status::ok : http::status::service_unavailable;
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
     }
-
-    if (path.substr(0, 5) == "/api/" && gw.hooks.api_routes) {
-        if (co_await gw.hooks.api_routes(request, writer)) co_return;
-    }
-    if (method == http::verb::get || method == http::verb::head) {
-        if (const StaticFile* file = gw.dashboard.find(path)) {
-            co_await send_static(writer, request, *file);
-            co_return;
+    if (r != nullptr && r->id == RouteId::api) {
+        if (gw.hooks.api_routes) {
+            if (co_await gw.hooks.api_routes(request, writer)) co_return;
         }
+        r = nullptr;  // not the observatory's: a dashboard file or nothing
     }
-
-    const bool one_model = path.size() > kModelsPrefix.size() && path.starts_with(kModelsPrefix);
-    const bool wants_get = path == "/metrics" || path == "/v1/models" || one_model;
-    if (!wants_get && !is_api_post(path)) {
+    if (r == nullptr) {
+        if (get_or_head) {
+            if (const StaticFile* file = gw.dashboard.find(path)) {
+                co_await send_static(writer, request, *file);
+                co_return;
+            }
+        }
         co_await send_error(gw, writer, Errc::not_found, fmt::format("no route for {}", path),
                             headers);
         co_return;
     }
-    if (wants_get ? (method != http::verb::get && method != http::verb::head)
-                  : method != http::verb::post) {
+    if (r->post ? method != http::verb::post : !get_or_head) {
         co_await send_error(gw, writer, Errc::method_not_allowed,
-                            fmt::format("{} takes {}", path, wants_get ? "GET" : "POST"), headers);
+                            fmt::format("{} takes {}", path, r->post ? "POST" : "GET"), headers);
         co_return;
     }
-    if (!wants_get && !json_body(request)) {
+    if (r->post && !json_body(request)) {
         co_await send_error(gw, writer, Errc::unsupported_media_type,
                             "Content-Type: expected application/json", headers);
         co_return;
@@ -329,19 +370,18 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         }
     }
 
-    if (path == "/metrics") {
-        std::string extra = gw.hooks.extra_metrics ? gw.hooks.extra_metrics() : std::string();
-        std::string body = metrics_.render(extra);
+    if (r->id == RouteId::metrics) {
+        std::string body = metrics_.render(gw.hooks.extra_metrics);
         co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body),
                              headers);
         co_return;
     }
-    if (path == "/v1/models") {
+    if (r->id == RouteId::models) {
         std::string body = models_body(gw.config);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
-    if (one_model) {
+    if (r->id == RouteId::model) {
         const std::string id = percent_decoded(path.substr(kModelsPrefix.size()));
         if (const VirtualModel* model = gw.config.find_model(id)) {
             std::string body = json::serialize(model_object(*model));
@@ -369,7 +409,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
     metrics_.request_started();
     try {
-        if (path == "/v1/chat/completions") {
+        if (r->id == RouteId::chat) {
             co_await relay_chat(gw, request, writer, request_id, headers);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id);

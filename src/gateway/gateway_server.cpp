@@ -20,14 +20,11 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     : config_(std::move(config)),
       // One thread runs it (start()): with the hint, handlers posted from that thread go to
       // its private queue instead of waking the reactor (an epoll_ctl per post otherwise).
-      ioc_(1),
-      gateway_(std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks))) {
+      ioc_(1) {
     net::ServerLimits limits;
     // Ingestion takes larger bodies than chat requests; the head check gives each route its own.
-    limits.max_body_bytes =
-        config_.observatory.ingest == observatory::IngestMode::off
-            ? config_.max_body_bytes
-            : std::max(config_.max_body_bytes, config_.observatory.max_body_bytes);
+    limits.max_body_bytes = std::max(config_.max_body_bytes, hooks.api_max_body_bytes);
+    gateway_ = std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks));
     limits.max_body_bytes_in_flight = config_.max_body_bytes_in_flight;
     limits.header_timeout = config_.header_timeout;
     limits.idle_timeout = config_.idle_timeout;

@@ -1,7 +1,5 @@
 #include <tokenradar/gateway/prometheus.hpp>
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <mutex>
 
@@ -25,31 +23,11 @@ constexpr std::array<double, 14> kRelayBounds{0.000005, 0.00001, 0.000025, 0.000
                                               0.0001,   0.00015, 0.00025,  0.0005,  0.001,
                                               0.0025,   0.005,   0.01,     0.1};
 
-enum class Kind { histogram, counter };
+using Kind = MetricType;
 
-// Label values are escaped as the exposition format says; the runs between escapes are
-// appended whole.
-void escape_into(std::string_view value, std::string& out) {
-    while (!value.empty()) {
-        const std::size_t plain = std::min(value.find_first_of("\\\"\n"), value.size());
-        out.append(value.substr(0, plain));
-        if (plain == value.size()) return;
-        const char c = value[plain];
-        out += c == '\n' ? "\\n" : c == '"' ? "\\\"" : "\\\\";
-        value.remove_prefix(plain + 1);
-    }
-}
-
-void labels_into(std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
-                 std::string& out) {
+void labels_into(MetricLabels labels, std::string& out) {
     out.clear();
-    for (const auto& [key, value] : labels) {
-        if (!out.empty()) out += ',';
-        out += key;
-        out += "=\"";
-        escape_into(value, out);
-        out += '"';
-    }
+    PrometheusText::append_labels(out, labels);
 }
 
 // The series key of one observation, built in a buffer the thread reuses: a series is found
@@ -109,18 +87,16 @@ void HistogramSeries::observe(double seconds) noexcept {
 }
 
 void HistogramSeries::render(std::string_view name, std::string_view labels,
-                             std::string& out) const {
-    const std::string sep = labels.empty() ? "" : ",";
-    std::uint64_t cumulative = 0;
+                             PrometheusText& out) const {
+    std::vector<std::uint64_t> cumulative(bounds_.size() + 1);
+    std::uint64_t sum = 0;
     for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-        cumulative += counts_[i].load(std::memory_order_relaxed);
-        const std::string le = i < bounds_.size() ? fmt::format("{}", bounds_[i]) : "+Inf";
-        fmt::format_to(std::back_inserter(out), "{}_bucket{{{}{}le=\"{}\"}} {}\n", name, labels,
-                       sep, le, cumulative);
+        sum += counts_[i].load(std::memory_order_relaxed);
+        cumulative[i] = sum;
     }
-    fmt::format_to(std::back_inserter(out), "{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, labels,
-                   static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9, name, labels,
-                   count_.load(std::memory_order_relaxed));
+    out.histogram(name, labels, bounds_, cumulative,
+                  static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9,
+                  count_.load(std::memory_order_relaxed));
 }
 
 struct Metrics::Family {
@@ -140,14 +116,12 @@ struct Metrics::Family {
         return find_or_add(mu, counters, labels,
                            [] { return std::make_unique<std::atomic<std::uint64_t>>(0); });
     }
-    void render(std::string& out) const {
-        fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name,
-                       kind == Kind::histogram ? "histogram" : "counter");
+    void render(PrometheusText& out) const {
+        out.family(name, kind, help);
         std::shared_lock lock(mu);
         for (const auto& [labels, h] : histograms) h->render(name, labels, out);
         for (const auto& [labels, c] : counters) {
-            fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", name, labels,
-                           c->load(std::memory_order_relaxed));
+            out.series(name, labels, c->load(std::memory_order_relaxed));
         }
     }
 };
@@ -264,19 +238,17 @@ void Metrics::observe_request(std::string_view status) {
         .fetch_add(1, std::memory_order_relaxed);
 }
 
-std::string Metrics::render(std::string_view extra) const {
+std::string Metrics::render(const std::function<void(PrometheusText&)>& extra) const {
     std::string out;
     out.reserve(16 * 1024);
-    for (const auto& f : families_) f->render(out);
-    out +=
-        "# HELP tokenradar_relay_delay_seconds Per chunk: upstream read to client write done.\n"
-        "# TYPE tokenradar_relay_delay_seconds histogram\n";
-    relay_.render("tokenradar_relay_delay_seconds", "", out);
-    fmt::format_to(std::back_inserter(out),
-                   "# HELP tokenradar_active_requests Client requests in flight.\n"
-                   "# TYPE tokenradar_active_requests gauge\ntokenradar_active_requests {}\n",
-                   active_.load(std::memory_order_relaxed));
-    out += extra;
+    PrometheusText text(out);
+    for (const auto& f : families_) f->render(text);
+    text.family("tokenradar_relay_delay_seconds", MetricType::histogram,
+                "Per chunk: upstream read to client write done.");
+    relay_.render("tokenradar_relay_delay_seconds", "", text);
+    text.family("tokenradar_active_requests", MetricType::gauge, "Client requests in flight.");
+    text.sample("tokenradar_active_requests", active_.load(std::memory_order_relaxed));
+    if (extra) extra(text);
     return out;
 }
 

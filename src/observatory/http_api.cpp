@@ -370,29 +370,26 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
     co_return true;
 }
 
-std::string HttpApi::metrics() const {
+void HttpApi::metrics(PrometheusText& out) const {
     const Impl& i = *impl_;
     constexpr auto r = std::memory_order_relaxed;
-    return fmt::format(
-        "# HELP tokenradar_ingest_requests_total POST /api/v1/measurements by outcome.\n"
-        "# TYPE tokenradar_ingest_requests_total counter\n"
-        "tokenradar_ingest_requests_total{{outcome=\"ok\"}} {}\n"
-        "tokenradar_ingest_requests_total{{outcome=\"refused\"}} {}\n"
-        "# HELP tokenradar_ingest_records_total Submitted records by outcome.\n"
-        "# TYPE tokenradar_ingest_records_total counter\n"
-        "tokenradar_ingest_records_total{{outcome=\"accepted\"}} {}\n"
-        "tokenradar_ingest_records_total{{outcome=\"duplicate\"}} {}\n"
-        "tokenradar_ingest_records_total{{outcome=\"rejected\"}} {}\n"
-        "# HELP tokenradar_ingest_label_budget_rejected_total Submitted records rejected for new "
-        "label values or combinations over [observatory] max_*label_* (also in rejected).\n"
-        "# TYPE tokenradar_ingest_label_budget_rejected_total counter\n"
-        "tokenradar_ingest_label_budget_rejected_total {}\n"
-        "# HELP tokenradar_rollup_generation Changes of the observatory's rollups.\n"
-        "# TYPE tokenradar_rollup_generation counter\n"
-        "tokenradar_rollup_generation {}\n",
-        i.requests_ok.load(r), i.requests_refused.load(r), i.records_accepted.load(r),
-        i.records_duplicate.load(r), i.records_rejected.load(r), i.budget.rejected(),
-        i.index->generation());
+    constexpr std::string_view kRequests = "tokenradar_ingest_requests_total";
+    out.family(kRequests, MetricType::counter, "POST /api/v1/measurements by outcome.");
+    out.sample(kRequests, {{"outcome", "ok"}}, i.requests_ok.load(r));
+    out.sample(kRequests, {{"outcome", "refused"}}, i.requests_refused.load(r));
+    constexpr std::string_view kRecords = "tokenradar_ingest_records_total";
+    out.family(kRecords, MetricType::counter, "Submitted records by outcome.");
+    out.sample(kRecords, {{"outcome", "accepted"}}, i.records_accepted.load(r));
+    out.sample(kRecords, {{"outcome", "duplicate"}}, i.records_duplicate.load(r));
+    out.sample(kRecords, {{"outcome", "rejected"}}, i.records_rejected.load(r));
+    constexpr std::string_view kBudget = "tokenradar_ingest_label_budget_rejected_total";
+    out.family(kBudget, MetricType::counter,
+               "Submitted records rejected for new label values or combinations over "
+               "[observatory] max_*label_* (also in rejected).");
+    out.sample(kBudget, i.budget.rejected());
+    constexpr std::string_view kGeneration = "tokenradar_rollup_generation";
+    out.family(kGeneration, MetricType::counter, "Changes of the observatory's rollups.");
+    out.sample(kGeneration, i.index->generation());
 }
 
 }  // namespace tokenradar::observatory

@@ -1,6 +1,7 @@
 #pragma once
 // An in-process gateway on 127.0.0.1 (ephemeral port) with a recording sink, configured
-// from TOML text, plus a small client to talk to it.
+// from TOML text (read as `tokenradar serve` reads its file: the gateway's part is used, a
+// [store] or [observatory] is checked and left out), plus a small client to talk to it.
 
 #include "run_sync.hpp"
 
@@ -8,6 +9,7 @@
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/gateway/gateway_server.hpp>
 #include <tokenradar/net/http_client.hpp>
+#include <tokenradar/serve/config.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -52,11 +54,15 @@ class RecordLog {
     std::vector<Measurement> records_;
 };
 
-inline gateway::GatewayConfig gateway_config(const std::string& toml) {
+inline serve::ServeConfig serve_config(const std::string& toml) {
     const auto table = ConfigTable::parse(toml, "test.toml");
-    return gateway::load_gateway_config(table, [](const char* name) -> const char* {
+    return serve::load_serve_config(table, [](const char* name) -> const char* {
         return std::string_view(name) == "TEST_UPSTREAM_KEY" ? "sk-upstream-secret-1234" : nullptr;
     });
+}
+
+inline gateway::GatewayConfig gateway_config(const std::string& toml) {
+    return serve_config(toml).gateway;
 }
 
 class GatewayFixture {

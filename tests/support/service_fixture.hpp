@@ -1,11 +1,11 @@
 #pragma once
-// An in-process gateway::Service (what `tokenradar serve` runs: the store, the observatory's
+// An in-process serve::Service (what `tokenradar serve` runs: the store, the observatory's
 // /api/v1 and the gateway) on 127.0.0.1 (ephemeral port), configured from TOML text.
 // stop() drains it as serve does at SIGTERM (rollups saved); the destructor stops it too.
 
 #include "gateway_fixture.hpp"
 
-#include <tokenradar/gateway/service.hpp>
+#include <tokenradar/serve/service.hpp>
 
 #include <chrono>
 #include <string>
@@ -15,7 +15,7 @@ namespace tokenradar::testing {
 
 class ServiceFixture {
   public:
-    explicit ServiceFixture(const std::string& toml) : service_(with_port0(gateway_config(toml))) {
+    explicit ServiceFixture(const std::string& toml) : service_(with_port0(serve_config(toml))) {
         port_ = service_.start().value();
     }
     [[nodiscard]] std::string base_url() const {
@@ -24,7 +24,7 @@ class ServiceFixture {
     [[nodiscard]] net::Url url(const std::string& path) const {
         return net::parse_url(base_url() + path).value();
     }
-    [[nodiscard]] gateway::Service& service() { return service_; }
+    [[nodiscard]] serve::Service& service() { return service_; }
     void stop() { service_.stop(); }
 
     // GET /readyz until it answers 200 (true) or `limit` passes (false).
@@ -38,11 +38,11 @@ class ServiceFixture {
     }
 
   private:
-    static gateway::GatewayConfig with_port0(gateway::GatewayConfig c) {
-        c.port = 0;
+    static serve::ServeConfig with_port0(serve::ServeConfig c) {
+        c.gateway.port = 0;
         return c;
     }
-    gateway::Service service_;
+    serve::Service service_;
     std::uint16_t port_ = 0;
 };
 

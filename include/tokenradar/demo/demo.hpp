@@ -7,12 +7,12 @@
 //
 // Threads: run_demo() blocks the calling thread until SIGINT/SIGTERM. Inside it: a thread
 // waiting for signals, one I/O thread for the four sims, the gateway's I/O and store-writer
-// threads (gateway::Service), and one I/O thread for the traffic (bench's runner).
+// threads (serve::Service), and one I/O thread for the traffic (bench's runner).
 
 #include <tokenradar/bench/workload.hpp>
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/dialect/chat.hpp>
-#include <tokenradar/gateway/config.hpp>
+#include <tokenradar/serve/config.hpp>
 #include <tokenradar/sim/history.hpp>
 #include <tokenradar/sim/profile.hpp>
 #include <tokenradar/store/measurement_store.hpp>
@@ -72,9 +72,9 @@ struct DemoOptions {
 // sims' key), one virtual model per provider (gpt-4o falls back to llama-3-70b as in
 // examples/gateway-sim.toml), auth none on 127.0.0.1, the store at options.db, the dashboard,
 // the observatory with public ingestion.
-gateway::GatewayConfig demo_gateway_config(const DemoOptions& options,
-                                           const std::vector<std::uint16_t>& sim_ports,
-                                           const std::string& sim_key);
+serve::ServeConfig demo_serve_config(const DemoOptions& options,
+                                     const std::vector<std::uint16_t>& sim_ports,
+                                     const std::string& sim_key);
 
 // History tasks with the prompt sizes of these workloads (measured on a few of their prompts,
 // a shared system prefix counted apart so it goes through the prefix cache) and their

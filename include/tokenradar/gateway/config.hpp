@@ -1,15 +1,15 @@
 #pragma once
-// The gateway's configuration (`tokenradar serve --config FILE`): listener, limits, store,
-// client keys, providers and virtual models. Loading validates everything and throws
-// ConfigError naming file:line and the dotted key; nothing is checked lazily at request time.
-// Upstream keys are read from the environment here, once, into Secrets.
+// The gateway's part of `tokenradar serve --config FILE`: listener, limits, client keys,
+// dashboard, providers and virtual models (serve/config.hpp adds [store] and [observatory]).
+// Loading validates everything and throws ConfigError naming file:line and the dotted key;
+// nothing is checked lazily at request time. Upstream keys are read from the environment
+// here, once, into Secrets.
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
-#include <tokenradar/observatory/config.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -73,18 +73,10 @@ struct GatewayConfig {
     std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between client requests
     std::chrono::milliseconds shutdown_grace{10'000};
 
-    // [store]
-    std::filesystem::path store_path = "tokenradar.db";  // "" = no store (metrics only)
-    std::chrono::milliseconds flush_interval{200};
-    std::size_t store_queue = 65'536;
-    std::optional<std::chrono::hours> retention;
-
     // [dashboard]: web/dist served at "/"; "" = found beside the binary (resource_dir.hpp)
     bool dashboard = true;
     std::filesystem::path dashboard_dir;
 
-    // [observatory]: the /api/v1 query endpoints and ingestion
-    observatory::ObservatoryConfig observatory;
     std::vector<ProviderConfig> providers;
     std::vector<VirtualModel> models;
 
@@ -94,11 +86,14 @@ struct GatewayConfig {
 // Reads the environment variable of each provider's key_env through `getenv` (tests pass
 // their own). Throws ConfigError.
 using EnvLookup = std::function<const char*(const char*)>;
-GatewayConfig load_gateway_config(const ConfigTable& table, const EnvLookup& getenv_fn);
-GatewayConfig load_gateway_config_file(const std::filesystem::path& path);
+// Reads the gateway's tables of `root`: [listener], [auth], [limits], [dashboard],
+// [[providers]], [[models]]. Other keys of `root` are the caller's to read and check
+// (serve::load_serve_config), and so is whether no providers at all is fine.
+GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn);
 
 // A human-readable account of a valid configuration for --check-config (no secrets: key
-// variables are named, never printed).
-std::string describe(const GatewayConfig& config);
+// variables are named, never printed). `services` (lines for what runs beside the gateway:
+// the store, the observatory) comes after the limits.
+std::string describe(const GatewayConfig& config, std::string_view services = {});
 
 }  // namespace tokenradar::gateway

@@ -34,13 +34,18 @@ using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net
 using RouteHeadCheck =
     std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
 
+// How `serve` plugs the store and the observatory in: the gateway knows neither.
 struct GatewayHooks {
-    RecordSink sink;                             // every attempt's record; may be empty
-    std::function<std::string()> extra_metrics;  // appended to /metrics (store counters)
-    std::function<bool()> ready;                 // /readyz; empty = always ready
-    std::string ca_file;                         // extra CA bundle for upstream TLS (tests)
-    RouteHandler api_routes;                     // requests under /api/
-    RouteHeadCheck api_head_check;               // ...and their heads, before the body
+    RecordSink sink;  // every attempt's record; may be empty
+    // More families for /metrics after the gateway's (the store's and observatory's counters).
+    std::function<void(PrometheusText&)> extra_metrics;
+    std::function<bool()> ready;    // /readyz; empty = always ready
+    std::string ca_file;            // extra CA bundle for upstream TLS (tests)
+    RouteHandler api_routes;        // requests under /api/
+    RouteHeadCheck api_head_check;  // ...and their heads, before the body
+    // The largest body api_routes take (ingestion's); the listener reads bodies up to the
+    // larger of this and [limits] max_body_bytes, and api_head_check gives each route its own.
+    std::size_t api_max_body_bytes = 0;
 };
 
 class Gateway {

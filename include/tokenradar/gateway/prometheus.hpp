@@ -15,10 +15,12 @@
 // finite status set, so the number of series is bounded.
 
 #include <tokenradar/core/measurement.hpp>
+#include <tokenradar/core/prometheus_text.hpp>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -34,7 +36,7 @@ class HistogramSeries {
   public:
     explicit HistogramSeries(std::span<const double> bounds);
     void observe(double seconds) noexcept;
-    void render(std::string_view name, std::string_view labels, std::string& out) const;
+    void render(std::string_view name, std::string_view labels, PrometheusText& out) const;
 
   private:
     std::span<const double> bounds_;
@@ -61,8 +63,9 @@ class Metrics {
     void request_started() noexcept { active_.fetch_add(1, std::memory_order_relaxed); }
     void request_finished() noexcept { active_.fetch_sub(1, std::memory_order_relaxed); }
 
-    // The exposition text; `extra` is appended as is (store counters and the like).
-    std::string render(std::string_view extra = {}) const;
+    // The exposition text; `extra` writes more families after the gateway's (what `serve`
+    // composes: the store's and the observatory's counters).
+    std::string render(const std::function<void(PrometheusText&)>& extra = {}) const;
 
   private:
     struct Family;

@@ -12,6 +12,7 @@
 // the store writes. Cancellation (the client left) abandons the answer; work already on a
 // thread finishes and is discarded, records already submitted are stored.
 
+#include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/net/http_server.hpp>
 #include <tokenradar/observatory/config.hpp>
 #include <tokenradar/observatory/rollup.hpp>
@@ -51,8 +52,8 @@ class HttpApi {
     // Answers requests whose path starts with /api/v1/ (true); false for any other path.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);
 
-    // Prometheus text: ingestion counters.
-    [[nodiscard]] std::string metrics() const;
+    // Ingestion's counters and the rollups' generation, for /metrics.
+    void metrics(PrometheusText& out) const;
 
     // Waits for the worker and commit threads (after the server stopped taking requests).
     void stop();

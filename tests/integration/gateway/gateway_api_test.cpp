@@ -262,7 +262,7 @@ TEST(GatewayApi, UpstreamKeysNeverLeaveTheProcess) {
     for (const auto& m : gw.records().wait_for(3)) everything += json::serialize(to_json(m));
     EXPECT_THAT(everything, Not(HasSubstr(std::string(kUpstreamKey))));
     EXPECT_THAT(everything, Not(HasSubstr("upstream-secret")));
-    EXPECT_THAT(describe(testing::gateway_config(keyed_config(sim))),
+    EXPECT_THAT(serve::describe(testing::serve_config(keyed_config(sim))),
                 Not(HasSubstr("upstream-secret")));
 }
 

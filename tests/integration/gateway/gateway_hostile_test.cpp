@@ -4,6 +4,7 @@
 
 #include "../../support/gateway_fixture.hpp"
 #include "../../support/raw_http_server.hpp"
+#include "../../support/service_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 
 #include <sys/socket.h>
@@ -124,8 +125,10 @@ TEST(GatewayHostile, ALargeBodyFromAStrangerIsRefusedFromItsHeadWithoutA100Conti
 
 TEST(GatewayHostile, EachRouteHasItsOwnBodyLimitWhateverIngestionAllows) {
     SimFixture sim("instant");
-    GatewayFixture gw(keyed(sim.base_url() + "/v1", "[observatory]\ningest = \"public\"\n"));
-    RawClient client(gw.server().port());
+    // serve's assembly: the listener takes ingestion's bodies, each route keeps its own limit.
+    testing::ServiceFixture gw(
+        keyed(sim.base_url() + "/v1", "[observatory]\ningest = \"public\"\n"));
+    RawClient client(gw.service().server().port());
     // 20 MB fits ingestion's 32 MiB, not a chat request's 4 MiB: refused before a byte of it.
     client.send(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
@@ -133,7 +136,7 @@ TEST(GatewayHostile, EachRouteHasItsOwnBodyLimitWhateverIngestionAllows) {
         "Authorization: Bearer " +
         std::string(kClientKey) + "\r\nContent-Length: 20000000\r\n\r\n");
     EXPECT_THAT(client.read_head(), StartsWith("HTTP/1.1 413"));
-    RawClient stranger(gw.server().port());
+    RawClient stranger(gw.service().server().port());
     stranger.send(
         "POST /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 20000000\r\n\r\n");
     EXPECT_THAT(stranger.read_head(), StartsWith("HTTP/1.1 404"));

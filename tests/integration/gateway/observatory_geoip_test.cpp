@@ -1,4 +1,4 @@
-// [observatory] geoip_db: a public observatory (gateway::Service with a store) on 127.0.0.1
+// [observatory] geoip_db: a public observatory (serve::Service with a store) on 127.0.0.1
 // stamps submitted records that carry no client_region with the region its MaxMind DB gives
 // the submitter's address; records with their own region keep it.
 

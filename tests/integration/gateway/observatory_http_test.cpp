@@ -1,4 +1,4 @@
-// The observatory through a real `tokenradar serve` (gateway::Service in-process on port 0,
+// The observatory through a real `tokenradar serve` (serve::Service in-process on port 0,
 // SQLite in a temp file): POST /api/v1/measurements in each mode and body form with the
 // documented answers and statuses, the query endpoints' numbers after ingestion and after
 // gateway traffic, and the rollups surviving a restart. docs/observatory-api.md is the
@@ -9,9 +9,9 @@
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/core/clock.hpp>
-#include <tokenradar/gateway/service.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/observatory/ingest.hpp>
+#include <tokenradar/serve/service.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <boost/json.hpp>

@@ -1,4 +1,4 @@
-// bench --submit and [observatory] forward_to against a real observatory (gateway::Service
+// bench --submit and [observatory] forward_to against a real observatory (serve::Service
 // with a store and ingest keys) on 127.0.0.1.
 
 #include <tokenradar/observatory/submit.hpp>

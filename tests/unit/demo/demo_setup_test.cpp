@@ -52,19 +52,20 @@ TEST(DemoSetup, TheFourPublishedComparisonProfilesEachServeTheirModel) {
                                             "gemini-1.5-pro-like", "llama-3-70b-like"}));
 }
 
-TEST(DemoSetup, GatewayConfigHasOneProviderPerSimAndOneModelEach) {
+TEST(DemoSetup, ServeConfigHasOneProviderPerSimAndOneModelEach) {
     DemoOptions options;
     options.port = 0;
     options.db = "/tmp/x.db";
-    const auto c = demo_gateway_config(options, {1001, 1002, 1003, 1004}, "sk-demo-1");
+    const auto serve = demo_serve_config(options, {1001, 1002, 1003, 1004}, "sk-demo-1");
+    const auto& c = serve.gateway;
     EXPECT_EQ(c.host, "127.0.0.1");
     EXPECT_EQ(c.port, 0);
     EXPECT_FALSE(c.auth_required);
-    EXPECT_EQ(c.store_path, "/tmp/x.db");
+    EXPECT_EQ(serve.store.path, "/tmp/x.db");
     EXPECT_TRUE(c.dashboard);
     // The dashboard's API, and records submitted without a key (loopback only).
-    EXPECT_TRUE(c.observatory.enabled);
-    EXPECT_EQ(c.observatory.ingest, observatory::IngestMode::open);
+    EXPECT_TRUE(serve.observatory.enabled);
+    EXPECT_EQ(serve.observatory.ingest, observatory::IngestMode::open);
     ASSERT_EQ(c.providers.size(), 4u);
     const std::vector<std::pair<dialect::Api, std::string>> expected = {
         {dialect::Api::openai, "/v1"},

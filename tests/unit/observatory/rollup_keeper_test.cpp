@@ -34,7 +34,7 @@ std::unique_ptr<store::MeasurementStore> open(const std::string& path) {
     return s ? std::move(*s) : nullptr;
 }
 
-// A writer with a keeper, as gateway::Service runs them; stop() saves.
+// A writer with a keeper, as serve::Service runs them; stop() saves.
 struct Kept {
     explicit Kept(const std::string& path) {
         RollupKeeperOptions options;

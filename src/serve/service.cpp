@@ -1,6 +1,7 @@
-#include <tokenradar/gateway/service.hpp>
+#include <tokenradar/serve/service.hpp>
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/observatory/http_api.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
@@ -9,30 +10,28 @@
 
 #include <fmt/format.h>
 
-namespace tokenradar::gateway {
+namespace tokenradar::serve {
 namespace {
 
-std::string store_metrics(const store::BatchWriter::Counters& c) {
-    return fmt::format(
-        "# HELP tokenradar_store_records_total Measurement records by what became of them.\n"
-        "# TYPE tokenradar_store_records_total counter\n"
-        "tokenradar_store_records_total{{outcome=\"written\"}} {}\n"
-        "tokenradar_store_records_total{{outcome=\"dropped\"}} {}\n"
-        "tokenradar_store_records_total{{outcome=\"lost\"}} {}\n"
-        "# HELP tokenradar_store_write_errors_total Failed store transactions (retried).\n"
-        "# TYPE tokenradar_store_write_errors_total counter\n"
-        "tokenradar_store_write_errors_total {}\n"
-        "# HELP tokenradar_store_queue_depth Records accepted, not yet written.\n"
-        "# TYPE tokenradar_store_queue_depth gauge\n"
-        "tokenradar_store_queue_depth {}\n",
-        c.written, c.dropped, c.lost, c.write_errors, c.queue_depth);
+void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
+    constexpr std::string_view kRecords = "tokenradar_store_records_total";
+    out.family(kRecords, MetricType::counter, "Measurement records by what became of them.");
+    out.sample(kRecords, {{"outcome", "written"}}, c.written);
+    out.sample(kRecords, {{"outcome", "dropped"}}, c.dropped);
+    out.sample(kRecords, {{"outcome", "lost"}}, c.lost);
+    constexpr std::string_view kErrors = "tokenradar_store_write_errors_total";
+    out.family(kErrors, MetricType::counter, "Failed store transactions (retried).");
+    out.sample(kErrors, c.write_errors);
+    constexpr std::string_view kDepth = "tokenradar_store_queue_depth";
+    out.family(kDepth, MetricType::gauge, "Records accepted, not yet written.");
+    out.sample(kDepth, c.queue_depth);
 }
 
 }  // namespace
 
-Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(config)) {
+Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std::move(config)) {
     const observatory::ObservatoryConfig& obs = config_.observatory;
-    if (obs.enabled || obs.ingest != observatory::IngestMode::off) {
+    if (config_.serves_observatory()) {
         observatory::RollupOptions rollup_options;
         rollup_options.minute_retention = obs.minute_retention;
         rollup_options.hour_retention = obs.rollup_retention;
@@ -46,29 +45,34 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
             return api->check_head(head, default_limit);
         };
     }
+    if (obs.ingest != observatory::IngestMode::off) hooks.api_max_body_bytes = obs.max_body_bytes;
     if (!obs.forward_to.empty()) {
         observatory::ForwarderOptions options;
         options.client.ca_file = hooks.ca_file;
         forwarder_ = std::make_unique<observatory::Forwarder>(
             observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
     }
-    if (!config_.store_path.empty()) {
+    const StoreConfig& sc = config_.store;
+    if (!sc.path.empty()) {
         store::SqliteOptions store_options;
         store_options.exclusive = true;  // this process saves the rollups: one owner per file
-        auto opened = store::SqliteStore::open(config_.store_path.string(), store_options);
-        if (!opened)
-            throw ConfigError(fmt::format("{}: store: {}", config_.source, opened.error().message));
+        auto opened = store::SqliteStore::open(sc.path.string(), store_options);
+        if (!opened) {
+            throw ConfigError(
+                fmt::format("{}: store: {}", config_.gateway.source, opened.error().message));
+        }
         store::BatchWriterOptions options;
-        options.flush_interval = config_.flush_interval;
-        options.queue_capacity = config_.store_queue;
-        if (config_.retention) options.retention = *config_.retention;
+        options.flush_interval = sc.flush_interval;
+        options.queue_capacity = sc.queue;
+        if (sc.retention) options.retention = *sc.retention;
         if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
         if (api_) api_->attach_writer(w);
         observatory::HttpApi* api = api_.get();
-        hooks.extra_metrics = [w, api] {
-            return store_metrics(w->counters()) + (api != nullptr ? api->metrics() : std::string());
+        hooks.extra_metrics = [w, api](PrometheusText& out) {
+            store_metrics(w->counters(), out);
+            if (api != nullptr) api->metrics(out);
         };
     }
     if (writer_ || forwarder_) {
@@ -76,7 +80,7 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         // copy, tests), and the store (moved, the common case: no copy).
         store::BatchWriter* w = writer_.get();
         observatory::Forwarder* forwarder = forwarder_.get();
-        RecordSink also = std::move(hooks.sink);
+        gateway::RecordSink also = std::move(hooks.sink);
         hooks.sink = [w, forwarder, also](Measurement&& m) {
             if (forwarder != nullptr) forwarder->push(m);
             if (also) also(w != nullptr ? Measurement(m) : std::move(m));
@@ -90,7 +94,7 @@ Service::Service(GatewayConfig config, GatewayHooks hooks) : config_(std::move(c
         std::function<bool()> also = std::move(hooks.ready);
         hooks.ready = [keeper, also] { return keeper->loaded() && (!also || also()); };
     }
-    server_ = std::make_unique<GatewayServer>(config_, std::move(hooks));
+    server_ = std::make_unique<gateway::GatewayServer>(config_.gateway, std::move(hooks));
 }
 
 Service::~Service() { stop(); }
@@ -100,7 +104,7 @@ Result<std::uint16_t> Service::start() { return server_->start(); }
 bool Service::ready() const noexcept { return !keeper_ || keeper_->loaded(); }
 
 void Service::stop() {
-    server_->stop(config_.shutdown_grace);
+    server_->stop(config_.gateway.shutdown_grace);
     if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
     if (forwarder_) forwarder_->stop();
@@ -110,7 +114,7 @@ std::string Service::store_summary() const {
     if (!writer_) return {};
     const auto c = writer_->counters();
     return fmt::format("{} records written to {}, {} dropped", c.written,
-                       config_.store_path.string(), c.dropped + c.lost);
+                       config_.store.path.string(), c.dropped + c.lost);
 }
 
-}  // namespace tokenradar::gateway
+}  // namespace tokenradar::serve

@@ -1,17 +1,18 @@
 #pragma once
-// The gateway as `tokenradar serve` and `tokenradar demo` run it: the store (SQLite) behind a
+// `tokenradar serve` (and `tokenradar demo`'s server) assembled: the store (SQLite) behind a
 // batch writer, the observatory (rollups kept on the writer's thread, /api/v1 queries and
-// ingestion), and the GatewayServer whose records go to the store. stop() drains in order:
-// streams first (within the grace period), then the writer's queue.
+// ingestion, [observatory] forward_to), and the GatewayServer, plugged together through the
+// gateway's hooks: records go to the store and the forwarder, /api/ to the observatory,
+// /metrics gets the store's and the observatory's counters, /readyz waits for the rollups.
+// stop() drains in order: streams first (within the grace period), then the writer's queue.
 //
 // Threads: construct, start() and stop() from one thread (main); the I/O runs on the
 // server's thread and the store's writes on the writer's.
 
 #include <tokenradar/core/error.hpp>
-#include <tokenradar/gateway/config.hpp>
 #include <tokenradar/gateway/gateway_server.hpp>
+#include <tokenradar/serve/config.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,35 +27,36 @@ class RollupIndex;
 class RollupKeeper;
 }  // namespace tokenradar::observatory
 
-namespace tokenradar::gateway {
+namespace tokenradar::serve {
 
 class Service {
   public:
-    // Opens the store (ConfigError naming the config file when it cannot). `hooks.sink` and
-    // `hooks.extra_metrics` are set here; other hooks (api_routes) are the caller's.
-    Service(GatewayConfig config, GatewayHooks hooks = {});
+    // Opens the store (ConfigError naming the config file when it cannot). The hooks' sink,
+    // extra_metrics, ready, api_routes, api_head_check and api_max_body_bytes are set here
+    // (a caller's sink and ready are kept and called too); ca_file is the caller's.
+    explicit Service(ServeConfig config, gateway::GatewayHooks hooks = {});
     ~Service();
     Service(const Service&) = delete;
     Service& operator=(const Service&) = delete;
 
     Result<std::uint16_t> start();
-    // Streams in flight get config.shutdown_grace; then every queued record is written.
+    // Streams in flight get the gateway's shutdown_grace; then every queued record is written.
     void stop();
 
-    [[nodiscard]] GatewayServer& server() noexcept { return *server_; }
+    [[nodiscard]] gateway::GatewayServer& server() noexcept { return *server_; }
     // True once the observatory's rollups are loaded (/readyz says so too).
     [[nodiscard]] bool ready() const noexcept;
     // "N records written to PATH, M dropped" after stop(); "" without a store.
     [[nodiscard]] std::string store_summary() const;
 
   private:
-    GatewayConfig config_;
+    ServeConfig config_;
     std::shared_ptr<observatory::RollupIndex> rollups_;
     std::shared_ptr<observatory::RollupKeeper> keeper_;
     std::unique_ptr<observatory::HttpApi> api_;
     std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
-    std::unique_ptr<GatewayServer> server_;
+    std::unique_ptr<gateway::GatewayServer> server_;
 };
 
-}  // namespace tokenradar::gateway
+}  // namespace tokenradar::serve

@@ -1,0 +1,76 @@
+#include <tokenradar/serve/config.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace tokenradar::serve {
+namespace {
+
+StoreConfig load_store(const std::optional<ConfigTable>& table) {
+    StoreConfig c;
+    if (!table) return c;
+    const ConfigTable& s = *table;
+    s.reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
+    c.path = s.get_string("path", c.path.string());
+    c.flush_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
+        s.get_duration("flush_interval", c.flush_interval));
+    if (c.flush_interval.count() < 1) s.fail("flush_interval", "at least 1ms");
+    c.queue = static_cast<std::size_t>(
+        s.get_integer("queue", static_cast<std::int64_t>(c.queue), 1, 100'000'000));
+    if (s.contains("retention")) {
+        c.retention = std::chrono::duration_cast<std::chrono::hours>(
+            s.get_duration("retention", std::chrono::hours(0)));
+        if (c.retention->count() < 1) s.fail("retention", "at least 1h");
+    }
+    return c;
+}
+
+}  // namespace
+
+bool ServeConfig::serves_observatory() const noexcept {
+    return observatory.enabled || observatory.ingest != observatory::IngestMode::off;
+}
+
+ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup& getenv_fn) {
+    root.reject_unknown_keys(
+        {"listener", "auth", "limits", "store", "dashboard", "observatory", "providers", "models"});
+    ServeConfig c;
+    c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
+    c.store = load_store(root.table("store"));
+    c.gateway = gateway::load_gateway_config(root, getenv_fn);
+    // No providers and no models: an observatory that relays nothing, which is fine when it
+    // serves the observatory.
+    if (c.gateway.providers.empty() && !c.serves_observatory()) {
+        throw ConfigError(
+            fmt::format("{}: providers: expected at least one [[providers]] table (or an "
+                        "[observatory] to serve)",
+                        c.gateway.source));
+    }
+    return c;
+}
+
+ServeConfig load_serve_config_file(const std::filesystem::path& path) {
+    return load_serve_config(ConfigTable::load_file(path),
+                             [](const char* name) { return std::getenv(name); });
+}
+
+std::string describe(const ServeConfig& c) {
+    std::string services = c.store.path.empty()
+                               ? std::string("store     off\n")
+                               : fmt::format("store     {} (flush every {} ms)\n",
+                                             c.store.path.string(), c.store.flush_interval.count());
+    const auto& o = c.observatory;
+    services +=
+        !o.enabled
+            ? std::string("observatory off\n")
+            : fmt::format("observatory /api/v1 (min {} samples, minutes kept {} h), ingest {}{}\n",
+                          o.min_samples, o.minute_retention.count(),
+                          observatory::to_string(o.ingest),
+                          o.ingest == observatory::IngestMode::keys
+                              ? fmt::format(" ({} key(s))", o.ingest_keys.size())
+                              : std::string());
+    return gateway::describe(c.gateway, services);
+}
+
+}  // namespace tokenradar::serve
