@@ -193,11 +193,6 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     return c;
 }
 
-GatewayConfig load_gateway_config_file(const std::filesystem::path& path) {
-    return load_gateway_config(ConfigTable::load_file(path),
-                               [](const char* name) { return std::getenv(name); });
-}
-
 std::string describe(const GatewayConfig& c, std::string_view services) {
     std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
