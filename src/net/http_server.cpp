@@ -608,11 +608,6 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
     conn->close();
 }
 
-Errc errc_of(const Error& e) {
-    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value())
-                                                 : Errc::bad_request;
-}
-
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
                                  std::string message, unsigned version, HeaderList headers = {}) {
     const std::string body = openai_error_body(errc, message);
@@ -730,8 +725,9 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             if (HeadVerdict verdict = admit_body(state, parser, body_reservation); verdict.reject) {
                 conn->reading_request = false;
                 conn->expires_never();
-                co_await send_error(conn, errc_of(*verdict.reject), verdict.reject->message,
-                                    parser.get().version(), std::move(verdict.reject_headers));
+                co_await send_error(conn, errc_of(*verdict.reject, Errc::bad_request),
+                                    verdict.reject->message, parser.get().version(),
+                                    std::move(verdict.reject_headers));
                 co_await linger_close(conn);
                 break;
             }
