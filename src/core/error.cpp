@@ -124,6 +124,10 @@ void throw_exception_from_error(const Error& e, const boost::source_location&) {
     throw std::runtime_error(e.message.empty() ? e.code.message() : e.message);
 }
 
+Errc errc_of(const Error& e, Errc otherwise) noexcept {
+    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value()) : otherwise;
+}
+
 int http_status(Errc e) noexcept {
     switch (e) {
         case Errc::bad_request:

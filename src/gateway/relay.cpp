@@ -94,11 +94,6 @@ ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
     return r;
 }
 
-Errc errc_of(const Error& e) {
-    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value())
-                                                 : Errc::connection_error;
-}
-
 awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, ClientReply& reply) {
     gw.metrics.observe_request(reply.status_name);
     std::string body = std::move(reply.body);
@@ -255,7 +250,7 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         status = std::string(status_name(failure->code));
         spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
                      failure->message);
-        translator.fail(errc_of(*failure),
+        translator.fail(errc_of(*failure, Errc::connection_error),
                         fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
         status =
@@ -312,7 +307,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     url.target = std::move(call.target);
     auto opened = co_await a.client.open(http::verb::post, url, call.headers, std::move(call.body));
     if (!opened) {
-        const Errc code = errc_of(opened.error());
+        const Errc code = errc_of(opened.error(), Errc::connection_error);
         m.status = std::string(status_name(opened.error().code));
         m.t.sched = m.t.send;
         m.t.done = steady_now_ns();
@@ -375,7 +370,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         std::string client_body;
         if (!body) {
             m.status = std::string(status_name(body.error().code));
-            reply = reply_for(errc_of(body.error()), body.error().message, a);
+            reply =
+                reply_for(errc_of(body.error(), Errc::connection_error), body.error().message, a);
         } else if (auto relayed = dialect::relay_response(a.provider.api, std::move(*body),
                                                           wall_now_us() / 1'000'000, m);
                    !relayed) {

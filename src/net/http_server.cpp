@@ -1,24 +1,24 @@
-#include <sys/socket.h>
+// HttpServer: the accept loop and one coroutine per connection that reads requests, runs the
+// handler and answers what the handler could not (errors, timeouts). The handler's response
+// goes through ResponseWriter (response_writer.cpp); a client leaving a running handler is
+// noticed by the peer watch (peer_watch.cpp).
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/net/http_server.hpp>
 
-#include "lazy_deadline.hpp"
 #include "message_head.hpp"
+#include "peer_watch.hpp"
+#include "server_connection.hpp"
 #include "sync_io.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/buffers_suffix.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
@@ -26,11 +26,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cerrno>
-#include <charconv>
+#include <exception>
 #include <mutex>
-#include <stdexcept>
-#include <unordered_map>
+#include <string>
+#include <string_view>
 
 namespace tokenradar::net {
 
@@ -52,8 +51,6 @@ constexpr std::size_t kBodyReadRoom = 64 * 1024;
 // before closing avoids a RST that would destroy the response in flight.
 constexpr std::chrono::milliseconds kLingerTime{500};
 constexpr std::size_t kLingerBytes = 256 * 1024;
-// A handler gets a peer watch once it has run for one to two of these (PeerWatchSweep).
-constexpr std::chrono::milliseconds kPeerWatchDelay{10};
 
 // co_spawn completion: every spawned coroutine's exception is logged, never dropped.
 struct LogCompletion {
@@ -72,525 +69,11 @@ struct LogCompletion {
 
 }  // namespace
 
-namespace detail {
-
-class ServerConnection;
-
-// Starts the peer watch (watch_peer) of handlers that have run for one to two sweep periods,
-// so the short ones never pay for it. A watch is a wait for readability, which Asio 1.81
-// re-arms with an epoll_ctl each time: one syscall per request, ~2% of the gateway's CPU at
-// c=64 when every handler had one (docs/NOTES.md). The cost is a disconnect noticed up to
-// two periods late while a handler is young: the upstream request is cancelled 10-20 ms
-// after the client left instead of at once.
-//
-// One per worker io_context (its timer on that worker: no strand, no cross-thread post), or
-// one on a strand of the server's io_context when connections run on strands. Handlers
-// enter and leave from their connection's thread; the timer ticks while handlers run and
-// stops after a period in which none ran, so an idle server has no timer pending. After
-// stop(), every running handler and every new one is watched at once.
-class PeerWatchSweep : public std::enable_shared_from_this<PeerWatchSweep> {
-  public:
-    explicit PeerWatchSweep(asio::any_io_executor ex) : timer_(std::move(ex)) {}
-
-    // A handler starts on `conn`: true when the caller must watch it at once (stopped).
-    bool enter(ServerConnection& conn);
-    void leave(ServerConnection& conn);
-    // Watches every running handler now, and every later one as it enters. Idempotent.
-    void stop();
-    // Handlers whose watch the sweep started, so far (tests).
-    std::uint64_t watches_started() const { return watches_started_.load(); }
-
-  private:
-    void arm();
-    void tick();
-    void remove_at(std::size_t index);
-    // Posts watch_peer for each to its connection's executor, if the same handler still runs.
-    void start_watches(
-        std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due);
-
-    mutable std::mutex mu_;
-    std::vector<ServerConnection*> running_;  // each knows its index (sweep_index)
-    std::uint64_t tick_ = 0;                  // ticks so far; a handler records it on entry
-    bool armed_ = false;                      // a tick is due
-    bool entered_since_tick_ = false;
-    bool stopped_ = false;
-    std::atomic<std::uint64_t> watches_started_{0};  // counted on the connections' threads
-    asio::steady_timer timer_;                       // on a worker, or on its own strand
-};
-
-struct ServerState {
-    ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
-        : ioc(io),
-          handler(std::move(h)),
-          limits(l),
-          workers(std::move(w)),
-          acceptor(asio::make_strand(io)) {
-        if (workers.empty()) {
-            peer_watches.push_back(std::make_shared<PeerWatchSweep>(asio::make_strand(ioc)));
-        }
-        for (asio::io_context* worker : workers) {
-            peer_watches.push_back(std::make_shared<PeerWatchSweep>(worker->get_executor()));
-        }
-    }
-
-    // A new connection's executor and peer watch sweep: its own strand on ioc, or the next
-    // worker io_context's executor itself. A worker runs on one thread, so nothing of a
-    // connection can run concurrently there, and a strand would cost a mutex, a queue and an
-    // executor hop on every completion of every operation (e.g. each paced sim chunk).
-    std::pair<asio::any_io_executor, std::shared_ptr<PeerWatchSweep>> next_connection_place() {
-        if (workers.empty()) return {asio::make_strand(ioc), peer_watches.front()};
-        const std::size_t i = next_worker++ % workers.size();
-        return {workers[i]->get_executor(), peer_watches[i]};
-    }
-
-    asio::io_context& ioc;
-    Handler handler;
-    HeadCheck head_check;  // set before start()
-    ServerLimits limits;
-    std::vector<asio::io_context*> workers;
-    // Request body bytes reserved by the connections (ServerLimits::max_body_bytes_in_flight).
-    std::atomic<std::size_t> body_bytes_in_flight{0};
-    // Only the accept loop (on the acceptor's strand) uses it.
-    std::size_t next_worker = 0;
-    tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
-    std::uint16_t port = 0;
-    std::atomic<bool> stopping{false};
-    std::atomic<std::size_t> active{0};
-    // One per worker (or one for the strands); their pending operations hold them.
-    std::vector<std::shared_ptr<PeerWatchSweep>> peer_watches;
-
-    std::mutex mu;  // guards connections and next_id
-    std::unordered_map<std::uint64_t, std::weak_ptr<ServerConnection>> connections;
-    std::uint64_t next_id = 0;
-};
-
-class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
-  public:
-    ServerConnection(std::shared_ptr<ServerState> s, tcp::socket sock,
-                     std::shared_ptr<PeerWatchSweep> sweep)
-        : state(std::move(s)),
-          socket(std::move(sock)),
-          peer_watch(std::move(sweep)),
-          deadline(
-              std::make_shared<LazyDeadline>(socket.get_executor(), [this] { on_deadline(); })) {}
-
-    std::shared_ptr<ServerState> state;
-    tcp::socket socket;  // executor: this connection's strand, or its worker io_context
-    std::shared_ptr<PeerWatchSweep> peer_watch;  // its worker's (or the strands') sweep
-    // Header, idle and write timeouts: closing the socket fails the pending operation, as
-    // Beast's stream expiry did, without a timer arm and cancel around every operation.
-    std::shared_ptr<LazyDeadline> deadline;
-    beast::flat_buffer buffer;
-    std::uint64_t id = 0;
-    bool gone = false;               // peer closed/errored, or we closed the socket
-    bool stopping = false;           // server is shutting down: no keep-alive
-    bool in_handler = false;         // a response is in flight
-    bool watch_pending = false;      // the peer watcher's wait is queued
-    bool reading_request = false;    // a request's first bytes came, not all of it
-    bool request_timed_out = false;  // ...and the header timeout passed: 408
-    // Handlers started on this connection. Written on the connection's thread only while it
-    // is not in the sweep's list (before enter(), after leave()), read under the sweep's
-    // mutex only while it is: the mutex orders the two.
-    std::uint64_t handlers = 0;
-    // PeerWatchSweep's: where the running handler is in its list (kNotSwept: not in it), and
-    // the sweep's tick when it entered. Guarded by the sweep's mutex.
-    std::size_t sweep_index = kNotSwept;
-    std::uint64_t sweep_tick = 0;
-    static constexpr std::size_t kNotSwept = static_cast<std::size_t>(-1);
-    asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
-
-    // Both run on the strand.
-    void begin_stop() {
-        stopping = true;
-        if (!in_handler) close();
-    }
-    // Closing while a handler runs cancels it: its pending awaits complete with
-    // operation_aborted (and the next one throws), so it cannot outlive the socket.
-    void close() {
-        const bool was_gone = gone;
-        gone = true;
-        if (in_handler && !was_gone) handler_cancel.emit(asio::cancellation_type::terminal);
-        close_socket();
-    }
-    // A request that has begun to arrive and is late is cancelled, to be answered with 408;
-    // any other timeout closes the socket.
-    void on_deadline() {
-        if (reading_request) {
-            request_timed_out = true;
-            boost::system::error_code ignored;
-            socket.cancel(ignored);
-            return;
-        }
-        close_socket();
-    }
-    // A timeout: the pending operation fails (the handler sees a write error, the read loop
-    // ends), as with Beast's expiry; no cancellation is emitted.
-    void close_socket() {
-        boost::system::error_code ignored;
-        socket.shutdown(tcp::socket::shutdown_both, ignored);
-        socket.close(ignored);
-        deadline->clear();  // nothing may stay pending: io_context::run() must be able to return
-    }
-    void expires_after(std::chrono::milliseconds timeout) {
-        deadline->set(LazyDeadline::Clock::now() + timeout);
-    }
-    void expires_never() { deadline->set(LazyDeadline::kNone); }
-    void set_write_deadline() { expires_after(state->limits.idle_timeout); }
-};
-
-}  // namespace detail
-
 using detail::DrainingBuffer;
-using detail::LazyDeadline;
 using detail::ServerConnection;
 using detail::ServerState;
-
-// ---------------------------------------------------------------------------------------
-// ResponseWriter
-
-ResponseWriter::ResponseWriter(detail::ServerConnection& conn, bool keep_alive, unsigned version,
-                               std::int64_t request_read_ns, bool head_request)
-    : conn_(&conn),
-      keep_alive_(keep_alive),
-      version_(version),
-      request_read_ns_(request_read_ns),
-      head_request_(head_request) {}
-
-bool ResponseWriter::client_gone() const { return conn_->gone; }
-
-std::string ResponseWriter::remote_address() const {
-    boost::system::error_code ec;
-    const auto endpoint = conn_->socket.remote_endpoint(ec);
-    return ec ? std::string() : endpoint.address().to_string();
-}
-
-void ResponseWriter::abort() {
-    keep_alive_ = false;
-    conn_->close();
-}
-
-namespace {
-
-boost::system::error_code gone_error() {
-    return asio::error::make_error_code(asio::error::not_connected);
-}
-
-// Writes a buffer sequence: inline what the socket takes now (no posted completion), the rest
-// asynchronously under the write timeout.
-template <class Buffers>
-asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
-                                                         const Buffers& buffers) {
-    boost::system::error_code ec;
-    beast::buffers_suffix<Buffers> rest(buffers);
-    if (detail::write_now(conn.socket, rest, ec)) co_return ec;
-    conn.set_write_deadline();
-    auto [e, n] = co_await asio::async_write(conn.socket, rest, use_nothrow);
-    conn.expires_never();
-    co_return e;
-}
-
-// The head for a response, or (a header value with CR or LF: a bug of the handler's, which
-// must not reach the wire) an error that leaves the response unstarted, so the server
-// answers 500.
-Result<std::string> checked_head(http::status status, unsigned version, bool keep_alive,
-                                 std::string_view content_type, const HeaderList& headers,
-                                 ResponseBody body, std::size_t body_size) {
-    auto head = response_head(status, version, keep_alive, content_type, headers, body, body_size);
-    if (!head) spdlog::error("response head: {}", head.error().message);
-    return head;
-}
-
-// Chunked framing without Beast's chunk_body, whose size line is a shared_ptr allocation
-// per chunk: "<hex size>\r\n" <bytes> "\r\n".
-struct ChunkFrame {
-    explicit ChunkFrame(std::size_t size) {
-        char* end = std::to_chars(line.data(), line.data() + line.size() - 2, size, 16).ptr;
-        end[0] = '\r';
-        end[1] = '\n';
-        length = static_cast<std::size_t>(end + 2 - line.data());
-    }
-    std::array<char, 20> line{};
-    std::size_t length = 0;
-};
-
-constexpr std::string_view kCrlf = "\r\n";
-constexpr std::string_view kLastChunk = "0\r\n\r\n";
-
-}  // namespace
-
-asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status status,
-                                                                std::string_view content_type,
-                                                                std::string body,
-                                                                const HeaderList& headers) {
-    if (started_ || conn_->gone) co_return gone_error();
-    if (conn_->stopping) keep_alive_ = false;
-    const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
-                          status == http::status::no_content ||
-                          status == http::status::not_modified;
-    if (bodiless && !body.empty()) {
-        throw std::invalid_argument("a 1xx, 204 or 304 response has no body");  // as Beast's
-    }
-    const auto head = checked_head(status, version_, keep_alive_, content_type, headers,
-                                   ResponseBody::content_length, body.size());
-    if (!head) co_return make_error_code(boost::system::errc::invalid_argument);
-    started_ = true;
-    boost::system::error_code ec;
-    if (head_request_) {
-        const auto buffer = asio::buffer(*head);  // named: no temporaries in co_await arguments
-        ec = co_await write_buffers(*conn_, buffer);
-    } else {
-        const std::array<asio::const_buffer, 2> buffers{asio::buffer(*head), asio::buffer(body)};
-        ec = co_await write_buffers(*conn_, buffers);
-    }
-    if (ec) {
-        conn_->gone = true;
-        co_return ec;
-    }
-    complete_ = true;
-    co_return ec;
-}
-
-asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
-    http::status status, std::string_view content_type, const HeaderList& headers,
-    std::string_view first_chunk) {
-    if (started_ || conn_->gone) co_return gone_error();
-    if (conn_->stopping || version_ < 11) keep_alive_ = false;
-    const auto built = checked_head(status, version_, keep_alive_, content_type, headers,
-                                    ResponseBody::chunked, 0);
-    if (!built) co_return make_error_code(boost::system::errc::invalid_argument);
-    started_ = true;
-    streaming_ = true;
-    const std::string& head = *built;
-    if (head_request_) first_chunk = {};
-    boost::system::error_code ec;
-    if (first_chunk.empty()) {
-        const auto buffer = asio::buffer(head);  // named: no temporaries in co_await arguments
-        ec = co_await write_buffers(*conn_, buffer);
-    } else if (version_ >= 11) {
-        const ChunkFrame frame(first_chunk.size());
-        const std::array<asio::const_buffer, 4> buffers{
-            asio::buffer(head), asio::buffer(frame.line.data(), frame.length),
-            asio::buffer(first_chunk.data(), first_chunk.size()),
-            asio::buffer(kCrlf.data(), kCrlf.size())};
-        ec = co_await write_buffers(*conn_, buffers);
-    } else {
-        const std::array<asio::const_buffer, 2> buffers{
-            asio::buffer(head), asio::buffer(first_chunk.data(), first_chunk.size())};
-        ec = co_await write_buffers(*conn_, buffers);
-    }
-    if (ec) conn_->gone = true;
-    if (head_request_) complete_ = !ec;  // the head is the whole answer to HEAD
-    co_return ec;
-}
-
-asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::string_view bytes) {
-    if (head_request_ && streaming_) co_return boost::system::error_code{};
-    if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
-    if (bytes.empty()) co_return boost::system::error_code{};
-    boost::system::error_code ec;
-    if (version_ >= 11) {
-        // A buffer sequence over the caller's bytes: size line, data, CRLF (no copy).
-        const ChunkFrame frame(bytes.size());
-        const std::array<asio::const_buffer, 3> buffers{
-            asio::buffer(frame.line.data(), frame.length), asio::buffer(bytes.data(), bytes.size()),
-            asio::buffer(kCrlf.data(), kCrlf.size())};
-        ec = co_await write_buffers(*conn_, buffers);
-    } else {
-        const auto buffer = asio::buffer(bytes.data(), bytes.size());
-        ec = co_await write_buffers(*conn_, buffer);
-    }
-    if (ec) conn_->gone = true;
-    co_return ec;
-}
-
-asio::awaitable<boost::system::error_code> ResponseWriter::finish(std::string_view last_bytes) {
-    if (head_request_ && streaming_) co_return boost::system::error_code{};
-    if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
-    boost::system::error_code ec;
-    if (version_ < 11) {
-        if (!last_bytes.empty()) {
-            const auto buffer = asio::buffer(last_bytes.data(), last_bytes.size());
-            ec = co_await write_buffers(*conn_, buffer);
-        }
-    } else if (last_bytes.empty()) {
-        const auto buffer = asio::buffer(kLastChunk.data(), kLastChunk.size());
-        ec = co_await write_buffers(*conn_, buffer);
-    } else {
-        // The last chunk and the terminating one in one write: one wake-up of the client.
-        const ChunkFrame frame(last_bytes.size());
-        const std::array<asio::const_buffer, 4> buffers{
-            asio::buffer(frame.line.data(), frame.length),
-            asio::buffer(last_bytes.data(), last_bytes.size()),
-            asio::buffer(kCrlf.data(), kCrlf.size()),
-            asio::buffer(kLastChunk.data(), kLastChunk.size())};
-        ec = co_await write_buffers(*conn_, buffers);
-    }
-    if (ec) {
-        conn_->gone = true;
-        co_return ec;
-    }
-    complete_ = true;
-    co_return ec;
-}
-
-// ---------------------------------------------------------------------------------------
-// Connection coroutines
-
-namespace {
-
-// Notices the peer closing or erroring while a handler runs (e.g. waits for an upstream's
-// first token): that closes the socket, which cancels the handler. A wait for readability,
-// then (only while a handler runs) a non-blocking MSG_PEEK of one byte to tell the peer's
-// close from a pipelined request's bytes, which it never consumes. Not a coroutine: a wait
-// with a plain callback costs no frame and no spawn. Started by PeerWatchSweep for handlers
-// that run longer than kPeerWatchDelay.
-//
-// The wait is not cancelled when the handler ends: it completes when the next request's bytes
-// (or the peer's close) arrive, in the same reactor pass as the loop's read, where a cancel
-// cost a posted completion per request; the callback then has nothing to do. One wait is
-// pending at a time; whichever handler runs when it completes is the one it watches.
-// Syscalls: the wait's epoll_ctl (re-arm). A MSG_PEEK receive instead cost two (a
-// speculative one that found nothing, and the one that found the next request's first byte).
-void watch_peer(const std::shared_ptr<ServerConnection>& conn) {
-    if (conn->watch_pending) return;
-    conn->watch_pending = true;
-    conn->socket.async_wait(tcp::socket::wait_read, [conn](const boost::system::error_code& ec) {
-        conn->watch_pending = false;
-        if (!conn->in_handler || conn->gone) return;  // between requests, or closed
-        if (ec == asio::error::operation_aborted) return;
-        if (!ec) {
-            char byte = 0;
-            boost::system::error_code peek_ec;
-            const std::size_t n =
-                conn->socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, peek_ec);
-            if (!peek_ec && n > 0) return;       // a pipelined request: the peer is there
-            if (detail::would_block(peek_ec)) {  // readiness without bytes: watch on
-                watch_peer(conn);
-                return;
-            }
-        }
-        conn->close();  // orderly close (eof) or a socket error
-    });
-}
-
-// The running handler of a connection, in the peer watch sweep for as long as it runs (a
-// frame local: leaves even when the coroutine is destroyed mid-handler).
-class SweptHandler {
-  public:
-    explicit SweptHandler(const std::shared_ptr<ServerConnection>& conn)
-        : conn_(*conn), sweep_(*conn->peer_watch) {
-        if (sweep_.enter(conn_)) watch_peer(conn);
-    }
-    ~SweptHandler() { sweep_.leave(conn_); }
-    SweptHandler(const SweptHandler&) = delete;
-    SweptHandler& operator=(const SweptHandler&) = delete;
-
-  private:
-    ServerConnection& conn_;
-    detail::PeerWatchSweep& sweep_;
-};
-
-}  // namespace
-
-namespace detail {
-
-bool PeerWatchSweep::enter(ServerConnection& conn) {
-    bool arm_now = false;
-    {
-        std::lock_guard lock(mu_);
-        if (stopped_) return true;
-        running_.push_back(&conn);
-        conn.sweep_index = running_.size() - 1;
-        conn.sweep_tick = tick_;
-        entered_since_tick_ = true;
-        arm_now = !armed_;
-        armed_ = true;
-    }
-    if (arm_now) asio::post(timer_.get_executor(), [self = shared_from_this()] { self->arm(); });
-    return false;
-}
-
-void PeerWatchSweep::leave(ServerConnection& conn) {
-    std::lock_guard lock(mu_);
-    if (conn.sweep_index != ServerConnection::kNotSwept) remove_at(conn.sweep_index);
-}
-
-void PeerWatchSweep::remove_at(std::size_t index) {
-    running_[index]->sweep_index = ServerConnection::kNotSwept;
-    if (index + 1 != running_.size()) {
-        running_[index] = running_.back();
-        running_[index]->sweep_index = index;
-    }
-    running_.pop_back();
-}
-
-void PeerWatchSweep::stop() {
-    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due;
-    {
-        std::lock_guard lock(mu_);
-        if (stopped_) return;
-        stopped_ = true;
-        for (ServerConnection* conn : running_) {
-            conn->sweep_index = ServerConnection::kNotSwept;
-            due.emplace_back(conn->shared_from_this(), conn->handlers);
-        }
-        running_.clear();
-    }
-    start_watches(std::move(due));
-    asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
-}
-
-// On the timer's strand; armed_ is already true.
-void PeerWatchSweep::arm() {
-    timer_.expires_after(kPeerWatchDelay);
-    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-        if (ec == asio::error::operation_aborted) {
-            std::lock_guard lock(self->mu_);
-            self->armed_ = false;
-            return;
-        }
-        self->tick();
-    });
-}
-
-void PeerWatchSweep::tick() {
-    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due;
-    bool again = false;
-    {
-        std::lock_guard lock(mu_);
-        // Handlers that entered before the previous tick have run for at least one period.
-        for (std::size_t i = running_.size(); i-- > 0;) {
-            ServerConnection* conn = running_[i];
-            if (conn->sweep_tick >= tick_) continue;
-            due.emplace_back(conn->shared_from_this(), conn->handlers);
-            remove_at(i);
-        }
-        ++tick_;
-        again = !stopped_ && (!running_.empty() || entered_since_tick_);
-        entered_since_tick_ = false;
-        armed_ = again;
-    }
-    start_watches(std::move(due));
-    if (again) arm();
-}
-
-void PeerWatchSweep::start_watches(
-    std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due) {
-    for (auto& [conn, handler] : due) {
-        auto ex = conn->socket.get_executor();
-        asio::post(ex, [self = shared_from_this(), conn = std::move(conn), handler = handler] {
-            // The same handler, still running on an open socket (a timeout may have closed
-            // it without cancelling the handler, and must stay that way).
-            if (!conn->in_handler || conn->handlers != handler || conn->gone ||
-                !conn->socket.is_open())
-                return;
-            self->watches_started_.fetch_add(1);
-            watch_peer(conn);
-        });
-    }
-}
-
-}  // namespace detail
+using detail::SweptHandler;
+using detail::write_buffers;
 
 namespace {
 
@@ -606,11 +89,6 @@ asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
         total += n;
     }
     conn->close();
-}
-
-Errc errc_of(const Error& e) {
-    return e.code.category() == error_category() ? static_cast<Errc>(e.code.value())
-                                                 : Errc::bad_request;
 }
 
 asio::awaitable<void> send_error(std::shared_ptr<ServerConnection> conn, Errc errc,
@@ -730,8 +208,9 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
             if (HeadVerdict verdict = admit_body(state, parser, body_reservation); verdict.reject) {
                 conn->reading_request = false;
                 conn->expires_never();
-                co_await send_error(conn, errc_of(*verdict.reject), verdict.reject->message,
-                                    parser.get().version(), std::move(verdict.reject_headers));
+                co_await send_error(conn, errc_of(*verdict.reject, Errc::bad_request),
+                                    verdict.reject->message, parser.get().version(),
+                                    std::move(verdict.reject_headers));
                 co_await linger_close(conn);
                 break;
             }

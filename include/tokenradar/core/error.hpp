@@ -63,6 +63,10 @@ using Result = boost::system::result<T, Error>;
 // Used by Result<T>::value() when it holds an error.
 [[noreturn]] void throw_exception_from_error(const Error& e, const boost::source_location& loc);
 
+// The Errc that `e` carries, or `otherwise` when its code is of another category (an Asio or
+// system error, which each caller reads in its own way: a bad request, a connection error).
+Errc errc_of(const Error& e, Errc otherwise) noexcept;
+
 // HTTP status a server answers with for this error (400, 401, 404, 413, 429, 502, 504...).
 int http_status(Errc e) noexcept;
 int http_status(const boost::system::error_code& ec) noexcept;

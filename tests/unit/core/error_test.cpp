@@ -55,6 +55,14 @@ TEST(Error, OpenAiBodyStaysJsonWhenTheMessageQuotesInvalidUtf8) {
               "caf\uFFFD|\uFFFD|\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD|\U0001F600");
 }
 
+TEST(Error, ErrcOfTakesTheEnumOrTheCallersReadingOfAForeignCode) {
+    EXPECT_EQ(errc_of(Error(Errc::payload_too_large, "x"), Errc::bad_request),
+              Errc::payload_too_large);
+    const Error reset(make_error_code(boost::system::errc::connection_reset), "reset");
+    EXPECT_EQ(errc_of(reset, Errc::bad_request), Errc::bad_request);
+    EXPECT_EQ(errc_of(reset, Errc::connection_error), Errc::connection_error);
+}
+
 TEST(Error, ResultCarriesDetail) {
     Result<int> r = Error(Errc::bad_request, "field x: expected a number");
     ASSERT_FALSE(r);
