@@ -14,10 +14,13 @@ namespace tokenradar::dialect {
 struct SaxHandlerBase {
     // The DOM parser's own limits (object, array and string max_size) are over 2 GiB; the
     // bodies and events read here are capped far below (16 MiB), so both accept the same.
+    // The names are Boost.JSON's handler contract.
+    // NOLINTBEGIN(readability-identifier-naming)
     static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
     static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+    // NOLINTEND(readability-identifier-naming)
 
     bool on_document_begin(boost::system::error_code&) { return true; }
     bool on_document_end(boost::system::error_code&) { return true; }

@@ -56,7 +56,7 @@ void arm_heartbeat(const std::shared_ptr<ClientStream>& s, std::chrono::millisec
 
 }  // namespace
 
-ClientStream::ClientStream(net::asio::any_io_executor ex, net::ResponseWriter& w)
+ClientStream::ClientStream(const net::asio::any_io_executor& ex, net::ResponseWriter& w)
     : writer(&w), heartbeat_timer(ex), write_done(ex), last_write_ns(steady_now_ns()) {}
 
 net::asio::awaitable<boost::system::error_code> start_client(ClientStream& s,

@@ -21,7 +21,7 @@
 namespace tokenradar::gateway {
 
 struct ClientStream {
-    ClientStream(net::asio::any_io_executor ex, net::ResponseWriter& w);
+    ClientStream(const net::asio::any_io_executor& ex, net::ResponseWriter& w);
 
     net::ResponseWriter* writer;
     net::asio::steady_timer heartbeat_timer;

@@ -6,8 +6,8 @@
 
 namespace tokenradar::net::detail {
 
-LazyDeadline::LazyDeadline(asio::any_io_executor ex, std::function<void()> on_expiry)
-    : timer_(std::move(ex)), on_expiry_(std::move(on_expiry)) {}
+LazyDeadline::LazyDeadline(const asio::any_io_executor& ex, std::function<void()> on_expiry)
+    : timer_(ex), on_expiry_(std::move(on_expiry)) {}
 
 void LazyDeadline::set(Clock::time_point at) {
     deadline_ = at;

@@ -26,7 +26,7 @@ class LazyDeadline : public std::enable_shared_from_this<LazyDeadline> {
     using Clock = std::chrono::steady_clock;
     static constexpr Clock::time_point kNone = Clock::time_point::max();
 
-    LazyDeadline(asio::any_io_executor ex, std::function<void()> on_expiry);
+    LazyDeadline(const asio::any_io_executor& ex, std::function<void()> on_expiry);
     LazyDeadline(const LazyDeadline&) = delete;
     LazyDeadline& operator=(const LazyDeadline&) = delete;
 

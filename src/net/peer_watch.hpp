@@ -43,7 +43,7 @@ void watch_peer(const std::shared_ptr<ServerConnection>& conn);
 // stop(), every running handler and every new one is watched at once.
 class PeerWatchSweep : public std::enable_shared_from_this<PeerWatchSweep> {
   public:
-    explicit PeerWatchSweep(asio::any_io_executor ex) : timer_(std::move(ex)) {}
+    explicit PeerWatchSweep(const asio::any_io_executor& ex) : timer_(ex) {}
 
     // A handler starts on `conn`: true when the caller must watch it at once (stopped).
     bool enter(ServerConnection& conn);

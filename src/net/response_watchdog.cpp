@@ -4,15 +4,15 @@ namespace tokenradar::net {
 
 // Shared with the timer coroutine, which may outlive the watchdog by one completion.
 struct ResponseWatchdog::State {
-    explicit State(asio::any_io_executor ex) : timer(std::move(ex)) {}
+    explicit State(const asio::any_io_executor& ex) : timer(ex) {}
     asio::steady_timer timer;
     StreamingResponse* response = nullptr;  // cleared by disarm()
     bool fired = false;
 };
 
-ResponseWatchdog::ResponseWatchdog(asio::any_io_executor ex, StreamingResponse& response,
+ResponseWatchdog::ResponseWatchdog(const asio::any_io_executor& ex, StreamingResponse& response,
                                    std::chrono::steady_clock::time_point deadline)
-    : state_(std::make_shared<State>(std::move(ex))) {
+    : state_(std::make_shared<State>(ex)) {
     state_->response = &response;
     state_->timer.expires_at(deadline);
     // A plain callback, not a spawned coroutine: one per relayed stream, and a coroutine cost

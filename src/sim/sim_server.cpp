@@ -139,8 +139,8 @@ asio::awaitable<bool> wait_for_slot(SimServer::State* state, Ticket ticket) {
 // A timer reused for every wait of one request.
 class Pacer {
   public:
-    Pacer(asio::any_io_executor ex, std::chrono::nanoseconds quantum)
-        : timer_(std::move(ex)), quantum_ns_(quantum.count()) {}
+    Pacer(const asio::any_io_executor& ex, std::chrono::nanoseconds quantum)
+        : timer_(ex), quantum_ns_(quantum.count()) {}
 
     // Suspends until the steady clock reaches due_ns, or the next multiple of the quantum
     // after it. False when cancelled.

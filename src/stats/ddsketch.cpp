@@ -163,6 +163,8 @@ Result<void> DdSketch::merge_impl(const DdSketch& other, double weight, double g
                                  count_ + other.count_ * weight, kMaxTotalWeight));
     }
     if (&other == this) {
+        // Merging into itself: the copy is what makes it safe.
+        // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
         const DdSketch copy = other;
         return merge_impl(copy, weight, grid);
     }
@@ -295,7 +297,7 @@ void DdSketch::shrink_to_fit() {
         offset_ = 0;
         return;
     }
-    if (counts_.size() == static_cast<std::size_t>(hi - lo + 1) &&
+    if (counts_.size() == static_cast<std::size_t>(hi - lo) + 1 &&
         counts_.capacity() == counts_.size())
         return;
     const auto first = counts_.begin() + (lo - offset_);

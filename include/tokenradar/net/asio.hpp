@@ -14,6 +14,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 // Expected I/O errors come back as values ((error_code, ...) tuples), never as exceptions.
+// Named like Asio's own completion tokens (use_awaitable), not like a constant.
+// NOLINTNEXTLINE(readability-identifier-naming)
 constexpr auto use_nothrow = asio::as_tuple(asio::use_awaitable);
 
 }  // namespace tokenradar::net

@@ -66,7 +66,7 @@ struct ResponseState;
 // closes the connection.
 class StreamingResponse {
   public:
-    StreamingResponse(std::unique_ptr<detail::ResponseState> state);
+    explicit StreamingResponse(std::unique_ptr<detail::ResponseState> state);
     ~StreamingResponse();
     StreamingResponse(const StreamingResponse&) = delete;
     StreamingResponse& operator=(const StreamingResponse&) = delete;

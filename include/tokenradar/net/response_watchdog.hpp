@@ -21,7 +21,7 @@ class ResponseWatchdog {
     ResponseWatchdog() = default;
     // Starts the timer; at `deadline` the response is cancelled (its pending read_some
     // completes with Errc::cancelled) and fired() becomes true.
-    ResponseWatchdog(asio::any_io_executor ex, StreamingResponse& response,
+    ResponseWatchdog(const asio::any_io_executor& ex, StreamingResponse& response,
                      std::chrono::steady_clock::time_point deadline);
     ~ResponseWatchdog();
     ResponseWatchdog(ResponseWatchdog&&) noexcept = default;
