@@ -6,7 +6,6 @@
 #include <tokenradar/net/request_reader.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -18,6 +17,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <thread>
 
@@ -37,6 +37,11 @@ extern "C" ssize_t recv(int fd, void* data, size_t size, int flags) {
 
 namespace tokenradar::net::detail {
 namespace {
+
+// A coroutine's exception leaves io_context::run() and fails the test instead of vanishing.
+void rethrow(const std::exception_ptr& e) {
+    if (e) std::rethrow_exception(e);
+}
 
 namespace http = beast::http;
 using asio::ip::tcp;
@@ -228,7 +233,7 @@ ReadOutcome read_with(const ReadCase& c, Reader reader) {
     parser.header_limit(c.header_limit);
     parser.body_limit(c.body_limit);
     ReadOutcome out;
-    asio::co_spawn(p.ioc, reader(p.a, buffer, parser, out), asio::detached);
+    asio::co_spawn(p.ioc, reader(p.a, buffer, parser, out), rethrow);
     p.ioc.run();
     out.header_done = parser.is_header_done();
     out.done = parser.is_done();
@@ -305,7 +310,7 @@ TEST(ReadUntil, TheErrorsAreTheOnesTheCallersMap) {
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     ReadOutcome out;
-    asio::co_spawn(p.ioc, read_ours(p.a, buffer, parser, ParseUntil::header, out), asio::detached);
+    asio::co_spawn(p.ioc, read_ours(p.a, buffer, parser, ParseUntil::header, out), rethrow);
     p.ioc.run();
     EXPECT_EQ(out.ec, http::error::end_of_stream);
 
@@ -316,8 +321,7 @@ TEST(ReadUntil, TheErrorsAreTheOnesTheCallersMap) {
     beast::flat_buffer buffer2;
     http::response_parser<http::string_body> parser2;
     ReadOutcome out2;
-    asio::co_spawn(q.ioc, read_ours(q.a, buffer2, parser2, ParseUntil::message, out2),
-                   asio::detached);
+    asio::co_spawn(q.ioc, read_ours(q.a, buffer2, parser2, ParseUntil::message, out2), rethrow);
     q.ioc.run();
     EXPECT_FALSE(out2.ec) << out2.ec.message();
     ASSERT_TRUE(parser2.is_done());
