@@ -10,6 +10,7 @@
 #include "client_stream.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/labels.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/metering.hpp>
@@ -424,17 +425,12 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     co_return true;
 }
 
-// A task label from the client (x-tokenradar-task), held to the labels' charset.
+// A task label from the client (x-tokenradar-task), held to the configuration's name rule.
 std::optional<std::string> task_from(const net::Request& request, const VirtualModel& model) {
     const auto it = request.find("x-tokenradar-task");
     if (it == request.end()) return model.task;
-    std::string_view value = it->value();
-    const bool plain =
-        !value.empty() && value.size() <= 64 && std::all_of(value.begin(), value.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
-                   c == '.';
-        });
-    if (!plain) return std::nullopt;
+    const std::string_view value = it->value();
+    if (!is_simple_name(value)) return std::nullopt;
     return std::string(value);
 }
 
@@ -459,7 +455,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     const auto task = task_from(request, *model);
     if (!task) {
         co_await send_error(gw, writer, Errc::bad_request,
-                            "x-tokenradar-task: expected 1-64 letters, digits, '-', '_' or '.'",
+                            fmt::format("x-tokenradar-task: expected {}", kSimpleNameRule),
                             headers);
         co_return;
     }

@@ -1,3 +1,4 @@
+#include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/text_table.hpp>
 #include <tokenradar/core/version.hpp>
 #include <tokenradar/store/stats_report.hpp>
@@ -7,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <utility>
 
 namespace tokenradar::store {
@@ -31,15 +31,6 @@ std::string known_labels() {
     std::string out;
     for (const auto& [label, name] : kLabels) out += std::string(out.empty() ? "" : ", ") + name;
     return out;
-}
-
-std::string utc_rfc3339(std::int64_t ts_us) {
-    const auto seconds = static_cast<std::time_t>(ts_us / 1'000'000);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
 }
 
 // A metric column: its heading in the terminal table, in Markdown, in CSV, and its cell.
@@ -99,8 +90,8 @@ std::string render_json(const StatsReport& report) {
     boost::json::object window;
     window["from_ts_us"] = report.from_ts_us;
     window["to_ts_us"] = report.to_ts_us;
-    window["from"] = utc_rfc3339(report.from_ts_us);
-    window["to"] = utc_rfc3339(report.to_ts_us);
+    window["from"] = rfc3339_utc(report.from_ts_us);
+    window["to"] = rfc3339_utc(report.to_ts_us);
     boost::json::array by;
     for (Label label : report.by) by.emplace_back(label_name(label));
     boost::json::array groups;
@@ -235,9 +226,9 @@ std::string render_stats_report(const StatsReport& report, ReportFormat format) 
     for (const auto& group : report.groups) requests += group.summary.requests;
     std::string out =
         report.from_ts_us <= 0
-            ? fmt::format("{} requests up to {}\n", requests, utc_rfc3339(report.to_ts_us))
-            : fmt::format("{} requests from {} to {}\n", requests, utc_rfc3339(report.from_ts_us),
-                          utc_rfc3339(report.to_ts_us));
+            ? fmt::format("{} requests up to {}\n", requests, rfc3339_utc(report.to_ts_us))
+            : fmt::format("{} requests from {} to {}\n", requests, rfc3339_utc(report.from_ts_us),
+                          rfc3339_utc(report.to_ts_us));
     if (report.groups.empty()) return out;
     out += make_table(report, format).render_aligned();
     out +=
