@@ -179,29 +179,6 @@ std::string_view openai_error_type(Errc e) noexcept {
     return "server_error";
 }
 
-std::string_view status_name(const boost::system::error_code& ec) noexcept {
-    if (!ec) return "ok";
-    if (ec.category() != error_category()) return "connection_error";
-    switch (static_cast<Errc>(ec.value())) {
-        case Errc::timeout_connect:
-            return "timeout_connect";
-        case Errc::timeout_headers:
-        case Errc::timeout_first_byte:
-        case Errc::timeout_first_token:
-            return "timeout_first_token";
-        case Errc::timeout_idle:
-            return "timeout_idle";
-        case Errc::timeout_total:
-            return "timeout_total";
-        case Errc::cancelled:
-            return "cancelled";
-        case Errc::protocol_error:
-            return "protocol_error";
-        default:
-            return "connection_error";
-    }
-}
-
 std::string openai_error_body(Errc e, std::string_view message, std::string_view param,
                               std::string_view code) {
     boost::json::object error;

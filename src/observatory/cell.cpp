@@ -5,21 +5,19 @@
 #include <fmt/format.h>
 
 namespace tokenradar::observatory {
-namespace {
 
-constexpr std::array<std::string_view, kLabelCount> kLabelNames = {
-    "provider", "model", "task", "source", "api", "upstream_region", "client_region", "stream"};
-}  // namespace
-
-std::string_view label_name(Label label) noexcept {
-    return kLabelNames[static_cast<std::size_t>(label)];
-}
-
-std::optional<Label> parse_label(std::string_view name) noexcept {
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        if (kLabelNames[i] == name) return kAllLabels[i];
+// Every slot of the cell key is taken once.
+static_assert([] {
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        if (cell_slot(kCellLabels[i]) != i || !is_cell_label(kCellLabels[i])) return false;
     }
-    return std::nullopt;
+    return true;
+}());
+
+std::optional<Label> parse_cell_label(std::string_view name) noexcept {
+    const std::optional<Label> label = tokenradar::parse_label(name);
+    if (!label || !is_cell_label(*label)) return std::nullopt;
+    return label;
 }
 
 Result<void> check_label_value(std::string_view field, std::string_view value) {
@@ -73,6 +71,8 @@ std::string_view CellKey::value(Label label) const noexcept {
             return client_region;
         case Label::stream:
             return stream ? "true" : "false";
+        default:
+            break;  // not a cell label
     }
     return {};
 }

@@ -111,8 +111,8 @@ CellId RollupIndex::State::cell_id(const CellKey& k) {
     }
     const auto id = static_cast<CellId>(cells.size());
     cells.push_back(k);
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        const std::string_view v = k.value(kAllLabels[i]);
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        const std::string_view v = k.value(kCellLabels[i]);
         if (values[i].find(v) == values[i].end()) values[i].emplace(v);
     }
     cell_index.emplace(h, id);

@@ -6,9 +6,9 @@ namespace tokenradar::observatory {
 namespace {
 
 TEST(Cell, LabelNamesRoundTrip) {
-    for (Label label : kAllLabels) EXPECT_EQ(parse_label(label_name(label)), label);
-    EXPECT_EQ(parse_label("endpoint"), std::nullopt);
-    EXPECT_EQ(parse_label(""), std::nullopt);
+    for (Label label : kCellLabels) EXPECT_EQ(parse_cell_label(label_name(label)), label);
+    EXPECT_EQ(parse_cell_label("endpoint"), std::nullopt);
+    EXPECT_EQ(parse_cell_label(""), std::nullopt);
 }
 
 TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
@@ -26,7 +26,7 @@ TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
     EXPECT_EQ(key.value(Label::provider), "openai");
     EXPECT_EQ(key.value(Label::client_region), "eu-west");
     EXPECT_EQ(key.value(Label::stream), "false");
-    l.cache = "exact";  // counted inside a cell, not part of its key
+    l.cache = Cache::exact;  // counted inside a cell, not part of its key
     l.endpoint = "other";
     EXPECT_EQ(CellKey::of(l), key);
 }
