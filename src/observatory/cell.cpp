@@ -49,32 +49,18 @@ Result<void> check_label_value(std::string_view field, std::string_view value) {
 }
 
 CellKey CellKey::of(const Labels& labels) {
-    return CellKey{labels.provider, labels.model,           labels.task,          labels.source,
-                   labels.api,      labels.upstream_region, labels.client_region, labels.stream};
+    CellKey key;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        key.values[i] = label_value(labels, kCellLabels[i]);
+    }
+    return key;
 }
 
-std::string_view CellKey::value(Label label) const noexcept {
-    switch (label) {
-        case Label::provider:
-            return provider;
-        case Label::model:
-            return model;
-        case Label::task:
-            return task;
-        case Label::source:
-            return source;
-        case Label::api:
-            return api;
-        case Label::upstream_region:
-            return upstream_region;
-        case Label::client_region:
-            return client_region;
-        case Label::stream:
-            return stream ? "true" : "false";
-        default:
-            break;  // not a cell label
+bool CellKey::matches(const Labels& labels) const noexcept {
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        if (values[i] != label_value(labels, kCellLabels[i])) return false;
     }
-    return {};
+    return true;
 }
 
 }  // namespace tokenradar::observatory

@@ -59,30 +59,28 @@ using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
 
 struct CellHash {
     std::size_t operator()(const CellKey& k) const noexcept {
-        std::size_t h = k.stream ? 1 : 2;
-        for (Label l : kCellLabels)
-            h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(k.value(l));
+        std::size_t h = 1;
+        for (const std::string& v : k.values)
+            h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(v);
         return h;
     }
 };
 
 Labels labels_of(const CellKey& k) {
     Labels l;
-    l.provider = k.provider;
-    l.model = k.model;
-    l.task = k.task;
-    l.source = k.source;
-    l.api = k.api;
-    l.upstream_region = k.upstream_region;
-    l.client_region = k.client_region;
-    l.stream = k.stream;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        // A cell's values came from checked records, so they are values of their labels (one
+        // that is not stays unset: has_cell() then says no, which only costs a recount).
+        (void)set_label(l, kCellLabels[i], k.values[i]);
+    }
     return l;
 }
 
 bool same_cell(const Labels& a, const Labels& b) noexcept {
-    return a.stream == b.stream && a.provider == b.provider && a.model == b.model &&
-           a.task == b.task && a.source == b.source && a.api == b.api &&
-           a.upstream_region == b.upstream_region && a.client_region == b.client_region;
+    for (Label label : kCellLabels) {
+        if (label_value(a, label) != label_value(b, label)) return false;
+    }
+    return true;
 }
 
 }  // namespace

@@ -52,13 +52,18 @@ inline constexpr std::size_t kMaxLabelBytes = 128;
 // included: the dashboard renders labels as text. Errc::bad_request naming `field`.
 Result<void> check_label_value(std::string_view field, std::string_view value);
 
+// A cell's key: the value of every key label as a query or JSON shows it ("true"/"false" for
+// stream), in slot order, which is also the order cells sort in.
 struct CellKey {
-    std::string provider, model, task, source, api, upstream_region, client_region;
-    bool stream = true;
+    std::array<std::string, kCellLabelCount> values;
 
     static CellKey of(const Labels& labels);
-    // The value as a query or JSON shows it ("true"/"false" for stream).
-    [[nodiscard]] std::string_view value(Label label) const noexcept;
+    // `label` must be a cell label.
+    [[nodiscard]] std::string_view value(Label label) const noexcept {
+        return values[cell_slot(label)];
+    }
+    // Whether `labels` have this key (what CellKey::of(labels) == *this says, without copies).
+    [[nodiscard]] bool matches(const Labels& labels) const noexcept;
 
     friend auto operator<=>(const CellKey&, const CellKey&) = default;
     friend bool operator==(const CellKey&, const CellKey&) = default;
