@@ -105,7 +105,7 @@ void RecordGenerator::next(Measurement& m, std::uint64_t id_salt) {
     const double fail = unit(rng_);
     if (fail < 0.013) {
         const bool limited = fail < 0.01;
-        m.status = limited ? "http_429" : "http_500";
+        m.status = RequestStatus::http(limited ? 429 : 500);
         m.http_status = limited ? 429 : 500;
         m.t.headers = ns(40 + 20 * unit(rng_));
         m.t.done = *m.t.headers + ns(1);

@@ -3,6 +3,7 @@
 #include <tokenradar/bench/extra_body.hpp>
 #include <tokenradar/bench/report.hpp>
 #include <tokenradar/bench/runner.hpp>
+#include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/duration.hpp>
 #include <tokenradar/core/logging.hpp>
@@ -20,7 +21,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -314,15 +314,6 @@ bench::RunOptions build_options(const BenchArgs& a) {
     return o;
 }
 
-std::string utc_now_rfc3339() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
-}
-
 boost::json::object summary_json(const BenchArgs& a, const bench::RunOptions& o,
                                  const bench::RunResult& r,
                                  const std::vector<bench::TargetReport>& reports,
@@ -417,7 +408,7 @@ int run(BenchArgs args, const CLI::App& sub) {
     if (args.realtime) use_realtime_for_timing();  // before the lanes' threads start
     const bench::RunOptions options = build_options(args);
     const std::optional<observatory::SubmitTarget> submit = submit_target(args);
-    const std::string started = utc_now_rfc3339();
+    const std::string started = rfc3339_utc(wall_now_us());
 
     struct sigaction action {};
     action.sa_handler = on_interrupt;

@@ -43,8 +43,6 @@ dialect::ChatRequest chat_request(const Target& target, const PromptSpec& prompt
 // Stands in for the user prompt while the body is written once; found again by its JSON form.
 constexpr std::string_view kUserMarker = "\x01tokenradar-user-prompt\x01";
 
-std::string status_of(const Error& e) { return std::string(status_name(e.code)); }
-
 // Returns the failure's message ("" when the stream was well-formed and complete).
 asio::awaitable<std::string> read_stream(net::StreamingResponse& response, dialect::Api api,
                                          Measurement& m,
@@ -81,15 +79,15 @@ asio::awaitable<std::string> read_stream(net::StreamingResponse& response, diale
     m.response_id = meter.response_id();
     dialect::record_stream(m, acc);
     if (failure) {
-        m.status = status_of(*failure);
+        m.status = status_of(failure->code);
         co_return failure->message;
     }
     if (const auto& in_stream = acc.error()) {
-        m.status = fmt::format("http_{}", dialect::error_http_status(api, in_stream->code));
+        m.status = RequestStatus::http(dialect::error_http_status(api, in_stream->code));
         co_return fmt::format("in-stream error {}: {}", in_stream->type, in_stream->message);
     }
     if (!acc.saw_done()) {
-        m.status = "protocol_error";
+        m.status = RequestStatus::protocol_error;
         co_return "the stream ended without its terminal event";
     }
     co_return std::string();
@@ -176,7 +174,7 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
     const Result<PreparedCall>& call = request.call != nullptr ? *request.call : *own_call;
     auto request_body = call ? call->body(request.prompt.user) : Result<std::string>(call.error());
     if (!request_body) {
-        m.status = "protocol_error";
+        m.status = RequestStatus::protocol_error;
         m.t.done = steady_now_ns();
         result.error = request_body.error().message;
         co_return result;
@@ -187,7 +185,7 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
     auto opened =
         co_await client.open(http::verb::post, url, call->headers(), std::move(*request_body));
     if (!opened) {
-        m.status = status_of(opened.error());
+        m.status = status_of(opened.error().code);
         m.t.done = steady_now_ns();
         result.error = opened.error().message;
         co_return result;
@@ -200,7 +198,7 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
 
     if (response.status() != 200) {
         auto body = co_await response.read_all(kMaxErrorBody);
-        m.status = fmt::format("http_{}", response.status());
+        m.status = RequestStatus::http(static_cast<int>(response.status()));
         m.t.done = steady_now_ns();
         const auto parsed =
             dialect::parse_error_body(target.api, static_cast<int>(response.status()),
@@ -213,13 +211,13 @@ asio::awaitable<ProbeResult> run_probe(net::HttpClient& client, const Target& ta
         auto body = co_await response.read_all(kMaxResponseBody);
         m.t.done = steady_now_ns();
         if (!body) {
-            m.status = status_of(body.error());
+            m.status = status_of(body.error().code);
             result.error = body.error().message;
             co_return result;
         }
         // A whole response has no first token of its own: only TTFB and E2E are measured.
         if (auto metered = dialect::meter_response(m, target.api, *body); !metered) {
-            m.status = "protocol_error";
+            m.status = RequestStatus::protocol_error;
             result.error = metered.error().message;
         }
         co_return result;

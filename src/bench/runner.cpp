@@ -119,14 +119,14 @@ class Run {
         for (std::size_t t = 0; t < results.size(); ++t) {
             const auto& r = results[t];
             const auto& m = r.record;
-            const bool unreachable =
-                !m.t.headers && (m.status == "connection_error" || m.status == "timeout_connect");
+            const bool unreachable = !m.t.headers && (m.status == RequestStatus::connection_error ||
+                                                      m.status == RequestStatus::timeout_connect);
             const bool refused = m.http_status == 400 || m.http_status == 401 ||
                                  m.http_status == 403 || m.http_status == 404;
             if (unreachable || refused) {
                 throw PreflightError(
                     fmt::format("target {}: {} ({} {}#{})", options_.targets[t].name,
-                                r.error.empty() ? m.status : r.error,
+                                r.error.empty() ? std::string(to_string(m.status)) : r.error,
                                 dialect::to_string(options_.targets[t].api),
                                 options_.targets[t].base.authority(), options_.targets[t].model));
             }
@@ -321,8 +321,8 @@ class Run {
                 ttft_by_target_[target].push_back(*ttft);
             }
         } else if (const std::size_t failed = ++failed_; failed <= 3 && !result.error.empty()) {
-            spdlog::warn("{}: {}: {}", options_.targets[target].name, result.record.status,
-                         result.error);
+            spdlog::warn("{}: {}: {}", options_.targets[target].name,
+                         to_string(result.record.status), result.error);
         }
         if (options_.on_record) {
             std::lock_guard lock(mutex_);

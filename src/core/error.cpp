@@ -1,4 +1,5 @@
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/core/utf8.hpp>
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -76,45 +77,6 @@ class ErrorCategory final : public boost::system::error_category {
 #pragma GCC diagnostic pop
 
 const ErrorCategory kCategory;
-
-// Length of the valid UTF-8 sequence at the start of `s` (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF), 0 when it is not one.
-std::size_t utf8_sequence(std::string_view s) {
-    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-    const auto cont = [&](std::size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-    const unsigned char c = b(0);
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (!cont(1) || !cont(2)) return 0;
-        if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (!cont(1) || !cont(2) || !cont(3)) return 0;
-        if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
-        return 4;
-    }
-    return 0;
-}
-
-// Error messages may quote peer bytes (an HTML error page cut at some length); Boost.JSON
-// would write invalid UTF-8 as is, and the body would not be JSON. Invalid bytes become U+FFFD.
-std::string valid_utf8(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    while (!s.empty()) {
-        const std::size_t n = utf8_sequence(s);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";
-            s.remove_prefix(1);
-        } else {
-            out.append(s.substr(0, n));
-            s.remove_prefix(n);
-        }
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -219,29 +181,6 @@ std::string_view openai_error_type(Errc e) noexcept {
             return "server_error";
     }
     return "server_error";
-}
-
-std::string_view status_name(const boost::system::error_code& ec) noexcept {
-    if (!ec) return "ok";
-    if (ec.category() != error_category()) return "connection_error";
-    switch (static_cast<Errc>(ec.value())) {
-        case Errc::timeout_connect:
-            return "timeout_connect";
-        case Errc::timeout_headers:
-        case Errc::timeout_first_byte:
-        case Errc::timeout_first_token:
-            return "timeout_first_token";
-        case Errc::timeout_idle:
-            return "timeout_idle";
-        case Errc::timeout_total:
-            return "timeout_total";
-        case Errc::cancelled:
-            return "cancelled";
-        case Errc::protocol_error:
-            return "protocol_error";
-        default:
-            return "connection_error";
-    }
 }
 
 std::string openai_error_body(Errc e, std::string_view message, std::string_view param,

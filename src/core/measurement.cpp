@@ -29,32 +29,6 @@ void put_derived(boost::json::object& o, std::string_view key, const std::option
     if (v && std::isfinite(*v)) o[key] = *v;
 }
 
-bool is_status(std::string_view s) {
-    static constexpr std::array kFixed = {"ok",
-                                          "timeout_connect",
-                                          "timeout_first_token",
-                                          "timeout_idle",
-                                          "timeout_total",
-                                          "connection_error",
-                                          "protocol_error",
-                                          "cancelled"};
-    for (std::string_view f : kFixed) {
-        if (s == f) return true;
-    }
-    if (s.size() == 8 && s.substr(0, 5) == "http_") {
-        return s.find_first_not_of("0123456789", 5) == std::string_view::npos && s[5] >= '1' &&
-               s[5] <= '5';
-    }
-    return false;
-}
-
-bool one_of(std::string_view s, std::initializer_list<std::string_view> allowed) {
-    for (auto a : allowed) {
-        if (s == a) return true;
-    }
-    return false;
-}
-
 // Reads fields of one JSON object, remembering the first error with its field name.
 class FieldReader {
   public:
@@ -83,17 +57,23 @@ class FieldReader {
     }
 
     std::string string(std::string_view key, std::string_view fallback = {}) {
+        return std::string(text(key).value_or(fallback));
+    }
+
+    // A string field without a copy (valid while the JSON lives); nullopt when absent or
+    // null, and empty after an error.
+    std::optional<std::string_view> text(std::string_view key) {
         const auto* v = o_.if_contains(key);
-        if (v == nullptr || v->is_null()) return std::string(fallback);
+        if (v == nullptr || v->is_null()) return std::nullopt;
         if (!v->is_string()) {
             fail(key, "a string");
-            return {};
+            return std::string_view();
         }
         if (v->get_string().size() > 256) {
             fail(key, "a string of at most 256 bytes");
-            return {};
+            return std::string_view();
         }
-        return std::string(v->get_string());
+        return std::string_view(v->get_string());
     }
 
     bool boolean(std::string_view key, bool fallback) {
@@ -108,6 +88,10 @@ class FieldReader {
 
     void fail(std::string_view key, std::string_view expected) {
         if (!error_) error_ = fmt::format("{}: expected {}", key, expected);
+    }
+    // An error that already reads "field: expected ..." (the label and status parsers').
+    void fail(const Error& e) {
+        if (!error_) error_ = e.message;
     }
 
     [[nodiscard]] const std::optional<std::string>& error() const { return error_; }
@@ -157,22 +141,17 @@ boost::json::object to_json(const Measurement& m) {
     if (!m.response_id.empty()) o["response_id"] = m.response_id;
     if (!m.client_id.empty()) o["client_id"] = m.client_id;
     o["attempt"] = m.attempt;
-    o["status"] = m.status;
+    o["status"] = to_string(m.status);
     if (m.http_status != 0) o["http_status"] = m.http_status;
     o["ts_us"] = m.ts_us;
     if (m.received_us != 0) o["received_us"] = m.received_us;
-    const Labels& l = m.labels;
-    o["provider"] = l.provider;
-    o["model"] = l.model;
-    o["endpoint"] = l.endpoint;
-    o["upstream_region"] = l.upstream_region;
-    o["client_region"] = l.client_region;
-    o["task"] = l.task;
-    o["source"] = l.source;
-    o["cache"] = l.cache;
-    o["route"] = l.route;
-    o["api"] = l.api;
-    o["stream"] = l.stream;
+    for (const LabelInfo& label : kLabelTable) {
+        if (label.label == Label::stream) {
+            o[label.name] = m.labels.stream;
+        } else {
+            o[label.name] = label_value(m.labels, label.label);
+        }
+    }
 
     const std::int64_t send = m.t.send;
     o["sched_offset_ns"] = m.t.sched - send;
@@ -226,39 +205,26 @@ Result<Measurement> measurement_from_json(const boost::json::value& v) {
     m.response_id = r.string("response_id");
     m.client_id = r.string("client_id");
     m.attempt = static_cast<int>(r.integer("attempt", 1, 100).value_or(1));
-    m.status = r.string("status", "ok");
-    if (!is_status(m.status)) {
-        r.fail("status",
-               "ok, http_<code>, timeout_connect, timeout_first_token, timeout_idle, "
-               "timeout_total, connection_error, protocol_error or cancelled");
+    if (const std::string status = r.string("status", "ok"); !r.error()) {
+        if (auto parsed = parse_request_status(status)) {
+            m.status = *parsed;
+        } else {
+            r.fail(parsed.error());
+        }
     }
     m.http_status = static_cast<int>(r.integer("http_status", 100, 599).value_or(0));
     m.ts_us = r.integer("ts_us", 0, INT64_MAX).value_or(0);
     if (!o.contains("ts_us")) r.fail("ts_us", "UTC microseconds since the epoch");
 
-    Labels& l = m.labels;
-    l.provider = r.string("provider");
-    l.model = r.string("model");
-    l.endpoint = r.string("endpoint");
-    l.upstream_region = r.string("upstream_region");
-    l.client_region = r.string("client_region");
-    l.task = r.string("task");
-    l.source = r.string("source");
-    l.cache = r.string("cache", "bypass");
-    l.route = r.string("route", "primary");
-    l.api = r.string("api");
-    l.stream = r.boolean("stream", true);
-    if (!l.source.empty() && !one_of(l.source, {"bench", "gateway", "submitted", "sim"})) {
-        r.fail("source", "one of bench, gateway, submitted, sim");
-    }
-    if (!one_of(l.cache, {"miss", "exact", "semantic", "bypass"})) {
-        r.fail("cache", "one of miss, exact, semantic, bypass");
-    }
-    if (!one_of(l.route, {"primary", "fallback", "hedge"})) {
-        r.fail("route", "one of primary, fallback, hedge");
-    }
-    if (!l.api.empty() && !one_of(l.api, {"openai", "anthropic", "gemini"})) {
-        r.fail("api", "one of openai, anthropic, gemini");
+    // Absent labels keep their defaults (Labels{}): unset, or bypass, primary and streamed.
+    for (const LabelInfo& label : kLabelTable) {
+        if (label.label == Label::stream) {
+            m.labels.stream = r.boolean(label.name, m.labels.stream);
+            continue;
+        }
+        const std::optional<std::string_view> text = r.text(label.name);
+        if (!text || r.error()) continue;
+        if (auto set = set_label(m.labels, label.label, *text); !set) r.fail(set.error());
     }
 
     m.t.send = 0;

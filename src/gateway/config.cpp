@@ -1,5 +1,6 @@
 #include <tokenradar/gateway/config.hpp>
 
+#include <tokenradar/core/labels.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 
 #include <fmt/format.h>
@@ -28,7 +29,7 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
                            "first_token_timeout", "idle_timeout", "total_timeout"});
     ProviderConfig p;
     p.name = t.require_string("name");
-    if (!net::is_simple_name(p.name)) t.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+    if (!is_simple_name(p.name)) t.fail("name", kSimpleNameRule);
     const std::string api = t.require_string("api");
     auto parsed_api = dialect::parse_api(api);
     if (!parsed_api) t.fail("api", "one of openai, anthropic, gemini");
@@ -49,8 +50,7 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
         p.key = Secret(value);
     }
     p.region = t.get_string("region", "");
-    if (!p.region.empty() && !net::is_simple_name(p.region))
-        t.fail("region", "1-64 letters, digits, '-', '_' or '.'");
+    if (!p.region.empty() && !is_simple_name(p.region)) t.fail("region", kSimpleNameRule);
     p.connect_timeout = ms(t, "connect_timeout", p.connect_timeout);
     p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
     p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
@@ -64,7 +64,7 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
-    if (!net::is_simple_name(m.task)) t.fail("task", "1-64 letters, digits, '-', '_' or '.'");
+    if (!is_simple_name(m.task)) t.fail("task", kSimpleNameRule);
     for (const std::string& ref : t.get_strings("upstreams")) {
         // "provider/model": provider names have no '/', model names may ("meta-llama/...").
         const auto slash = ref.find('/');

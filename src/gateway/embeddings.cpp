@@ -100,7 +100,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     m.t.done = steady_now_ns();
     if (!result) {
         m.t.sched = m.t.send;
-        m.status = std::string(status_name(result.error().code));
+        m.status = status_of(result.error().code);
         gw.record(std::move(m));
         const Errc code = result.error().code.category() == error_category()
                               ? static_cast<Errc>(result.error().code.value())
@@ -114,7 +114,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     net::record_timings(m, result->timings, t_start);
     m.t.sched = m.t.send;
     m.http_status = static_cast<int>(result->status);
-    if (result->status != 200) m.status = fmt::format("http_{}", result->status);
+    if (result->status != 200) m.status = RequestStatus::http(static_cast<int>(result->status));
     headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
     if (auto id = upstream_request_id(result->headers))
         headers.emplace_back(kUpstreamRequestIdHeader, *id);

@@ -225,7 +225,7 @@ std::string upstream_label(std::string_view provider, std::string_view model) {
 
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers) {
-    gw.metrics.observe_request(status_name(make_error_code(code)));
+    gw.metrics.observe_request(status_of(make_error_code(code)));
     if (code == Errc::unauthorized) headers.emplace_back("www-authenticate", net::kBearerChallenge);
     const auto status = static_cast<http::status>(http_status(code));
     std::string body = openai_error_body(code, message);
@@ -387,7 +387,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             std::string body = json::serialize(model_object(*model));
             co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         } else {
-            gw.metrics.observe_request(status_name(make_error_code(Errc::not_found)));
+            gw.metrics.observe_request(status_of(make_error_code(Errc::not_found)));
             std::string body = openai_error_body(
                 Errc::not_found,
                 fmt::format("model '{}' is not served here; GET /v1/models lists the models", id),

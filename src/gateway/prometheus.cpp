@@ -181,7 +181,7 @@ Metrics::AttemptSeries& Metrics::attempt_series(const Measurement& m) {
     key.clear();
     for (std::string_view part :
          {std::string_view(m.labels.provider), std::string_view(m.labels.model),
-          std::string_view(m.status), std::string_view(m.labels.route)}) {
+          to_string(m.status), to_string(m.labels.route)}) {
         // Length-prefixed, so no label value (a configured name may hold any byte) can make
         // two label sets one key.
         const auto size = static_cast<std::uint32_t>(part.size());
@@ -200,8 +200,8 @@ void Metrics::observe_attempt(const Measurement& m) {
     auto by_status = [&](std::atomic<HistogramSeries*>& slot,
                          FamilyIndex family) -> HistogramSeries& {
         return resolved(slot, [&]() -> HistogramSeries& {
-            return families_[family]->histogram(
-                scratch_labels({{"provider", provider}, {"model", model}, {"status", m.status}}));
+            return families_[family]->histogram(scratch_labels(
+                {{"provider", provider}, {"model", model}, {"status", to_string(m.status)}}));
         });
     };
     if (d.ttft_ms) by_status(series.ttft, kTtft).observe(*d.ttft_ms / 1e3);
@@ -225,16 +225,17 @@ void Metrics::observe_attempt(const Measurement& m) {
     tokens(series.cached_input_tokens, "cached_input", m.cached_prompt_tokens);
     tokens(series.output_tokens, "output", m.output_tokens);
     resolved(series.attempts, [&]() -> std::atomic<std::uint64_t>& {
-        return families_[kAttempts]->counter(scratch_labels({{"provider", provider},
-                                                             {"model", model},
-                                                             {"status", m.status},
-                                                             {"route", m.labels.route}}));
+        return families_[kAttempts]->counter(
+            scratch_labels({{"provider", provider},
+                            {"model", model},
+                            {"status", to_string(m.status)},
+                            {"route", to_string(m.labels.route)}}));
     }).fetch_add(1, std::memory_order_relaxed);
 }
 
-void Metrics::observe_request(std::string_view status) {
+void Metrics::observe_request(RequestStatus status) {
     families_[kRequests]
-        ->counter(scratch_labels({{"status", status}}))
+        ->counter(scratch_labels({{"status", to_string(status)}}))
         .fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -10,6 +10,7 @@
 #include "client_stream.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/labels.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/metering.hpp>
@@ -38,7 +39,7 @@ struct ClientReply {
     http::status status = http::status::bad_gateway;
     std::string body;
     net::HeaderList headers;
-    std::string status_name;  // metrics.md status, for tokenradar_requests_total
+    RequestStatus record_status;  // metrics.md status, for tokenradar_requests_total
 };
 
 struct Attempt {
@@ -60,8 +61,8 @@ Measurement start_record(const Attempt& a, const std::string& request_id, const 
     m.labels.upstream_region = a.provider.region;
     m.labels.task = task;
     m.labels.source = "gateway";
-    m.labels.cache = "bypass";
-    m.labels.route = a.number == 1 ? "primary" : "fallback";
+    m.labels.cache = Cache::bypass;
+    m.labels.route = a.number == 1 ? Route::primary : Route::fallback;
     m.labels.api = std::string(dialect::to_string(a.provider.api));
     m.labels.stream = stream;
     m.t.send = steady_now_ns();
@@ -90,12 +91,12 @@ ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
     r.status = static_cast<http::status>(http_status(code));
     r.body = openai_error_body(code, fmt::format("upstream {}: {}", a.provider.name, message));
     a.provider.key.redact_in(r.body);  // a parse error may quote the upstream's bytes
-    r.status_name = std::string(status_name(make_error_code(code)));
+    r.record_status = status_of(make_error_code(code));
     return r;
 }
 
 awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, ClientReply& reply) {
-    gw.metrics.observe_request(reply.status_name);
+    gw.metrics.observe_request(reply.record_status);
     std::string body = std::move(reply.body);
     co_await writer.send(reply.status, "application/json", std::move(body), reply.headers);
 }
@@ -156,9 +157,9 @@ awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream,
 // syscall that wakes the client: ~10 us here, against 0.1-0.5 us), so splitting a read's events
 // over several writes would delay its last events by the extra writes and cost CPU. The read
 // that brings the terminal event leaves with the end of the stream, in one write.
-awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
-                                    net::ResponseWriter& writer, const Attempt& a, Measurement& m,
-                                    bool client_wants_usage, const net::HeaderList* head) {
+awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
+                                      net::ResponseWriter& writer, const Attempt& a, Measurement& m,
+                                      bool client_wants_usage, const net::HeaderList* head) {
     auto executor = co_await net::asio::this_coro::executor;
     auto stream = std::make_shared<ClientStream>(executor, writer);
     start_heartbeat(stream, gw.config.heartbeat_interval);
@@ -243,21 +244,20 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
     client_gone = client_gone || writer.client_gone();
 
     // `out` holds what is not written yet: the last read's events when the terminal event came.
-    std::string status = "ok";
+    RequestStatus status = RequestStatus::ok;
     if (client_gone) {
-        status = "cancelled";
+        status = RequestStatus::cancelled;
     } else if (failure) {
-        status = std::string(status_name(failure->code));
+        status = status_of(failure->code);
         spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
                      failure->message);
         translator.fail(errc_of(*failure, Errc::connection_error),
                         fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
     } else if (const auto& in_stream = acc.error()) {
-        status =
-            fmt::format("http_{}", dialect::error_http_status(a.provider.api, in_stream->code));
+        status = RequestStatus::http(dialect::error_http_status(a.provider.api, in_stream->code));
         translator.finish(out);
     } else if (!acc.saw_done()) {
-        status = "protocol_error";
+        status = RequestStatus::protocol_error;
         translator.fail(Errc::protocol_error,
                         fmt::format("upstream {}: the stream ended without its terminal event",
                                     a.provider.name),
@@ -281,7 +281,7 @@ awaitable<std::string> relay_stream(Gateway::Impl& gw, net::StreamingResponse& r
         if (!ec && upstream_bytes) observe_relay(gw, figures, out_read_ns);
     }
     // Read the upstream to its end so its connection returns to the pool (the client is done).
-    while (status == "ok" && !response.done()) {
+    while (status.is_ok() && !response.done()) {
         auto rest = co_await response.read_some();
         if (!rest || rest->empty()) break;
     }
@@ -308,7 +308,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     auto opened = co_await a.client.open(http::verb::post, url, call.headers, std::move(call.body));
     if (!opened) {
         const Errc code = errc_of(opened.error(), Errc::connection_error);
-        m.status = std::string(status_name(opened.error().code));
+        m.status = status_of(opened.error().code);
         m.t.sched = m.t.send;
         m.t.done = steady_now_ns();
         gw.record(std::move(m));
@@ -327,14 +327,14 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     m.overhead_ns = overhead_ns;
 
     headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
-    headers.emplace_back(kCacheHeader, "bypass");
+    headers.emplace_back(kCacheHeader, to_string(m.labels.cache));
     if (auto id = upstream_request_id(response.headers()))
         headers.emplace_back(kUpstreamRequestIdHeader, *id);
 
     if (response.status() != 200) {
         auto body = co_await response.read_all(kMaxErrorBody);
         m.t.done = steady_now_ns();
-        m.status = fmt::format("http_{}", response.status());
+        m.status = RequestStatus::http(static_cast<int>(response.status()));
         const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
         const unsigned upstream_status = response.status();
         if (upstream_status == 401 || upstream_status == 403) {
@@ -352,7 +352,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
         }
         reply.headers = headers;
-        reply.status_name = m.status;
+        reply.record_status = m.status;
         if (auto ra = response.headers().find(http::field::retry_after);
             ra != response.headers().end()) {
             reply.headers.emplace_back("retry-after", std::string(ra->value()));
@@ -369,18 +369,18 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         m.t.done = t_body;
         std::string client_body;
         if (!body) {
-            m.status = std::string(status_name(body.error().code));
+            m.status = status_of(body.error().code);
             reply =
                 reply_for(errc_of(body.error(), Errc::connection_error), body.error().message, a);
         } else if (auto relayed = dialect::relay_response(a.provider.api, std::move(*body),
                                                           wall_now_us() / 1'000'000, m);
                    !relayed) {
-            m.status = "protocol_error";
+            m.status = RequestStatus::protocol_error;
             reply = reply_for(Errc::protocol_error, relayed.error().message, a);
         } else {
             client_body = std::move(*relayed);
         }
-        if (m.status != "ok") {
+        if (!m.status.is_ok()) {
             reply.headers = headers;
             gw.record(std::move(m));
             co_return writer.client_gone();
@@ -391,7 +391,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
         auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body),
                                        headers);
-        if (ec) m.status = "cancelled";
+        if (ec) m.status = RequestStatus::cancelled;
         gw.metrics.observe_request(m.status);
         gw.record(std::move(m));
         co_return true;
@@ -406,7 +406,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     if (!head_with_first_piece) {
         if (auto ec =
                 co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
-            m.status = "cancelled";
+            m.status = RequestStatus::cancelled;
             m.t.done = steady_now_ns();
             gw.metrics.observe_request(m.status);
             gw.record(std::move(m));
@@ -420,17 +420,12 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     co_return true;
 }
 
-// A task label from the client (x-tokenradar-task), held to the labels' charset.
+// A task label from the client (x-tokenradar-task), held to the configuration's name rule.
 std::optional<std::string> task_from(const net::Request& request, const VirtualModel& model) {
     const auto it = request.find("x-tokenradar-task");
     if (it == request.end()) return model.task;
-    std::string_view value = it->value();
-    const bool plain =
-        !value.empty() && value.size() <= 64 && std::all_of(value.begin(), value.end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
-                   c == '.';
-        });
-    if (!plain) return std::nullopt;
+    const std::string_view value = it->value();
+    if (!is_simple_name(value)) return std::nullopt;
     return std::string(value);
 }
 
@@ -455,7 +450,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     const auto task = task_from(request, *model);
     if (!task) {
         co_await send_error(gw, writer, Errc::bad_request,
-                            "x-tokenradar-task: expected 1-64 letters, digits, '-', '_' or '.'",
+                            fmt::format("x-tokenradar-task: expected {}", kSimpleNameRule),
                             headers);
         co_return;
     }

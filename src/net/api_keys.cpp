@@ -1,5 +1,7 @@
 #include <tokenradar/net/api_keys.hpp>
 
+#include <tokenradar/core/labels.hpp>
+
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -9,11 +11,6 @@
 #include <set>
 
 namespace tokenradar::net {
-bool is_simple_name(std::string_view s) noexcept {
-    return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char ch) {
-        return std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.';
-    });
-}
 
 std::string hash_api_key(std::string_view key) {
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -47,7 +44,7 @@ std::vector<ApiKey> load_api_keys(const std::vector<ConfigTable>& tables) {
     for (const ConfigTable& k : tables) {
         k.reject_unknown_keys({"name", "sha256"});
         ApiKey key{k.require_string("name"), k.require_string("sha256")};
-        if (!is_simple_name(key.name)) k.fail("name", "1-64 letters, digits, '-', '_' or '.'");
+        if (!is_simple_name(key.name)) k.fail("name", kSimpleNameRule);
         std::transform(key.sha256.begin(), key.sha256.end(), key.sha256.begin(),
                        [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
         if (key.sha256.size() != 64 ||

@@ -16,15 +16,9 @@ constexpr std::uint8_t kEncodingVersion = 1;
 // A rollup row never holds more than this many distinct statuses (there are about 60).
 constexpr std::uint64_t kMaxStatuses = 1024;
 constexpr std::uint64_t kMaxStatusBytes = 64;
-
-template <std::size_t N>
-std::size_t index_in(const std::array<std::string_view, N>& names, std::string_view value,
-                     std::size_t fallback) {
-    for (std::size_t i = 0; i < N; ++i) {
-        if (names[i] == value) return i;
-    }
-    return fallback;
-}
+static_assert(kCacheNames.size() == 4 && kRouteNames.size() == 3,
+              "encoding 1 holds 4 cache and 3 route counts: a new value needs encoding 2, and "
+              "decode() must still read 1");
 
 void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
     while (v >= 0x80) {
@@ -77,17 +71,18 @@ class Reader {
 }  // namespace
 
 std::uint64_t Aggregate::errors() const noexcept {
-    const auto ok = statuses.find(std::string_view("ok"));
+    const auto ok = statuses.find(to_string(RequestStatus::ok));
     return samples - (ok == statuses.end() ? 0 : ok->second);
 }
 
 void Aggregate::add(const Measurement& m) {
     ++samples;
     if (m.attempt == 1) ++first_attempts;
-    if (auto it = statuses.find(std::string_view(m.status)); it != statuses.end()) {
+    const std::string_view status = to_string(m.status);
+    if (auto it = statuses.find(status); it != statuses.end()) {
         ++it->second;
     } else {
-        statuses.emplace(m.status, 1);
+        statuses.emplace(status, 1);
     }
     const auto tokens = [](const std::optional<std::int64_t>& n) {
         return static_cast<std::uint64_t>(std::max<std::int64_t>(0, n.value_or(0)));
@@ -96,8 +91,8 @@ void Aggregate::add(const Measurement& m) {
     cached_prompt_tokens += tokens(m.cached_prompt_tokens);
     output_tokens += tokens(m.output_tokens);
     reasoning_tokens += tokens(m.reasoning_tokens);
-    ++cache[index_in(kCacheValues, m.labels.cache, 3)];
-    ++route[index_in(kRouteValues, m.labels.route, 0)];
+    ++cache[static_cast<std::size_t>(m.labels.cache)];
+    ++route[static_cast<std::size_t>(m.labels.route)];
     if (!m.ok()) return;
     const Derived d = derive(m);
     const auto put = [this](Metric metric, const std::optional<double>& ms) {

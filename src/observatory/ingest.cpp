@@ -91,15 +91,10 @@ std::optional<RecordError> check_record(std::size_t index, const Measurement& m,
     const Labels& l = m.labels;
     if (l.provider.empty()) return RecordError{index, "provider", "expected a non-empty string"};
     if (l.model.empty()) return RecordError{index, "model", "expected a non-empty string"};
-    const std::pair<std::string_view, const std::string*> labels[] = {
-        {"provider", &l.provider},
-        {"model", &l.model},
-        {"endpoint", &l.endpoint},
-        {"task", &l.task},
-        {"upstream_region", &l.upstream_region},
-        {"client_region", &l.client_region}};
-    for (const auto& [field, value] : labels) {
-        if (auto ok = check_label_value(field, *value); !ok) {
+    // The labels of any text (the others were held to their values when parsed).
+    for (const LabelInfo& label : kLabelTable) {
+        if (!label.values.empty()) continue;
+        if (auto ok = check_label_value(label.name, label_value(l, label.label)); !ok) {
             return split_error(index, ok.error().message);
         }
     }

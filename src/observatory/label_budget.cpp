@@ -21,25 +21,32 @@
 namespace tokenradar::observatory {
 namespace {
 
-// The labels whose values come from the submitter's text. source, api and stream are
-// enumerations (measurement_from_json checks them), endpoint is not a rollup label.
-constexpr std::array<Label, 5> kBudgeted = {Label::provider, Label::model, Label::task,
-                                            Label::upstream_region, Label::client_region};
-constexpr std::size_t kClientRegion = 4;
+// The cell labels whose values come from the submitter's text (any text, in the label
+// table), in cell order. The others have a closed set of values (measurement_from_json
+// checks them); endpoint is not a rollup label.
+constexpr std::size_t kBudgetedCount = [] {
+    std::size_t n = 0;
+    for (Label l : kCellLabels) n += label_info(l).values.empty() ? 1 : 0;
+    return n;
+}();
+constexpr std::array<Label, kBudgetedCount> kBudgeted = [] {
+    std::array<Label, kBudgetedCount> out{};
+    std::size_t n = 0;
+    for (Label l : kCellLabels) {
+        if (label_info(l).values.empty()) out[n++] = l;
+    }
+    return out;
+}();
+constexpr std::size_t kClientRegion = [] {
+    for (std::size_t i = 0; i < kBudgeted.size(); ++i) {
+        if (kBudgeted[i] == Label::client_region) return i;
+    }
+    return kBudgeted.size();
+}();
+static_assert(kClientRegion < kBudgeted.size(), "client_region is filled in by the server");
 
 std::string_view value_of(const Labels& l, std::size_t i) noexcept {
-    switch (kBudgeted[i]) {
-        case Label::provider:
-            return l.provider;
-        case Label::model:
-            return l.model;
-        case Label::task:
-            return l.task;
-        case Label::upstream_region:
-            return l.upstream_region;
-        default:
-            return l.client_region;
-    }
+    return label_value(l, kBudgeted[i]);
 }
 
 struct StringHash {
@@ -52,30 +59,28 @@ using StringSet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
 
 struct CellHash {
     std::size_t operator()(const CellKey& k) const noexcept {
-        std::size_t h = k.stream ? 1 : 2;
-        for (Label l : kAllLabels)
-            h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(k.value(l));
+        std::size_t h = 1;
+        for (const std::string& v : k.values)
+            h = h * 0x100000001b3ULL ^ std::hash<std::string_view>{}(v);
         return h;
     }
 };
 
 Labels labels_of(const CellKey& k) {
     Labels l;
-    l.provider = k.provider;
-    l.model = k.model;
-    l.task = k.task;
-    l.source = k.source;
-    l.api = k.api;
-    l.upstream_region = k.upstream_region;
-    l.client_region = k.client_region;
-    l.stream = k.stream;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        // A cell's values came from checked records, so they are values of their labels (one
+        // that is not stays unset: has_cell() then says no, which only costs a recount).
+        (void)set_label(l, kCellLabels[i], k.values[i]);
+    }
     return l;
 }
 
 bool same_cell(const Labels& a, const Labels& b) noexcept {
-    return a.stream == b.stream && a.provider == b.provider && a.model == b.model &&
-           a.task == b.task && a.source == b.source && a.api == b.api &&
-           a.upstream_region == b.upstream_region && a.client_region == b.client_region;
+    for (Label label : kCellLabels) {
+        if (label_value(a, label) != label_value(b, label)) return false;
+    }
+    return true;
 }
 
 // Removes the records not kept and merges their errors into sub.errors, by record index.

@@ -79,7 +79,7 @@ Plan plan_for(const ApiRequest& req, std::int64_t now_us) {
         }
         case Endpoint::gateway: {
             q.metrics = metric_bit(Metric::overhead);
-            auto& sources = q.filter.allowed[static_cast<std::size_t>(Label::source)];
+            auto& sources = q.filter.allowed[cell_slot(Label::source)];
             plan.skip = !sources.empty() &&
                         std::find(sources.begin(), sources.end(), "gateway") == sources.end();
             sources = {"gateway"};

@@ -102,15 +102,20 @@ std::string joined(const std::vector<std::string_view>& names) {
 
 std::string label_list() {
     std::vector<std::string_view> names;
-    for (Label l : kAllLabels) names.push_back(label_name(l));
+    for (Label l : kCellLabels) names.push_back(label_name(l));
     return joined(names);
 }
 
+// Orders labels as kCellLabels does (a plain std::set<Label> would use the label table's).
+struct CellOrder {
+    bool operator()(Label a, Label b) const noexcept { return cell_slot(a) < cell_slot(b); }
+};
+
 // Label order, then a length prefix for every value: no two filters share a key.
 void append_filter_key(std::string& key, const Filter& filter) {
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
         if (filter.allowed[i].empty()) continue;
-        fmt::format_to(std::back_inserter(key), "&{}=", label_name(kAllLabels[i]));
+        fmt::format_to(std::back_inserter(key), "&{}=", label_name(kCellLabels[i]));
         for (const auto& v : filter.allowed[i])
             fmt::format_to(std::back_inserter(key), "{}:{},", v.size(), v);
     }
@@ -123,7 +128,7 @@ class Parser {
         allowed_ = extra_params(endpoint);
         allowed_.insert(allowed_.begin(), "window");
         if (takes_filters(endpoint)) {
-            for (Label l : kAllLabels) allowed_.push_back(label_name(l));
+            for (Label l : kCellLabels) allowed_.push_back(label_name(l));
         }
     }
 
@@ -134,7 +139,7 @@ class Parser {
                        fmt::format("{}: not a parameter of {}{}; expected one of {}", shown(name),
                                    kPrefix, endpoint_name(request_.endpoint), joined(allowed_)));
         }
-        if (const auto label = parse_label(name)) return take_label(*label, name, value);
+        if (const auto label = parse_cell_label(name)) return take_label(*label, name, value);
         if (!seen_.insert(std::string(name)).second) {
             return bad(name, fmt::format("{}: given more than once; expected one value", name));
         }
@@ -174,11 +179,11 @@ class Parser {
                 request_.bucket = *bucket_;
             }
         }
-        for (std::size_t i = 0; i < kLabelCount; ++i) {
-            for (const auto& v : values_[i]) request_.filter.allow(kAllLabels[i], v);
+        for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+            for (const auto& v : values_[i]) request_.filter.allow(kCellLabels[i], v);
         }
         // Both stream values select everything, as no stream filter does (one cache key).
-        auto& stream = request_.filter.allowed[static_cast<std::size_t>(Label::stream)];
+        auto& stream = request_.filter.allowed[cell_slot(Label::stream)];
         if (stream.size() == 2) stream.clear();
         return std::move(request_);
     }
@@ -191,7 +196,7 @@ class Parser {
         } else if (auto ok = check_label_value(name, value); !ok) {
             return bad(name, ok.error().message);
         }
-        auto& values = values_[static_cast<std::size_t>(label)];
+        auto& values = values_[cell_slot(label)];
         values.insert(std::string(value));
         if (values.size() > kMaxValuesPerLabel) {
             return bad(name,
@@ -269,7 +274,7 @@ class Parser {
             return std::nullopt;
         }
         for (auto item : split_commas(value)) {
-            const auto label = parse_label(item);
+            const auto label = parse_cell_label(item);
             if (!label) return expected("by", "a comma list of labels from " + label_list(), value);
             by_.insert(*label);
         }
@@ -315,8 +320,8 @@ class Parser {
     ApiRequest request_;
     std::vector<std::string_view> allowed_;
     std::set<std::string, std::less<>> seen_;
-    std::array<std::set<std::string>, kLabelCount> values_;  // sorted, distinct
-    std::set<Label> by_;                                     // Label order
+    std::array<std::set<std::string>, kCellLabelCount> values_;  // sorted, distinct
+    std::set<Label, CellOrder> by_;                              // cell order
     std::optional<Resolution> bucket_;
 };
 

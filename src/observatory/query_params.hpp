@@ -62,7 +62,7 @@ struct ApiRequest {
     std::vector<double> quantiles{0.5};  // ascending, distinct; several only for timeseries
     std::string tz = "UTC";
     cctz::time_zone zone;   // tz, loaded (UTC by default)
-    std::vector<Label> by;  // leaderboard: provider, model and the extra labels, in Label order
+    std::vector<Label> by;  // leaderboard: provider, model and the extra labels, in cell order
     HeatmapBy heatmap_by = HeatmapBy::weekday;
     Resolution bucket = Resolution::hour;  // timeseries
     std::size_t points = 100;              // distribution

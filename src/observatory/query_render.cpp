@@ -299,13 +299,13 @@ std::string render_gateway(const ApiRequest& req, const Groups& groups, std::uin
     out.key("attempts").unsigned_integer(total.samples);
     out.key("errors").unsigned_integer(total.errors());
     out.key("cache").begin_object();
-    for (std::size_t i = 0; i < kCacheValues.size(); ++i) {
-        out.key(kCacheValues[i]).unsigned_integer(total.cache[i]);
+    for (std::size_t i = 0; i < kCacheNames.size(); ++i) {
+        out.key(kCacheNames[i]).unsigned_integer(total.cache[i]);
     }
     out.end_object();
     out.key("route").begin_object();
-    for (std::size_t i = 0; i < kRouteValues.size(); ++i) {
-        out.key(kRouteValues[i]).unsigned_integer(total.route[i]);
+    for (std::size_t i = 0; i < kRouteNames.size(); ++i) {
+        out.key(kRouteNames[i]).unsigned_integer(total.route[i]);
     }
     out.end_object();
     out.key("status").begin_object();
@@ -385,14 +385,14 @@ std::string render_heatmap(const ApiRequest& req, const Groups& groups, const cc
 }
 
 std::string render_labels(const ApiRequest& req,
-                          const std::array<std::vector<std::string>, kLabelCount>& labels) {
+                          const std::array<std::vector<std::string>, kCellLabelCount>& labels) {
     JsonOut out;
     out.begin_object();
     out.key("window").string(req.window_text);
     out.key("labels").begin_object();
     bool truncated = false;
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        out.key(label_name(kAllLabels[i])).begin_array();
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        out.key(label_name(kCellLabels[i])).begin_array();
         const std::size_t shown = std::min(labels[i].size(), kMaxLabelValuesShown);
         truncated = truncated || shown < labels[i].size();
         for (std::size_t v = 0; v < shown; ++v) out.string(labels[i][v]);

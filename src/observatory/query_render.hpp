@@ -43,7 +43,7 @@ std::string render_gateway(const ApiRequest& req, const Groups& groups, std::uin
 std::string render_heatmap(const ApiRequest& req, const Groups& groups, const cctz::time_zone& zone,
                            std::uint64_t min_samples);
 std::string render_labels(const ApiRequest& req,
-                          const std::array<std::vector<std::string>, kLabelCount>& labels);
+                          const std::array<std::vector<std::string>, kCellLabelCount>& labels);
 
 // `body` (a JSON object) with "generated_at" as its first member.
 std::string with_generated_at(std::string_view body, std::int64_t now_us);

@@ -24,8 +24,8 @@ namespace {
 bool model_label(Label l) noexcept { return l == Label::provider || l == Label::model; }
 
 bool model_level(const Query& q) {
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        if (!model_label(kAllLabels[i]) && !q.filter.allowed[i].empty()) return false;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        if (!model_label(kCellLabels[i]) && !q.filter.allowed[i].empty()) return false;
     }
     return std::all_of(q.by.begin(), q.by.end(), model_label);
 }
@@ -71,14 +71,14 @@ std::pair<std::int64_t, std::int64_t> cached_days(const Query& q, std::int64_t f
 }  // namespace
 
 void Filter::allow(Label label, std::string value) {
-    allowed[static_cast<std::size_t>(label)].push_back(std::move(value));
+    allowed[cell_slot(label)].push_back(std::move(value));
 }
 
 bool Filter::matches(const CellKey& cell) const noexcept {
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
         const auto& values = allowed[i];
         if (values.empty()) continue;
-        const std::string_view v = cell.value(kAllLabels[i]);
+        const std::string_view v = cell.value(kCellLabels[i]);
         if (std::find(values.begin(), values.end(), v) == values.end()) return false;
     }
     return true;
@@ -255,8 +255,8 @@ Groups RollupIndex::query(const Query& q) const {
     return out;
 }
 
-std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64_t from_us,
-                                                                      std::int64_t to_us) const {
+std::array<std::vector<std::string>, kCellLabelCount> RollupIndex::labels(
+    std::int64_t from_us, std::int64_t to_us) const {
     const State& s = *state_;
     std::shared_lock lock(s.mutex);
     std::vector<bool> seen(s.cells.size(), false);
@@ -266,21 +266,21 @@ std::array<std::vector<std::string>, kLabelCount> RollupIndex::labels(std::int64
             if (!it->second.cells[c].empty()) seen[c] = true;
         }
     }
-    std::array<std::set<std::string, std::less<>>, kLabelCount> sets;
+    std::array<std::set<std::string, std::less<>>, kCellLabelCount> sets;
     for (std::size_t c = 0; c < s.cells.size(); ++c) {
         if (!seen[c]) continue;
-        for (std::size_t i = 0; i < kLabelCount; ++i)
-            sets[i].emplace(s.cells[c].value(kAllLabels[i]));
+        for (std::size_t i = 0; i < kCellLabelCount; ++i)
+            sets[i].emplace(s.cells[c].value(kCellLabels[i]));
     }
-    std::array<std::vector<std::string>, kLabelCount> out;
-    for (std::size_t i = 0; i < kLabelCount; ++i) out[i].assign(sets[i].begin(), sets[i].end());
+    std::array<std::vector<std::string>, kCellLabelCount> out;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) out[i].assign(sets[i].begin(), sets[i].end());
     return out;
 }
 
 bool RollupIndex::has_value(Label label, std::string_view value) const {
     const State& s = *state_;
     std::shared_lock lock(s.mutex);
-    const auto& values = s.values[static_cast<std::size_t>(label)];
+    const auto& values = s.values[cell_slot(label)];
     return values.find(value) != values.end();
 }
 
@@ -293,7 +293,7 @@ bool RollupIndex::has_cell(const Labels& labels) const {
 std::size_t RollupIndex::value_count(Label label) const {
     const State& s = *state_;
     std::shared_lock lock(s.mutex);
-    return s.values[static_cast<std::size_t>(label)].size();
+    return s.values[cell_slot(label)].size();
 }
 
 std::size_t RollupIndex::cell_count() const {

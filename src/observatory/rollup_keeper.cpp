@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,9 +42,11 @@ Result<std::size_t> scan_in_batches(store::MeasurementStore& store, const store:
 store::RollupRow to_store_row(const HourRow& row) {
     store::RollupRow out;
     out.hour_us = row.hour_us;
-    const CellKey& c = row.cell;
-    out.labels = {c.provider, c.model, c.task, c.source, c.api, c.upstream_region, c.client_region};
-    out.stream = c.stream;
+    // The store's rollup columns are the cell labels in slot order, stream (an integer) last.
+    static_assert(kCellLabels.back() == Label::stream &&
+                  std::tuple_size_v<decltype(out.labels)> == kCellLabelCount - 1);
+    std::copy_n(row.cell.values.begin(), out.labels.size(), out.labels.begin());
+    out.stream = row.cell.value(Label::stream) == "true";
     out.client_id = row.client_id;
     out.aggregate = row.aggregate.encode();
     return out;
@@ -51,9 +55,10 @@ store::RollupRow to_store_row(const HourRow& row) {
 Result<HourRow> from_store_row(const store::RollupRow& row) {
     auto aggregate = Aggregate::decode(row.aggregate);
     if (!aggregate) return aggregate.error();
-    const auto& l = row.labels;
-    return HourRow{row.hour_us, CellKey{l[0], l[1], l[2], l[3], l[4], l[5], l[6], row.stream},
-                   row.client_id, std::move(*aggregate)};
+    CellKey cell;
+    std::copy(row.labels.begin(), row.labels.end(), cell.values.begin());
+    cell.values.back() = kBoolValues[row.stream ? 1 : 0];
+    return HourRow{row.hour_us, std::move(cell), row.client_id, std::move(*aggregate)};
 }
 
 RollupKeeper::RollupKeeper(std::shared_ptr<RollupIndex> index, RollupKeeperOptions options)

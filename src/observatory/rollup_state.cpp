@@ -11,23 +11,24 @@
 namespace tokenradar::observatory {
 namespace {
 
-// A hash of a cell's labels, the same from Labels as from a CellKey; equality is checked
-// after it (collisions only cost a comparison).
-std::uint64_t cell_hash(std::string_view provider, std::string_view model, std::string_view task,
-                        std::string_view source, std::string_view api, std::string_view upstream,
-                        std::string_view client, bool stream) noexcept {
-    std::uint64_t h = stream ? 0x9e3779b97f4a7c15ULL : 0x632be59bd9b4e019ULL;
-    for (std::string_view v : {provider, model, task, source, api, upstream, client}) {
-        h = (h ^ std::hash<std::string_view>{}(v)) * 0xff51afd7ed558ccdULL;
+// A hash of a cell's labels, the same from Labels as from a CellKey (`value_of(i)` is the
+// value of kCellLabels[i]); equality is checked after it (collisions only cost a comparison).
+template <class ValueOf>
+std::uint64_t hash_cell_values(ValueOf value_of) noexcept {
+    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        h = (h ^ std::hash<std::string_view>{}(value_of(i))) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
     return h;
 }
 
-bool same_cell(const CellKey& k, const Labels& l) noexcept {
-    return k.stream == l.stream && k.provider == l.provider && k.model == l.model &&
-           k.task == l.task && k.source == l.source && k.api == l.api &&
-           k.upstream_region == l.upstream_region && k.client_region == l.client_region;
+std::uint64_t cell_hash(const Labels& l) noexcept {
+    return hash_cell_values([&l](std::size_t i) { return label_value(l, kCellLabels[i]); });
+}
+
+std::uint64_t cell_hash(const CellKey& k) noexcept {
+    return hash_cell_values([&k](std::size_t i) { return std::string_view(k.values[i]); });
 }
 
 ClientPart& part_of(CellBucket& bucket, ClientId client) {
@@ -90,10 +91,9 @@ CachedMerge& entry_at(std::vector<std::unique_ptr<CachedMerge>>& entries, std::u
 }
 
 std::optional<CellId> RollupIndex::State::find_cell(const Labels& l) const {
-    const std::uint64_t h = cell_hash(l.provider, l.model, l.task, l.source, l.api,
-                                      l.upstream_region, l.client_region, l.stream);
+    const std::uint64_t h = cell_hash(l);
     for (auto [it, end] = cell_index.equal_range(h); it != end; ++it) {
-        if (same_cell(cells[it->second], l)) return it->second;
+        if (cells[it->second].matches(l)) return it->second;
     }
     return std::nullopt;
 }
@@ -104,20 +104,20 @@ CellId RollupIndex::State::cell_id(const Labels& l) {
 }
 
 CellId RollupIndex::State::cell_id(const CellKey& k) {
-    const std::uint64_t h = cell_hash(k.provider, k.model, k.task, k.source, k.api,
-                                      k.upstream_region, k.client_region, k.stream);
+    const std::uint64_t h = cell_hash(k);
     for (auto [it, end] = cell_index.equal_range(h); it != end; ++it) {
         if (cells[it->second] == k) return it->second;
     }
     const auto id = static_cast<CellId>(cells.size());
     cells.push_back(k);
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        const std::string_view v = k.value(kAllLabels[i]);
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        const std::string_view v = k.value(kCellLabels[i]);
         if (values[i].find(v) == values[i].end()) values[i].emplace(v);
     }
     cell_index.emplace(h, id);
-    auto [model, inserted] =
-        model_ids.try_emplace({k.provider, k.model}, static_cast<ModelId>(models.size()));
+    auto [model, inserted] = model_ids.try_emplace(
+        {std::string(k.value(Label::provider)), std::string(k.value(Label::model))},
+        static_cast<ModelId>(models.size()));
     if (inserted) models.push_back({id});
     cell_model.push_back(model->second);
     return id;

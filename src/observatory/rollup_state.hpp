@@ -137,7 +137,8 @@ struct RollupIndex::State {
     mutable std::shared_mutex mutex;
     std::vector<CellKey> cells;
     // Every value each label has in `cells` (LabelBudget asks what is known).
-    std::array<std::unordered_set<std::string, StringHash, std::equal_to<>>, kLabelCount> values;
+    std::array<std::unordered_set<std::string, StringHash, std::equal_to<>>, kCellLabelCount>
+        values;
     std::vector<ModelId> cell_model;
     std::unordered_multimap<std::uint64_t, CellId> cell_index;  // by hash of the labels
     std::vector<ModelInfo> models;

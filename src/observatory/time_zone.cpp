@@ -75,12 +75,4 @@ LocalSlot local_slot(std::int64_t utc_bucket_start_us, std::int64_t bucket_us,
     return {static_cast<int>(local.hour()), static_cast<int>(weekday)};
 }
 
-std::string rfc3339_utc(std::int64_t utc_us) {
-    const auto tp = std::chrono::time_point<std::chrono::system_clock, cctz::seconds>(
-        cctz::seconds(floor_div(utc_us, 1'000'000)));
-    const cctz::civil_second t = cctz::convert(tp, cctz::utc_time_zone());
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", t.year(), t.month(), t.day(),
-                       t.hour(), t.minute(), t.second());
-}
-
 }  // namespace tokenradar::observatory

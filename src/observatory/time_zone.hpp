@@ -1,5 +1,6 @@
 #pragma once
-// Time zones for the query API (cctz: g++ 12's chrono has no tzdb) and RFC 3339 times.
+// Time zones for the query API (cctz: g++ 12's chrono has no tzdb). RFC 3339 times are
+// core's rfc3339_utc (clock.hpp), included here for the query code.
 //
 // Names come from the network, and cctz reads `$TZDIR/<name>` (default /usr/share/zoneinfo)
 // and keeps every name it was asked for in a process-wide map, loaded or not. So a name is
@@ -10,6 +11,7 @@
 //
 // Threads: any (cctz's map is locked inside cctz). Reads the file system; nothing suspends.
 
+#include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/error.hpp>
 
 #include <cctz/time_zone.h>
@@ -37,8 +39,5 @@ struct LocalSlot {
 };
 LocalSlot local_slot(std::int64_t utc_bucket_start_us, std::int64_t bucket_us,
                      const cctz::time_zone& zone);
-
-// "2026-11-30T17:00:00Z" (whole seconds, floor).
-std::string rfc3339_utc(std::int64_t utc_us);
 
 }  // namespace tokenradar::observatory

@@ -174,7 +174,7 @@ Measurement HistoryGenerator::make(std::int64_t ts_us) {
 
     if (plan.fault.is_http_error()) {
         m.http_status = plan.fault.http_status();
-        m.status = fmt::format("http_{}", m.http_status);
+        m.status = RequestStatus::http(m.http_status);
         m.t.headers = m.t.done = rtt_ns + plan.ttft_ns;
         return m;
     }
@@ -184,8 +184,9 @@ Measurement HistoryGenerator::make(std::int64_t ts_us) {
     const std::int64_t first_ns = rtt_ns + plan.ttft_ns;
     const bool cut =
         plan.fault.kind == FaultKind::disconnect || plan.fault.kind == FaultKind::malformed;
-    const char* cut_status =
-        plan.fault.kind == FaultKind::disconnect ? "connection_error" : "protocol_error";
+    const RequestStatus cut_status = plan.fault.kind == FaultKind::disconnect
+                                         ? RequestStatus::connection_error
+                                         : RequestStatus::protocol_error;
 
     if (stream) {
         m.t.headers = rtt_ns + kHeadTurnaroundNs;

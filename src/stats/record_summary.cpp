@@ -54,7 +54,7 @@ void RecordSummarizer::add(const Measurement& m) {
     sched_lag_ms_.push_back(static_cast<double>(m.t.send - m.t.sched) / 1e6);
     if (!m.ok()) {
         ++r.errors;
-        ++r.statuses[m.status];
+        ++r.statuses[std::string(to_string(m.status))];
         return;
     }
     r.prompt_tokens += m.prompt_tokens.value_or(0);

@@ -64,6 +64,15 @@ constexpr std::array<std::string_view, 41> kRecordColumns = {
     "relay_p50_ns",
     "relay_max_ns",
 };
+// The label columns are the label table's, in its order, from "provider" on.
+constexpr std::size_t kFirstLabelColumn = 6;
+static_assert([] {
+    for (std::size_t i = 0; i < kLabelCount; ++i) {
+        if (kRecordColumns[kFirstLabelColumn + i] != kLabelTable[i].name) return false;
+    }
+    return true;
+}());
+
 // Derived metrics: written for queries, never read back (derive() recomputes them).
 constexpr std::array<std::string_view, 10> kDerivedColumns = {
     "ttft_ms", "ttft_sched_ms", "ttfat_ms",         "ttfb_ms", "e2e_ms",
@@ -131,6 +140,12 @@ class Reader {
         const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s_, i_++));
         return p == nullptr ? std::string() : std::string(p, n);
     }
+    // Valid until the next step of the statement.
+    std::string_view view() {
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i_));
+        const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s_, i_++));
+        return p == nullptr ? std::string_view() : std::string_view(p, n);
+    }
     std::optional<std::int64_t> optional() {
         if (sqlite3_column_type(s_, i_) == SQLITE_NULL) {
             ++i_;
@@ -163,13 +178,14 @@ void bind_record(sqlite3_stmt* s, const Measurement& m, int first = 1) {
     b.text(m.response_id);
     b.text(m.client_id);
     b.integer(m.attempt);
-    for (const std::string* label :
-         {&l.provider, &l.model, &l.endpoint, &l.upstream_region, &l.client_region, &l.task,
-          &l.source, &l.cache, &l.route, &l.api}) {
-        b.text(*label);
+    for (const LabelInfo& label : kLabelTable) {
+        if (label.label == Label::stream) {
+            b.integer(l.stream ? 1 : 0);
+        } else {
+            b.text(label_value(l, label.label));
+        }
     }
-    b.integer(l.stream ? 1 : 0);
-    b.text(m.status);
+    b.text(to_string(m.status));
     b.integer(m.http_status);
     b.integer(m.t.sched - send);
     for (const auto* stamp : {&m.t.headers, &m.t.first_chunk, &m.t.first_token, &m.t.first_answer,
@@ -207,12 +223,20 @@ void read_record(sqlite3_stmt* s, Measurement& m) {
     m.response_id = r.text();
     m.client_id = r.text();
     m.attempt = static_cast<int>(r.integer());
-    for (std::string* label : {&l.provider, &l.model, &l.endpoint, &l.upstream_region,
-                               &l.client_region, &l.task, &l.source, &l.cache, &l.route, &l.api}) {
-        *label = r.text();
+    static const Labels kDefaults;
+    for (const LabelInfo& label : kLabelTable) {
+        if (label.label == Label::stream) {
+            l.stream = r.integer() != 0;
+            continue;
+        }
+        // Stored values passed these checks on the way in; one that no longer does (a value
+        // dropped from the table) reads as the label's default.
+        if (!set_label(l, label.label, r.view())) {
+            (void)set_label(l, label.label, label_value(kDefaults, label.label));
+        }
     }
-    l.stream = r.integer() != 0;
-    m.status = r.text();
+    auto status = parse_request_status(r.view());
+    m.status = status ? *status : RequestStatus::protocol_error;
     m.http_status = static_cast<int>(r.integer());
     m.t.send = 0;
     m.t.sched = r.integer();

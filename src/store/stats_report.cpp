@@ -1,3 +1,4 @@
+#include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/text_table.hpp>
 #include <tokenradar/core/version.hpp>
 #include <tokenradar/store/stats_report.hpp>
@@ -7,40 +8,10 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <utility>
 
 namespace tokenradar::store {
 namespace {
-
-constexpr std::array kLabels = {
-    std::pair{Label::provider, "provider"},
-    std::pair{Label::model, "model"},
-    std::pair{Label::endpoint, "endpoint"},
-    std::pair{Label::upstream_region, "upstream_region"},
-    std::pair{Label::client_region, "client_region"},
-    std::pair{Label::task, "task"},
-    std::pair{Label::source, "source"},
-    std::pair{Label::cache, "cache"},
-    std::pair{Label::route, "route"},
-    std::pair{Label::api, "api"},
-    std::pair{Label::stream, "stream"},
-};
-
-std::string known_labels() {
-    std::string out;
-    for (const auto& [label, name] : kLabels) out += std::string(out.empty() ? "" : ", ") + name;
-    return out;
-}
-
-std::string utc_rfc3339(std::int64_t ts_us) {
-    const auto seconds = static_cast<std::time_t>(ts_us / 1'000'000);
-    std::tm tm{};
-    gmtime_r(&seconds, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
-}
 
 // A metric column: its heading in the terminal table, in Markdown, in CSV, and its cell.
 struct MetricColumn {
@@ -99,8 +70,8 @@ std::string render_json(const StatsReport& report) {
     boost::json::object window;
     window["from_ts_us"] = report.from_ts_us;
     window["to_ts_us"] = report.to_ts_us;
-    window["from"] = utc_rfc3339(report.from_ts_us);
-    window["to"] = utc_rfc3339(report.to_ts_us);
+    window["from"] = rfc3339_utc(report.from_ts_us);
+    window["to"] = rfc3339_utc(report.to_ts_us);
     boost::json::array by;
     for (Label label : report.by) by.emplace_back(label_name(label));
     boost::json::array groups;
@@ -123,57 +94,21 @@ std::string render_json(const StatsReport& report) {
 
 }  // namespace
 
-std::string_view label_name(Label label) noexcept {
-    for (const auto& [l, name] : kLabels) {
-        if (l == label) return name;
-    }
-    return "?";
-}
-
-std::string label_value(const Labels& labels, Label label) {
-    switch (label) {
-        case Label::provider:
-            return labels.provider;
-        case Label::model:
-            return labels.model;
-        case Label::endpoint:
-            return labels.endpoint;
-        case Label::upstream_region:
-            return labels.upstream_region;
-        case Label::client_region:
-            return labels.client_region;
-        case Label::task:
-            return labels.task;
-        case Label::source:
-            return labels.source;
-        case Label::cache:
-            return labels.cache;
-        case Label::route:
-            return labels.route;
-        case Label::api:
-            return labels.api;
-        case Label::stream:
-            return labels.stream ? "true" : "false";
-    }
-    return {};
-}
-
 Result<std::vector<Label>> parse_labels(std::string_view text) {
     std::vector<Label> out;
     if (text.empty()) return out;
     for (;;) {
         const auto comma = text.find(',');
         const std::string_view name = text.substr(0, comma);
-        const auto known = std::find_if(kLabels.begin(), kLabels.end(),
-                                        [&](const auto& entry) { return name == entry.second; });
-        if (known == kLabels.end()) {
+        const std::optional<Label> known = parse_label(name);
+        if (!known) {
             return Error(Errc::bad_request,
-                         fmt::format("unknown label '{}': expected {}", name, known_labels()));
+                         fmt::format("unknown label '{}': expected {}", name, label_names()));
         }
-        if (std::find(out.begin(), out.end(), known->first) != out.end()) {
+        if (std::find(out.begin(), out.end(), *known) != out.end()) {
             return Error(Errc::bad_request, fmt::format("label '{}' is given twice", name));
         }
-        out.push_back(known->first);
+        out.push_back(*known);
         if (comma == std::string_view::npos) return out;
         text = text.substr(comma + 1);
     }
@@ -181,7 +116,7 @@ Result<std::vector<Label>> parse_labels(std::string_view text) {
 
 void GroupSummarizer::add(const Measurement& m) {
     key_.resize(by_.size());
-    for (std::size_t i = 0; i < by_.size(); ++i) key_[i] = label_value(m.labels, by_[i]);
+    for (std::size_t i = 0; i < by_.size(); ++i) key_[i].assign(label_value(m.labels, by_[i]));
     auto it = groups_.find(key_);
     if (it == groups_.end()) it = groups_.emplace(key_, stats::RecordSummarizer{}).first;
     it->second.add(m);
@@ -235,9 +170,9 @@ std::string render_stats_report(const StatsReport& report, ReportFormat format) 
     for (const auto& group : report.groups) requests += group.summary.requests;
     std::string out =
         report.from_ts_us <= 0
-            ? fmt::format("{} requests up to {}\n", requests, utc_rfc3339(report.to_ts_us))
-            : fmt::format("{} requests from {} to {}\n", requests, utc_rfc3339(report.from_ts_us),
-                          utc_rfc3339(report.to_ts_us));
+            ? fmt::format("{} requests up to {}\n", requests, rfc3339_utc(report.to_ts_us))
+            : fmt::format("{} requests from {} to {}\n", requests, rfc3339_utc(report.from_ts_us),
+                          rfc3339_utc(report.to_ts_us));
     if (report.groups.empty()) return out;
     out += make_table(report, format).render_aligned();
     out +=

@@ -42,10 +42,10 @@ const RollupIndex& index() {
             m.labels.api = "openai";
             m.labels.client_region = i % 6 == 0 ? "" : "eu-west";
             m.labels.upstream_region = "us-east";
-            m.labels.cache = i % 4 == 0 ? "exact" : "miss";
-            m.labels.route = i % 13 == 0 ? "fallback" : "primary";
+            m.labels.cache = i % 4 == 0 ? Cache::exact : Cache::miss;
+            m.labels.route = i % 13 == 0 ? Route::fallback : Route::primary;
             m.labels.stream = i % 9 != 0;
-            m.status = i % 17 == 0 ? "http_429" : "ok";
+            m.status = i % 17 == 0 ? RequestStatus::http(429) : RequestStatus::ok;
             const std::int64_t ttft = (50 + (i * 37) % 900) * kMsNs;
             m.t.headers = ttft / 2;
             m.t.first_chunk = ttft;

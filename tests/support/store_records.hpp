@@ -28,11 +28,11 @@ inline Measurement full_record(std::int64_t i, std::int64_t ts_us = 1'764'460'80
     m.labels.client_region = "eu-west";
     m.labels.task = "gen-500";
     m.labels.source = "gateway";
-    m.labels.cache = "miss";
-    m.labels.route = "hedge";
+    m.labels.cache = Cache::miss;
+    m.labels.route = Route::hedge;
     m.labels.api = "anthropic";
     m.labels.stream = (i % 2) == 0;
-    m.status = "ok";
+    m.status = RequestStatus::ok;
     m.http_status = 200;
     m.ts_us = ts_us + i;
     m.received_us = ts_us + i + 250'000;
@@ -67,7 +67,7 @@ inline Measurement full_record(std::int64_t i, std::int64_t ts_us = 1'764'460'80
 inline Measurement bare_record(std::int64_t ts_us) {
     Measurement m;
     m.request_id = "bare";
-    m.status = "timeout_connect";
+    m.status = RequestStatus::timeout_connect;
     m.ts_us = ts_us;
     m.t.send = 0;
     m.t.sched = 0;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace tokenradar {
 
@@ -21,6 +22,9 @@ inline std::int64_t wall_now_us() noexcept {
                std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+// UTC microseconds as RFC 3339 in whole seconds (floor): "2026-11-30T17:00:00Z".
+std::string rfc3339_utc(std::int64_t utc_us);
 
 inline double ns_to_ms(std::int64_t ns) noexcept { return static_cast<double>(ns) / 1e6; }
 

@@ -74,10 +74,6 @@ int http_status(const boost::system::error_code& ec) noexcept;
 // OpenAI error `type` for this error ("invalid_request_error", "rate_limit_error"...).
 std::string_view openai_error_type(Errc e) noexcept;
 
-// The request status names of metrics.md ("timeout_idle", "protocol_error"...). Errors with
-// no status name of their own map to "connection_error" or "protocol_error".
-std::string_view status_name(const boost::system::error_code& ec) noexcept;
-
 // {"error":{"message":...,"type":...,"param":...,"code":...}}; an empty param or code is
 // written as null. `param` names the offending request field; `code` is a machine-readable
 // detail (for a translated upstream error, the upstream's own error type).

@@ -4,6 +4,8 @@
 // or completion text.
 
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/core/labels.hpp>
+#include <tokenradar/core/request_status.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -18,24 +20,6 @@ namespace tokenradar {
 enum class TokenSource { usage, estimate };
 
 std::string_view to_string(TokenSource s) noexcept;
-
-// What a measurement is grouped by (metrics.md "Labels"). Hour and weekday are derived from
-// `ts_us` at query time, so they are not stored.
-struct Labels {
-    std::string provider;
-    std::string model;
-    std::string endpoint;  // upstream base URL host
-    std::string upstream_region;
-    std::string client_region;
-    std::string task;               // chat, gen-500, long-context, code, prefix-reuse, ...
-    std::string source;             // bench, gateway, submitted, sim
-    std::string cache = "bypass";   // miss, exact, semantic, bypass
-    std::string route = "primary";  // primary, fallback, hedge
-    std::string api;                // openai, anthropic, gemini
-    bool stream = true;
-
-    friend bool operator==(const Labels&, const Labels&) = default;
-};
 
 // Steady-clock timestamps in nanoseconds (same clock within one process). A moment that never
 // happened (no token arrived, the request failed before headers) is nullopt.
@@ -58,8 +42,7 @@ struct Measurement {
     std::string client_id;    // who submitted it (observatory de-duplication)
     int attempt = 1;
     Labels labels;
-    std::string status =
-        "ok";  // ok, http_<code>, timeout_*, connection_error, protocol_error, cancelled
+    RequestStatus status;
     int http_status = 0;
     std::int64_t ts_us = 0;  // wall clock (UTC microseconds) at send
     // Observatory ingestion: the server's wall clock when the record arrived (0 = measured by
@@ -88,7 +71,7 @@ struct Measurement {
     std::optional<std::int64_t> relay_p50_ns;
     std::optional<std::int64_t> relay_max_ns;
 
-    [[nodiscard]] bool ok() const noexcept { return status == "ok"; }
+    [[nodiscard]] bool ok() const noexcept { return status.is_ok(); }
 
     friend bool operator==(const Measurement&, const Measurement&) = default;
 };

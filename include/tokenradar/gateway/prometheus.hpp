@@ -55,7 +55,7 @@ class Metrics {
     // One upstream attempt, finished.
     void observe_attempt(const Measurement& m);
     // One client request, answered with this metrics.md status.
-    void observe_request(std::string_view status);
+    void observe_request(RequestStatus status);
     // One relayed chunk: from the upstream read to the same bytes written to the client.
     void observe_relay_ns(std::int64_t ns) noexcept {
         relay_.observe(static_cast<double>(ns) / 1e9);

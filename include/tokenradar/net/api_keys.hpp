@@ -19,10 +19,6 @@ struct ApiKey {
     std::string sha256;  // lowercase hex digest of the key
 };
 
-// A name in configuration (key names, provider names, regions, tasks): 1-64 letters,
-// digits, '-', '_' or '.'.
-bool is_simple_name(std::string_view s) noexcept;
-
 // Lowercase hex SHA-256 of a key, as a key table's sha256 expects.
 std::string hash_api_key(std::string_view key);
 

@@ -1,8 +1,9 @@
 #pragma once
 // The label cell of the observatory: the metrics.md labels a rollup is keyed by and a query
-// filters or groups by. `endpoint` is left out (one provider has few, and the region says
-// where it is); `cache` and `route` are counted inside a cell rather than splitting it.
-// Hour and weekday are not labels: they come from the bucket time at query time.
+// filters or groups by, as core's label table says (LabelInfo::cell): `endpoint` is left
+// out (one provider has few, and the region says where it is); `cache` and `route` are
+// counted inside a cell rather than splitting it. Hour and weekday are not labels: they come
+// from the bucket time at query time.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/measurement.hpp>
@@ -17,24 +18,31 @@
 
 namespace tokenradar::observatory {
 
-enum class Label : std::uint8_t {
-    provider,
-    model,
-    task,
-    source,
-    api,
-    upstream_region,
-    client_region,
-    stream,  // "true" / "false"
-};
-inline constexpr std::size_t kLabelCount = 8;
-inline constexpr std::array<Label, kLabelCount> kAllLabels = {
-    Label::provider, Label::model,           Label::task,          Label::source,
-    Label::api,      Label::upstream_region, Label::client_region, Label::stream};
+using ::tokenradar::Label;
 
-// The query-parameter and JSON name ("upstream_region").
-std::string_view label_name(Label label) noexcept;
-std::optional<Label> parse_label(std::string_view name) noexcept;
+inline constexpr std::size_t kCellLabelCount = [] {
+    std::size_t n = 0;
+    for (const LabelInfo& info : kLabelTable) n += info.cell.role == CellRole::key ? 1 : 0;
+    return n;
+}();
+// The labels that key a cell, in slot order: the order of cell keys, of filter arrays
+// (indexed by cell_slot()) and of the /labels answer.
+inline constexpr std::array<Label, kCellLabelCount> kCellLabels = [] {
+    std::array<Label, kCellLabelCount> out{};
+    for (const LabelInfo& info : kLabelTable) {
+        if (info.cell.role == CellRole::key) out[info.cell.slot] = info.label;
+    }
+    return out;
+}();
+// A key label's position in kCellLabels.
+constexpr std::size_t cell_slot(Label label) noexcept { return label_info(label).cell.slot; }
+constexpr bool is_cell_label(Label label) noexcept {
+    return label_info(label).cell.role == CellRole::key;
+}
+
+// A cell label by its query-parameter and JSON name ("upstream_region"); nullopt for the
+// others ("endpoint", "cache").
+std::optional<Label> parse_cell_label(std::string_view name) noexcept;
 
 // A submitted label value must be at most this many bytes.
 inline constexpr std::size_t kMaxLabelBytes = 128;
@@ -44,13 +52,18 @@ inline constexpr std::size_t kMaxLabelBytes = 128;
 // included: the dashboard renders labels as text. Errc::bad_request naming `field`.
 Result<void> check_label_value(std::string_view field, std::string_view value);
 
+// A cell's key: the value of every key label as a query or JSON shows it ("true"/"false" for
+// stream), in slot order, which is also the order cells sort in.
 struct CellKey {
-    std::string provider, model, task, source, api, upstream_region, client_region;
-    bool stream = true;
+    std::array<std::string, kCellLabelCount> values;
 
     static CellKey of(const Labels& labels);
-    // The value as a query or JSON shows it ("true"/"false" for stream).
-    [[nodiscard]] std::string_view value(Label label) const noexcept;
+    // `label` must be a cell label.
+    [[nodiscard]] std::string_view value(Label label) const noexcept {
+        return values[cell_slot(label)];
+    }
+    // Whether `labels` have this key (what CellKey::of(labels) == *this says, without copies).
+    [[nodiscard]] bool matches(const Labels& labels) const noexcept;
 
     friend auto operator<=>(const CellKey&, const CellKey&) = default;
     friend bool operator==(const CellKey&, const CellKey&) = default;

@@ -65,8 +65,10 @@ struct Aggregate {
     std::map<std::string, std::uint64_t, std::less<>> statuses;  // "ok", "http_429", ...
     std::uint64_t prompt_tokens = 0, cached_prompt_tokens = 0, output_tokens = 0,
                   reasoning_tokens = 0;
-    std::array<std::uint64_t, 4> cache{};  // miss, exact, semantic, bypass
-    std::array<std::uint64_t, 3> route{};  // primary, fallback, hedge
+    // Indexed by Cache and Route (kCacheNames, kRouteNames). Their encoding (encode()) holds
+    // one count per value, so a value added to the table needs a new encoding version.
+    std::array<std::uint64_t, kCacheNames.size()> cache{};
+    std::array<std::uint64_t, kRouteNames.size()> route{};
     // Successful records only (metrics.md: failures are counted, not timed), milliseconds,
     // indexed by Metric.
     std::array<stats::DdSketch, kMetricCount> sketches;
@@ -93,15 +95,11 @@ struct Aggregate {
     friend bool operator==(const Aggregate&, const Aggregate&) = default;
 };
 
-inline constexpr std::array<std::string_view, 4> kCacheValues = {"miss", "exact", "semantic",
-                                                                 "bypass"};
-inline constexpr std::array<std::string_view, 3> kRouteValues = {"primary", "fallback", "hedge"};
-
 enum class Resolution { minute, hour };
 
 // Allowed values per label; an empty list allows any.
 struct Filter {
-    std::array<std::vector<std::string>, kLabelCount> allowed;
+    std::array<std::vector<std::string>, kCellLabelCount> allowed;
 
     void allow(Label label, std::string value);
     [[nodiscard]] bool matches(const CellKey& cell) const noexcept;
@@ -175,7 +173,7 @@ class RollupIndex {
     // Weighted merges per group; see Weighting above. Shared lock.
     [[nodiscard]] Groups query(const Query& query) const;
     // Every value each label has in [from_us, to_us) at hour resolution (filter selects).
-    [[nodiscard]] std::array<std::vector<std::string>, kLabelCount> labels(
+    [[nodiscard]] std::array<std::vector<std::string>, kCellLabelCount> labels(
         std::int64_t from_us, std::int64_t to_us) const;
     // Whether any record the index holds (in any bucket, pruned ones included, since the
     // process started) had `value` for `label`, or had exactly these labels' cell; how many

@@ -18,24 +18,9 @@
 
 namespace tokenradar::store {
 
-// metrics.md "Labels".
-enum class Label {
-    provider,
-    model,
-    endpoint,
-    upstream_region,
-    client_region,
-    task,
-    source,
-    cache,
-    route,
-    api,
-    stream,
-};
+// The labels of metrics.md, from core's table (label_name, label_value).
+using ::tokenradar::Label;
 
-std::string_view label_name(Label label) noexcept;
-// The record's value of the label; `stream` is "true" or "false".
-std::string label_value(const Labels& labels, Label label);
 // "provider,model,task" -> labels, in that order. An unknown or repeated name is an error that
 // names it and lists the known ones.
 Result<std::vector<Label>> parse_labels(std::string_view comma_separated);

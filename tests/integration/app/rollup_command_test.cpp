@@ -103,7 +103,7 @@ class RollupCommand : public ::testing::Test {
         for (int i = 0; i < 30; ++i)
             records.push_back(record("fast", i, 100 + 10 * i, now - i * 360 * kSecondUs, ""));
         Measurement timeout = record("fast", 30, 0, now - 100 * kSecondUs, "");
-        timeout.status = "timeout_first_token";
+        timeout.status = RequestStatus::timeout_first_token;
         timeout.t = {};
         timeout.output_tokens.reset();
         records.push_back(timeout);

@@ -50,7 +50,7 @@ class StatsCommand : public ::testing::Test {
         for (int i = 1; i <= 4; ++i)
             records.push_back(record("fast", "chat", 100 * i, 20, 101, now - i * kMinuteUs));
         Measurement timeout = record("fast", "chat", 0, 0, 0, now - 5 * kMinuteUs);
-        timeout.status = "timeout_first_token";
+        timeout.status = RequestStatus::timeout_first_token;
         timeout.t.first_token.reset();
         timeout.t.last_token.reset();
         timeout.t.done.reset();

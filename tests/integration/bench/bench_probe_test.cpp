@@ -66,7 +66,7 @@ TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
                     {milliseconds(0), kUsageChunk + kDone}}));
     auto r = probe(server);
     const auto& m = r.record;
-    ASSERT_EQ(m.status, "ok") << r.error;
+    ASSERT_EQ(m.status, RequestStatus::ok) << r.error;
     EXPECT_EQ(m.response_id, "chatcmpl-x");
     // The role-only chunk came 60 ms before the first token (a loaded machine only adds).
     EXPECT_GE(ms(m.t.first_token, *m.t.first_chunk), 50);
@@ -86,7 +86,7 @@ TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
                     {milliseconds(80), openai_chunk(R"({"content":"42"})")},
                     {milliseconds(0), openai_chunk("{}", "\"stop\"") + kUsageChunk + kDone}}));
     auto m = probe(server).record;
-    ASSERT_EQ(m.status, "ok");
+    ASSERT_EQ(m.status, RequestStatus::ok);
     EXPECT_GE(ms(m.t.first_token, m.t.send), 25);
     const double reasoning_ms = ms(m.t.first_answer, *m.t.first_token);
     EXPECT_GE(reasoning_ms, 70);  // the answer came 80 ms after the reasoning
@@ -108,7 +108,7 @@ TEST(BenchProbe, CumulativeUsageAndSeveralTokensPerChunk) {
                     {milliseconds(30), gemini_chunk(" four five six", 6, false)},
                     {milliseconds(30), gemini_chunk(" seven eight nine", 9, true)}}));
     auto m = probe(server, dialect::Api::gemini).record;
-    ASSERT_EQ(m.status, "ok");
+    ASSERT_EQ(m.status, RequestStatus::ok);
     EXPECT_EQ(m.output_tokens, 9);  // the last cumulative value, not the sum
     EXPECT_EQ(m.prompt_tokens, 7);
     EXPECT_DOUBLE_EQ(*derive(m).tokens_per_chunk, 3.0);
@@ -120,7 +120,7 @@ TEST(BenchProbe, NoUsageMeansAnEstimateThatSaysSo) {
                                       {milliseconds(10), openai_chunk(R"({"content":"ijkl"})")},
                                       {milliseconds(0), openai_chunk("{}", "\"stop\"") + kDone}}));
     auto m = probe(server).record;
-    ASSERT_EQ(m.status, "ok");
+    ASSERT_EQ(m.status, RequestStatus::ok);
     EXPECT_EQ(m.token_source, TokenSource::estimate);
     EXPECT_EQ(m.output_tokens, 3);  // 12 bytes / 4
 }
@@ -131,7 +131,7 @@ TEST(BenchProbe, MalformedChunkIsAProtocolError) {
                     {milliseconds(5), sse(R"({"choices":[{"delta":{"content":"bro)")},
                     {milliseconds(5), kDone}}));
     auto r = probe(server);
-    EXPECT_EQ(r.record.status, "protocol_error");
+    EXPECT_EQ(r.record.status, RequestStatus::protocol_error);
     EXPECT_FALSE(r.error.empty());
 }
 
@@ -139,7 +139,7 @@ TEST(BenchProbe, DisconnectMidStreamIsAConnectionError) {
     ScriptedServer server(
         sse_script({{milliseconds(5), openai_chunk(R"({"content":"partial"})")}}, true));
     auto m = probe(server).record;
-    EXPECT_EQ(m.status, "connection_error");
+    EXPECT_EQ(m.status, RequestStatus::connection_error);
     EXPECT_TRUE(m.t.first_token.has_value());
 }
 
@@ -152,7 +152,7 @@ TEST(BenchProbe, RateLimitIsRecordedWithItsStatus) {
     script.headers.emplace_back("retry-after", "2");
     ScriptedServer server(script);
     auto r = probe(server);
-    EXPECT_EQ(r.record.status, "http_429");
+    EXPECT_EQ(r.record.status, RequestStatus::http(429));
     EXPECT_EQ(r.record.http_status, 429);
     EXPECT_NE(r.error.find("Rate limit reached"), std::string::npos);
     EXPECT_FALSE(r.record.t.first_token.has_value());
@@ -163,7 +163,7 @@ TEST(BenchProbe, FirstTokenTimeoutWhileOnlyPingsArrive) {
         sse_script({{milliseconds(0), openai_chunk(R"({"role":"assistant","content":""})")},
                     {milliseconds(3000), openai_chunk(R"({"content":"late"})")}}));
     auto m = probe(server).record;  // first-token timeout 2 s
-    EXPECT_EQ(m.status, "timeout_first_token");
+    EXPECT_EQ(m.status, RequestStatus::timeout_first_token);
 }
 
 // The spliced body is byte for byte what the dialect writes for the whole prompt, for every
@@ -247,7 +247,7 @@ TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
         boost::asio::io_context ioc;
         net::HttpClient client(ioc.get_executor());
         auto r = testing::run_sync(ioc, run_probe(client, target, request));
-        EXPECT_EQ(r.record.status, "http_500");
+        EXPECT_EQ(r.record.status, RequestStatus::http(500));
         const auto bodies = server.received_bodies();
         ASSERT_EQ(bodies.size(), 1u) << dialect::to_string(api);
         const auto body = boost::json::parse(bodies[0]).as_object();
@@ -312,7 +312,7 @@ TEST(BenchProbe, UnreachableHostIsAConnectionError) {
     boost::asio::io_context ioc;
     net::HttpClient client(ioc.get_executor());
     auto r = testing::run_sync(ioc, run_probe(client, target, request));
-    EXPECT_EQ(r.record.status, "connection_error");
+    EXPECT_EQ(r.record.status, RequestStatus::connection_error);
     EXPECT_NE(r.error.find("127.0.0.1:1"), std::string::npos);
 }
 

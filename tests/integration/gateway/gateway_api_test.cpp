@@ -275,7 +275,7 @@ TEST(GatewayApi, AnUpstreamRefusingTheGatewaysKeyIsABadGatewayNotTheClientsFault
         testing::post_json(gw.url("/v1/chat/completions"), chat("fast", true), bearer(kClientKey));
     EXPECT_EQ(f.status, 502u);
     EXPECT_THAT(f.body, HasSubstr("refused the gateway's credentials (HTTP 401)"));
-    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "http_401");
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::http(401));
 }
 
 TEST(GatewayApi, ServesTheDashboardFromMemoryWithCachingHeaders) {

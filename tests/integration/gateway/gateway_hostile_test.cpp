@@ -315,7 +315,7 @@ TEST(GatewayHostile, AGeminiOkInAnotherShapeIsAProtocolError) {
     GatewayFixture gw(keyless(upstream.base_url(), {}, "gemini"));
     auto f = testing::post_json(gw.url("/v1/chat/completions"), chat(false));
     EXPECT_EQ(f.status, 502u) << f.body;
-    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "protocol_error");
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::protocol_error);
 }
 
 }  // namespace

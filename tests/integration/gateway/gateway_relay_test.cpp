@@ -215,7 +215,7 @@ TEST(GatewayRelay, EveryDialectStreamsTheSameContentAsADirectCall) {
     auto records = gw.records().wait_for(3);
     ASSERT_EQ(records.size(), 3u);
     for (const auto& m : records) {
-        EXPECT_EQ(m.status, "ok");
+        EXPECT_EQ(m.status, RequestStatus::ok);
         EXPECT_EQ(m.labels.source, "gateway");
         EXPECT_EQ(m.output_tokens, 25);  // from the upstream's usage, requested by the gateway
         EXPECT_EQ(m.token_source, TokenSource::usage);
@@ -244,7 +244,7 @@ TEST(GatewayRelay, EveryDialectAnswersWholeResponsesLikeADirectCall) {
         EXPECT_EQ(response->finish_reason, dialect::FinishReason::length);
     }
     for (const auto& m : gw.records().wait_for(3)) {
-        EXPECT_EQ(m.status, "ok");
+        EXPECT_EQ(m.status, RequestStatus::ok);
         EXPECT_FALSE(m.labels.stream);
         EXPECT_EQ(m.output_tokens, 12);
     }
@@ -290,12 +290,12 @@ upstreams = ["dead/gpt-4o", "sim-openai/gpt-4o"]
     auto records = gw.records().wait_for(2);
     ASSERT_EQ(records.size(), 2u);
     EXPECT_EQ(records[0].labels.provider, "dead");
-    EXPECT_EQ(records[0].status, "connection_error");
+    EXPECT_EQ(records[0].status, RequestStatus::connection_error);
     EXPECT_EQ(records[0].attempt, 1);
-    EXPECT_EQ(records[0].labels.route, "primary");
-    EXPECT_EQ(records[1].status, "ok");
+    EXPECT_EQ(records[0].labels.route, Route::primary);
+    EXPECT_EQ(records[1].status, RequestStatus::ok);
     EXPECT_EQ(records[1].attempt, 2);
-    EXPECT_EQ(records[1].labels.route, "fallback");
+    EXPECT_EQ(records[1].labels.route, Route::fallback);
     EXPECT_EQ(records[0].request_id, records[1].request_id);
 }
 
@@ -343,10 +343,10 @@ upstreams = ["limited/m"]
     ASSERT_EQ(f.status, 200u) << f.body;
     auto records = gw.records().wait_for(3);
     ASSERT_EQ(records.size(), 3u);
-    EXPECT_EQ(records[0].status, "http_503");
-    EXPECT_EQ(records[1].status, "http_429");
-    EXPECT_EQ(records[2].status, "ok");
-    EXPECT_EQ(records[2].labels.route, "fallback");
+    EXPECT_EQ(records[0].status, RequestStatus::http(503));
+    EXPECT_EQ(records[1].status, RequestStatus::http(429));
+    EXPECT_EQ(records[2].status, RequestStatus::ok);
+    EXPECT_EQ(records[2].labels.route, Route::fallback);
 
     // With nothing to fall back to, the client gets the upstream's 429 and its retry-after.
     auto g = testing::post_json(gw.url("/v1/chat/completions"), chat_body("limited-only", true, 5));
@@ -354,7 +354,7 @@ upstreams = ["limited/m"]
     EXPECT_EQ(header(g, "retry-after"), "7");
     auto error = json::parse(g.body).as_object().at("error").as_object();
     EXPECT_EQ(error.at("message").as_string(), "slow down");
-    EXPECT_EQ(gw.records().wait_for(4).back().status, "http_429");
+    EXPECT_EQ(gw.records().wait_for(4).back().status, RequestStatus::http(429));
 }
 
 std::string chunk(std::string_view content) {
@@ -422,7 +422,7 @@ TEST(GatewayRelay, UpstreamDisconnectMidStreamEndsWithAWellFormedErrorEvent) {
     ASSERT_TRUE(s.error.has_value()) << f.body;
     EXPECT_TRUE(s.done);
     auto m = gw.records().wait_for(1).at(0);
-    EXPECT_EQ(m.status, "connection_error");
+    EXPECT_EQ(m.status, RequestStatus::connection_error);
     EXPECT_EQ(m.output_events, 2);
 }
 
@@ -456,7 +456,7 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     EXPECT_EQ(s.text.substr(0, 14), "token0 token1 ");
     EXPECT_EQ(s.text.size(),
               std::string("token0 ").size() * 10 + std::string("token10 ").size() * 50);
-    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "ok");
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::ok);
     const std::string metrics = metrics_text(gw);
     EXPECT_EQ(relayed_writes(metrics) - before, 2);
     // Buckets close around the 100 us bound, so a p99 can be placed next to it.
@@ -477,7 +477,7 @@ TEST(GatewayRelay, MalformedUpstreamChunkIsAProtocolError) {
     EXPECT_TRUE(s.all_json) << f.body;
     EXPECT_TRUE(s.error.has_value());
     EXPECT_TRUE(s.done);
-    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "protocol_error");
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::protocol_error);
 }
 
 TEST(GatewayRelay, TimeoutsOfEachPhaseEndTheStreamWithTheirStatus) {
@@ -521,7 +521,7 @@ upstreams = ["trickles/m"]
         const auto s = read_openai_stream(f.body);
         EXPECT_TRUE(s.all_json);
         EXPECT_TRUE(s.error.has_value()) << f.body;
-        EXPECT_EQ(gw.records().wait_for(++n).back().status, status);
+        EXPECT_EQ(to_string(gw.records().wait_for(++n).back().status), status);
     }
 }
 
@@ -573,7 +573,7 @@ TEST(GatewayRelay, ClientDisconnectEndsANonStreamedRelayAtOnce) {
     const auto records = gw.records().wait_for(1, milliseconds(5000));
     ASSERT_EQ(records.size(), 1u);
     EXPECT_LT(ns_to_ms(steady_now_ns() - t0), 1000);  // not when the upstream body ends (3 s)
-    EXPECT_EQ(records[0].status, "cancelled");
+    EXPECT_EQ(records[0].status, RequestStatus::cancelled);
 }
 
 TEST(GatewayRelay, ClientDisconnectCancelsTheUpstreamAtOnce) {
@@ -598,7 +598,7 @@ TEST(GatewayRelay, ClientDisconnectCancelsTheUpstreamAtOnce) {
     }
     EXPECT_EQ(sim.server().stats().running, 0);
     EXPECT_LT(ns_to_ms(steady_now_ns() - t0), 500);  // long before the 6 s the stream needed
-    EXPECT_EQ(gw.records().wait_for(1).at(0).status, "cancelled");
+    EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::cancelled);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ upstreams = ["sim/gpt-4o"]
             request.task = "chat";
             request.request_id = "r" + std::to_string(i);
             auto result = testing::run_sync(ioc, bench::run_probe(client, target, request));
-            EXPECT_EQ(result.record.status, "ok") << result.error;
+            EXPECT_EQ(result.record.status, RequestStatus::ok) << result.error;
             client_side[result.record.response_id] = result.record;
         }
         auto records = gw.records().wait_for(static_cast<std::size_t>(kRequests * (batch + 1)));

@@ -406,7 +406,7 @@ TEST(ObservatoryQueries, LeaderboardGivesTheSubmittedRecordsNumbers) {
     auto failed = batch(0, 2, "flaky");
     for (auto& m : failed) {
         m.request_id += "-flaky";  // team-a's req-0 and req-1 are stored already
-        m.status = "http_500";
+        m.status = RequestStatus::http(500);
         m.http_status = 500;
         m.t = {};
         m.output_tokens.reset();
@@ -603,11 +603,11 @@ TEST(ObservatoryIngest, APublicSubmissionSayingGatewayDoesNotChangeTheGatewayCou
     for (std::size_t i = 0; i < forged.size(); ++i) {
         Measurement& m = forged[i];
         m.labels.source = "gateway";
-        m.labels.route = "fallback";
-        m.labels.cache = "exact";
+        m.labels.route = Route::fallback;
+        m.labels.cache = Cache::exact;
         m.attempt = 1 + static_cast<int>(i % 2);
         if (i % 3 == 0) {
-            m.status = "http_500";
+            m.status = RequestStatus::http(500);
             m.http_status = 500;
         }
     }

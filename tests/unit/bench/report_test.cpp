@@ -31,7 +31,7 @@ TEST(Report, SummarisesSuccessesAndCountsFailures) {
     std::vector<Measurement> records;
     for (int i = 1; i <= 9; ++i) records.push_back(ok_record(100.0 * i, 20, 11));
     Measurement failed;
-    failed.status = "http_429";
+    failed.status = RequestStatus::http(429);
     records.push_back(failed);
     auto r = summarize_target("t", records);
     EXPECT_EQ(r.requests, 10u);

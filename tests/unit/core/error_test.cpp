@@ -15,17 +15,6 @@ TEST(Error, MapsToHttpStatus) {
     EXPECT_EQ(http_status(make_error_code(Errc::connect_failed)), 502);
 }
 
-TEST(Error, StatusNamesFollowMetricsSpec) {
-    EXPECT_EQ(status_name({}), "ok");
-    EXPECT_EQ(status_name(make_error_code(Errc::timeout_connect)), "timeout_connect");
-    EXPECT_EQ(status_name(make_error_code(Errc::timeout_headers)), "timeout_first_token");
-    EXPECT_EQ(status_name(make_error_code(Errc::timeout_idle)), "timeout_idle");
-    EXPECT_EQ(status_name(make_error_code(Errc::protocol_error)), "protocol_error");
-    EXPECT_EQ(status_name(make_error_code(Errc::cancelled)), "cancelled");
-    EXPECT_EQ(status_name(boost::system::error_code(104, boost::system::system_category())),
-              "connection_error");
-}
-
 TEST(Error, OpenAiBodyIsValidJsonWithEscapedMessage) {
     auto body = openai_error_body(Errc::rate_limited, "slow \"down\"\n");
     auto v = boost::json::parse(body);

@@ -27,8 +27,8 @@ Measurement attempt(std::string provider, std::string model, std::string status,
     Measurement m;
     m.labels.provider = std::move(provider);
     m.labels.model = std::move(model);
-    m.labels.route = "primary";
-    m.status = std::move(status);
+    m.labels.route = Route::primary;
+    m.status = parse_request_status(status).value();
     m.t.send = 1'000'000'000;
     m.t.done = m.t.send + 20'000'000;
     if (first_token_ms) m.t.first_token = m.t.send + *first_token_ms * 1'000'000;

@@ -14,13 +14,13 @@ double p(const Aggregate& a, Metric m, double q) { return a.sketch(m).quantile(q
 TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
     Aggregate a;
     Measurement ok = record("p", 0, 250);
-    ok.labels.cache = "exact";
+    ok.labels.cache = Cache::exact;
     ok.overhead_ns = 40'000;
     a.add(ok);
     Measurement failed = record("p", 0, 900);
-    failed.status = "http_429";
+    failed.status = RequestStatus::http(429);
     failed.attempt = 2;
-    failed.labels.route = "fallback";
+    failed.labels.route = Route::fallback;
     a.add(failed);
     EXPECT_EQ(a.samples, 2u);
     EXPECT_EQ(a.first_attempts, 1u);
@@ -56,7 +56,7 @@ TEST(Aggregate, MergeIsItsTwoHalvesAndShrinkChangesNothing) {
     Aggregate b;
     for (int i = 0; i < 10; ++i) a.add(record("p", 0, 100 + i));
     Measurement failed = record("p", 0, 900);
-    failed.status = "timeout_total";
+    failed.status = RequestStatus::timeout_total;
     b.add(failed);
     for (int i = 0; i < 5; ++i) b.add(record("p", 0, 3000 + i));
     Aggregate whole = a;
@@ -79,7 +79,7 @@ TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
     Aggregate a;
     for (int i = 0; i < 50; ++i) a.add(record("p", 0, 100 + i));
     Measurement t = record("p", 0, 1);
-    t.status = "timeout_first_token";
+    t.status = RequestStatus::timeout_first_token;
     a.add(t);
     const auto bytes = a.encode();
     auto back = Aggregate::decode(bytes);

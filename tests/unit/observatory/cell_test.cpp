@@ -6,9 +6,9 @@ namespace tokenradar::observatory {
 namespace {
 
 TEST(Cell, LabelNamesRoundTrip) {
-    for (Label label : kAllLabels) EXPECT_EQ(parse_label(label_name(label)), label);
-    EXPECT_EQ(parse_label("endpoint"), std::nullopt);
-    EXPECT_EQ(parse_label(""), std::nullopt);
+    for (Label label : kCellLabels) EXPECT_EQ(parse_cell_label(label_name(label)), label);
+    EXPECT_EQ(parse_cell_label("endpoint"), std::nullopt);
+    EXPECT_EQ(parse_cell_label(""), std::nullopt);
 }
 
 TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
@@ -26,9 +26,23 @@ TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
     EXPECT_EQ(key.value(Label::provider), "openai");
     EXPECT_EQ(key.value(Label::client_region), "eu-west");
     EXPECT_EQ(key.value(Label::stream), "false");
-    l.cache = "exact";  // counted inside a cell, not part of its key
+    EXPECT_TRUE(key.matches(l));
+    l.cache = Cache::exact;  // counted inside a cell, not part of its key
     l.endpoint = "other";
     EXPECT_EQ(CellKey::of(l), key);
+    EXPECT_TRUE(key.matches(l));
+    l.stream = true;
+    EXPECT_FALSE(key.matches(l));
+    EXPECT_LT(key, CellKey::of(l));  // cells sort as before: stream false before true
+}
+
+TEST(Cell, CellLabelsComeFromTheLabelTableInSlotOrder) {
+    EXPECT_EQ(kCellLabels,
+              (std::array{Label::provider, Label::model, Label::task, Label::source, Label::api,
+                          Label::upstream_region, Label::client_region, Label::stream}));
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) EXPECT_EQ(cell_slot(kCellLabels[i]), i);
+    EXPECT_FALSE(is_cell_label(Label::cache));
+    EXPECT_EQ(parse_cell_label("route"), std::nullopt);
 }
 
 TEST(Cell, LabelValuesAllowPrintableTextAndMarkup) {

@@ -137,9 +137,9 @@ TEST(QueryApi, GatewayCountsOnlyGatewayRecords) {
     for (int i = 0; i < 30; ++i) {
         Measurement m = rec("m", kNow - kHourUs + i, 100);
         m.overhead_ns = 50'000;
-        m.labels.cache = i < 6 ? "exact" : "miss";
-        if (i >= 27) m.attempt = 2, m.labels.route = "fallback";
-        if (i < 2) m.status = "timeout_first_token";
+        m.labels.cache = i < 6 ? Cache::exact : Cache::miss;
+        if (i >= 27) m.attempt = 2, m.labels.route = Route::fallback;
+        if (i < 2) m.status = RequestStatus::timeout_first_token;
         records.push_back(m);
     }
     auto bench = series("m", kNow - kHourUs, 50, 100);

@@ -25,7 +25,7 @@ RequestError fails(std::string_view target, const ParamLimits& limits = {}) {
 }
 
 const std::vector<std::string>& allowed(const ApiRequest& r, Label l) {
-    return r.filter.allowed[static_cast<std::size_t>(l)];
+    return r.filter.allowed[cell_slot(l)];
 }
 
 TEST(QueryParams, DefaultsFollowTheDocument) {

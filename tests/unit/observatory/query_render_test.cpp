@@ -37,7 +37,7 @@ Aggregate failures(int n, std::string status) {
     Aggregate a;
     for (int i = 0; i < n; ++i) {
         Measurement m = record("p", kDay0, 1);
-        m.status = status;
+        m.status = parse_request_status(status).value();
         a.add(m);
     }
     return a;
@@ -223,12 +223,12 @@ TEST(QueryRender, GatewayCounts) {
     for (int i = 0; i < 40; ++i) {
         Measurement m = record("p", kDay0, 100);
         m.overhead_ns = 40'000 + i * 1000;  // 0.040 .. 0.079 ms
-        m.labels.cache = i < 10 ? "exact" : "miss";
+        m.labels.cache = i < 10 ? Cache::exact : Cache::miss;
         if (i >= 35) {
             m.attempt = 2;
-            m.labels.route = "fallback";
+            m.labels.route = Route::fallback;
         }
-        if (i < 3) m.status = "http_429";
+        if (i < 3) m.status = RequestStatus::http(429);
         a.add(m);
     }
     groups[GroupKey{{}, -1}] = a;
@@ -298,9 +298,9 @@ TEST(QueryRender, HeatmapMergesUtcHoursIntoLocalSlots) {
 }
 
 TEST(QueryRender, Labels) {
-    std::array<std::vector<std::string>, kLabelCount> labels;
-    labels[static_cast<std::size_t>(Label::provider)] = {"a", "b"};
-    labels[static_cast<std::size_t>(Label::stream)] = {"true"};
+    std::array<std::vector<std::string>, kCellLabelCount> labels;
+    labels[cell_slot(Label::provider)] = {"a", "b"};
+    labels[cell_slot(Label::stream)] = {"true"};
     const auto body = parse(render_labels(request(Endpoint::labels), labels));
     EXPECT_EQ(body.at("labels").at("provider").as_array().size(), 2u);
     EXPECT_EQ(body.at("labels").at("stream").at(0).as_string(), "true");
@@ -358,7 +358,7 @@ TEST(QueryRender, AnswersHoldAtMostTheirLimitAndSayWhenTheyWereCut) {
     EXPECT_EQ(hm.at("cells").as_array().size(), 2u * 3u);  // two models, three hours each
     EXPECT_TRUE(hm.at("truncated").as_bool());
 
-    std::array<std::vector<std::string>, kLabelCount> labels;
+    std::array<std::vector<std::string>, kCellLabelCount> labels;
     for (std::size_t i = 0; i < kMaxLabelValuesShown + 1; ++i)
         labels[1].push_back(std::to_string(i));
     const auto l = parse(render_labels(request(Endpoint::labels), labels));

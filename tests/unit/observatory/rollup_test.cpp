@@ -167,9 +167,8 @@ TEST(RollupIndex, DirtyHoursReloadIntoTheSameAnswers) {
     EXPECT_EQ(index.query(q), reloaded.query(q));
     EXPECT_EQ(index.generation(), generation);
     const auto labels = reloaded.labels(kDay0, kDay0 + kHourUs);
-    EXPECT_EQ(labels[static_cast<std::size_t>(Label::provider)],
-              (std::vector<std::string>{"a", "b"}));
-    EXPECT_EQ(labels[static_cast<std::size_t>(Label::stream)], (std::vector<std::string>{"true"}));
+    EXPECT_EQ(labels[cell_slot(Label::provider)], (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(labels[cell_slot(Label::stream)], (std::vector<std::string>{"true"}));
 }
 
 TEST(RollupIndex, HourRetentionDropsOldHours) {
@@ -238,7 +237,7 @@ std::vector<Measurement> mixed_records(int n, std::uint64_t seed, std::int64_t f
         m.labels.task = (r >> 16) % 2 ? "chat" : "code";
         m.labels.client_region = (r >> 24) % 2 ? "eu" : "us";
         m.labels.stream = (r >> 32) % 4 != 0;
-        if ((r >> 40) % 50 == 0) m.status = "http_429";
+        if ((r >> 40) % 50 == 0) m.status = RequestStatus::http(429);
         records.push_back(std::move(m));
     }
     return records;
@@ -249,7 +248,7 @@ std::vector<Measurement> mixed_records(int n, std::uint64_t seed, std::int64_t f
 // the test. `key` maps a cell group to the query's group; `bucket` a bucket to its own.
 Groups reference(const RollupIndex& index, Query q,
                  const std::function<std::optional<GroupKey>(const GroupKey&)>& key) {
-    q.by = {kAllLabels.begin(), kAllLabels.end()};
+    q.by = {kCellLabels.begin(), kCellLabels.end()};
     q.by_bucket = true;
     q.bucket_key = nullptr;
     Groups out;

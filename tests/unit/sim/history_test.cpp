@@ -256,14 +256,16 @@ rate_malformed = 0.1
     const auto records = generate_all(profile, options);
     std::map<std::string, int> statuses;
     for (const auto& m : records) {
-        ++statuses[m.status];
-        if (m.status == "http_429" || m.status == "http_503") {
-            EXPECT_EQ(m.http_status, m.status == "http_429" ? 429 : 503);
+        ++statuses[std::string(to_string(m.status))];
+        if (m.status == RequestStatus::http(429) || m.status == RequestStatus::http(503)) {
+            EXPECT_EQ(m.http_status, m.status.http_code());
             EXPECT_FALSE(m.t.first_token);
             EXPECT_FALSE(m.output_tokens);
             EXPECT_EQ(*m.t.done, 100'000'000);  // the error answers after the network delay
         }
-        if ((m.status == "connection_error" || m.status == "protocol_error") && m.labels.stream) {
+        if ((m.status == RequestStatus::connection_error ||
+             m.status == RequestStatus::protocol_error) &&
+            m.labels.stream) {
             // Cut mid-stream: some tokens arrived, counted by estimate, fewer than asked.
             EXPECT_EQ(m.token_source, TokenSource::estimate);
             EXPECT_LT(*m.output_tokens, 40);

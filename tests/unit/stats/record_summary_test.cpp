@@ -26,7 +26,7 @@ TEST(RecordSummary, SuccessesGivePercentilesFailuresCountAsInfinity) {
     RecordSummarizer s;
     for (int i = 1; i <= 19; ++i) s.add(ok_record(10 * i, 20, 11));  // TTFT 10..190 ms
     Measurement failed;
-    failed.status = "timeout_first_token";
+    failed.status = RequestStatus::timeout_first_token;
     s.add(failed);
     Measurement estimated = ok_record(1000, 25, 5);
     estimated.token_source = TokenSource::estimate;
@@ -76,7 +76,7 @@ TEST(RecordSummary, CellsAndJson) {
 
     std::vector<Measurement> records{ok_record(250, 20, 3)};
     Measurement failed;
-    failed.status = "http_503";
+    failed.status = RequestStatus::http(503);
     records.push_back(failed);
     boost::json::object o;
     put_json(o, summarize_records(records));

@@ -188,7 +188,7 @@ TEST(SqliteStore, EveryFieldRoundTrips) {
     std::vector<Measurement> records{full_record(1), bare_record(1'764'460'800'000'100),
                                      full_record(2)};
     records[2].token_source = TokenSource::usage;
-    records[2].status = "http_429";
+    records[2].status = RequestStatus::http(429);
     records[2].http_status = 429;
     records[2].t.first_answer.reset();  // a mix of present and absent stamps
     records[2].reasoning_tokens.reset();

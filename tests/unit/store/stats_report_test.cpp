@@ -51,7 +51,7 @@ TEST(StatsReport, ParsesLabelNames) {
     }
     Labels values;
     values.stream = false;
-    values.cache = "exact";
+    values.cache = Cache::exact;
     EXPECT_EQ(label_value(values, Label::stream), "false");
     EXPECT_EQ(label_value(values, Label::cache), "exact");
 }
@@ -69,7 +69,7 @@ TEST(StatsReport, GroupsByLabelValuesSortedByKey) {
     groups.add(record("a", "m1", 100, 10, 11));
     groups.add(record("a", "m2", 200, 10, 11));
     Measurement failed = record("a", "m1", 0, 0, 0);
-    failed.status = "http_500";
+    failed.status = RequestStatus::http(500);
     groups.add(failed);
     auto reports = groups.finish();
     ASSERT_EQ(reports.size(), 2u);
@@ -92,7 +92,7 @@ class StatsReportFromStore : public ::testing::Test {
         for (int i = 1; i <= 10; ++i)
             records.push_back(record("gpt", "gpt-4o", 100 * i, 20, 101, 5000 + i));
         Measurement limited = record("gpt", "gpt-4o", 0, 0, 0, 5011);
-        limited.status = "http_429";
+        limited.status = RequestStatus::http(429);
         records.push_back(limited);
         // claude: two requests, one with an estimated token count.
         records.push_back(record("claude", "sonnet", 300, 25, 41, 5001));
