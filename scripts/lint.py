@@ -129,9 +129,11 @@ def check_tidy(args):
         obj = argv[argv.index("-o") + 1] if "-o" in argv else ""
         if obj not in deps:
             return None  # not built yet: no dependency list, always check
-        h = hashlib.sha256(version.encode() + config + unit["command"].encode())
+        # Paths relative to the checkout, so a fresh clone of the same tree hits the cache.
+        root = str(ROOT) + "/"
+        h = hashlib.sha256(version.encode() + config + unit["command"].replace(root, "").encode())
         for path in [unit["file"], *sorted(deps[obj])]:
-            h.update(path.encode() + digest_file(path, memo).encode())
+            h.update(path.replace(root, "").encode() + digest_file(path, memo).encode())
         return h.hexdigest()
 
     todo = []

@@ -17,7 +17,9 @@ void prefault(void* data, std::size_t bytes) noexcept {
     const std::uintptr_t end = begin + bytes;
     const std::uintptr_t huge_begin = (begin + kHuge - 1) / kHuge * kHuge;
     const std::uintptr_t huge_end = end / kHuge * kHuge;
+    // Page addresses are arithmetic on the allocation's address by nature.
     if (huge_begin < huge_end) {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr)
         ::madvise(reinterpret_cast<void*>(huge_begin), huge_end - huge_begin, MADV_HUGEPAGE);
     }
     // Populating maps pages as if written without changing their contents, so the pages at the
@@ -25,6 +27,7 @@ void prefault(void* data, std::size_t bytes) noexcept {
     const std::uintptr_t page_begin = begin / kPage * kPage;
     const std::uintptr_t page_end = (end + kPage - 1) / kPage * kPage;
     if (page_begin < page_end) {
+        // NOLINTNEXTLINE(performance-no-int-to-ptr)
         ::madvise(reinterpret_cast<void*>(page_begin), page_end - page_begin, MADV_POPULATE_WRITE);
     }
 }

@@ -31,6 +31,8 @@ struct PrefaultedAllocator {
 
     PrefaultedAllocator() = default;
     template <class U>
+    // Implicit, as the allocator requirements ask (rebinding copies convert).
+    // NOLINTNEXTLINE(google-explicit-constructor)
     PrefaultedAllocator(const PrefaultedAllocator<U>&) noexcept {}
 
     T* allocate(std::size_t n) {

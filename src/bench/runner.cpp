@@ -38,7 +38,7 @@ double cpu_seconds() {
     return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-void log_failure(std::exception_ptr e) {
+void log_failure(const std::exception_ptr& e) {
     if (!e) return;
     try {
         std::rethrow_exception(e);
@@ -75,6 +75,7 @@ struct Lane {
 // The lanes' records as one list in completion order.
 std::vector<Measurement> merge_records(std::vector<std::unique_ptr<Lane>>& lanes) {
     std::vector<LaneRecords*> records;
+    records.reserve(lanes.size());
     for (auto& lane : lanes) records.push_back(&lane->records);
     return LaneRecords::merge(records);
 }

@@ -232,7 +232,7 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
     co_await writer.send(status, "application/json", std::move(body), headers);
 }
 
-Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h,
+Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& cfg, GatewayHooks h,
                     Metrics& m)
     : config(cfg),
       hooks(std::move(h)),
@@ -261,8 +261,9 @@ Gateway::Impl::Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, Gat
     }
 }
 
-Gateway::Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, GatewayHooks hooks)
-    : impl_(std::make_unique<Impl>(std::move(ex), config, std::move(hooks), metrics_)) {}
+Gateway::Gateway(const net::asio::any_io_executor& ex, const GatewayConfig& config,
+                 GatewayHooks hooks)
+    : impl_(std::make_unique<Impl>(ex, config, std::move(hooks), metrics_)) {}
 
 Gateway::~Gateway() = default;
 

@@ -17,7 +17,8 @@ namespace tokenradar::gateway {
 using net::asio::awaitable;
 
 struct Gateway::Impl {
-    Impl(net::asio::any_io_executor ex, const GatewayConfig& cfg, GatewayHooks h, Metrics& m);
+    Impl(const net::asio::any_io_executor& ex, const GatewayConfig& cfg, GatewayHooks h,
+         Metrics& m);
 
     GatewayConfig config;
     GatewayHooks hooks;

@@ -188,7 +188,7 @@ awaitable<Answer> await_commit(std::shared_ptr<HttpApi::Impl> impl, Submitted su
 // X-Forwarded-For names (net/forwarded.hpp).
 std::string client_address(const HttpApi::Impl& impl, const net::Request& request,
                            const net::ResponseWriter& writer) {
-    const std::string peer = writer.remote_address();
+    std::string peer = writer.remote_address();
     if (impl.config.trusted_proxies.empty()) return peer;
     std::string forwarded_for;
     const auto [first, last] = request.equal_range("x-forwarded-for");
@@ -372,16 +372,16 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
 
 void HttpApi::metrics(PrometheusText& out) const {
     const Impl& i = *impl_;
-    constexpr auto r = std::memory_order_relaxed;
+    constexpr auto kRelaxed = std::memory_order_relaxed;
     constexpr std::string_view kRequests = "tokenradar_ingest_requests_total";
     out.family(kRequests, MetricType::counter, "POST /api/v1/measurements by outcome.");
-    out.sample(kRequests, {{"outcome", "ok"}}, i.requests_ok.load(r));
-    out.sample(kRequests, {{"outcome", "refused"}}, i.requests_refused.load(r));
+    out.sample(kRequests, {{"outcome", "ok"}}, i.requests_ok.load(kRelaxed));
+    out.sample(kRequests, {{"outcome", "refused"}}, i.requests_refused.load(kRelaxed));
     constexpr std::string_view kRecords = "tokenradar_ingest_records_total";
     out.family(kRecords, MetricType::counter, "Submitted records by outcome.");
-    out.sample(kRecords, {{"outcome", "accepted"}}, i.records_accepted.load(r));
-    out.sample(kRecords, {{"outcome", "duplicate"}}, i.records_duplicate.load(r));
-    out.sample(kRecords, {{"outcome", "rejected"}}, i.records_rejected.load(r));
+    out.sample(kRecords, {{"outcome", "accepted"}}, i.records_accepted.load(kRelaxed));
+    out.sample(kRecords, {{"outcome", "duplicate"}}, i.records_duplicate.load(kRelaxed));
+    out.sample(kRecords, {{"outcome", "rejected"}}, i.records_rejected.load(kRelaxed));
     constexpr std::string_view kBudget = "tokenradar_ingest_label_budget_rejected_total";
     out.family(kBudget, MetricType::counter,
                "Submitted records rejected for new label values or combinations over "

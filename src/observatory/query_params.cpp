@@ -102,6 +102,7 @@ std::string joined(const std::vector<std::string_view>& names) {
 
 std::string label_list() {
     std::vector<std::string_view> names;
+    names.reserve(kCellLabels.size());
     for (Label l : kCellLabels) names.push_back(label_name(l));
     return joined(names);
 }

@@ -330,7 +330,7 @@ std::string render_heatmap(const ApiRequest& req, const Groups& groups, const cc
         if (slot == slots.end()) {
             slot = slots.emplace(key.bucket_us, local_slot(key.bucket_us, kHourUs, zone)).first;
         }
-        HeatKey cell{by_model && key.labels.size() > 0 ? key.labels[0] : std::string(),
+        HeatKey cell{by_model && !key.labels.empty() ? key.labels[0] : std::string(),
                      by_model && key.labels.size() > 1 ? key.labels[1] : std::string(),
                      by_model ? 0 : slot->second.weekday, slot->second.hour};
         // Only the chosen metric is merged: a fifth of Aggregate::merge's work. Merging

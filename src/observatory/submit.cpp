@@ -118,7 +118,7 @@ Result<SubmitOutcome> submit_records_blocking(net::asio::io_context& io, net::Ht
                                               SubmitOptions options) {
     Result<SubmitOutcome> result = Error(Errc::internal, "submission did not finish");
     net::asio::co_spawn(io, submit_records(client, std::move(target), std::move(records), options),
-                        [&result](std::exception_ptr e, Result<SubmitOutcome> r) {
+                        [&result](const std::exception_ptr& e, Result<SubmitOutcome> r) {
                             if (!e) result = std::move(r);
                         });
     io.run();

@@ -83,8 +83,12 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         gateway::RecordSink also = std::move(hooks.sink);
         hooks.sink = [w, forwarder, also](Measurement&& m) {
             if (forwarder != nullptr) forwarder->push(m);
-            if (also) also(w != nullptr ? Measurement(m) : std::move(m));
-            if (w != nullptr) w->try_push(std::move(m));
+            if (w == nullptr) {
+                if (also) also(std::move(m));
+                return;
+            }
+            if (also) also(Measurement(m));
+            w->try_push(std::move(m));
         };
     }
     if (keeper_) {

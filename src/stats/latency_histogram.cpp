@@ -8,7 +8,8 @@ namespace tokenradar::stats {
 
 std::size_t LatencyHistogram::bucket_of(std::uint64_t us) noexcept {
     if (us < kLinear) return static_cast<std::size_t>(us);
-    const int octave = static_cast<int>(std::bit_width(us)) - 11;  // us in [2^(10+octave), 2^(11+octave))
+    const int octave =
+        static_cast<int>(std::bit_width(us)) - 11;  // us in [2^(10+octave), 2^(11+octave))
     if (octave >= static_cast<int>(kOctaves)) return kBuckets - 1;
     const std::uint64_t base = std::uint64_t{1} << (10 + octave);
     const std::uint64_t sub = (us - base) * kSubBuckets / base;

@@ -50,7 +50,8 @@ struct GatewayHooks {
 
 class Gateway {
   public:
-    Gateway(net::asio::any_io_executor ex, const GatewayConfig& config, GatewayHooks hooks = {});
+    Gateway(const net::asio::any_io_executor& ex, const GatewayConfig& config,
+            GatewayHooks hooks = {});
     ~Gateway();
     Gateway(const Gateway&) = delete;
     Gateway& operator=(const Gateway&) = delete;

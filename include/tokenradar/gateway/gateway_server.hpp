@@ -21,7 +21,7 @@ namespace tokenradar::gateway {
 
 class GatewayServer {
   public:
-    GatewayServer(GatewayConfig config, GatewayHooks hooks = {});
+    explicit GatewayServer(GatewayConfig config, GatewayHooks hooks = {});
     ~GatewayServer();  // stops with no grace and joins
     GatewayServer(const GatewayServer&) = delete;
     GatewayServer& operator=(const GatewayServer&) = delete;

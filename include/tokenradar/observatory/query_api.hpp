@@ -48,7 +48,7 @@ struct ApiResponse {
 
 class QueryApi {
   public:
-    QueryApi(const RollupIndex& index, QueryApiOptions options = {});
+    explicit QueryApi(const RollupIndex& index, QueryApiOptions options = {});
     ~QueryApi();
     QueryApi(const QueryApi&) = delete;
     QueryApi& operator=(const QueryApi&) = delete;

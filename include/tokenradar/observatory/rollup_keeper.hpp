@@ -31,7 +31,7 @@ struct RollupKeeperOptions {
 
 class RollupKeeper final : public store::WriteListener {
   public:
-    RollupKeeper(std::shared_ptr<RollupIndex> index, RollupKeeperOptions options = {});
+    explicit RollupKeeper(std::shared_ptr<RollupIndex> index, RollupKeeperOptions options = {});
 
     void started(store::MeasurementStore& store) override;
     void written(store::MeasurementStore& store, std::span<const Measurement> stored) override;

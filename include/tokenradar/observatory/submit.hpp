@@ -70,7 +70,7 @@ class Forwarder {
         std::uint64_t accepted = 0, duplicates = 0, rejected = 0, dropped = 0, failed = 0;
     };
 
-    Forwarder(SubmitTarget target, ForwarderOptions options = {});
+    explicit Forwarder(SubmitTarget target, ForwarderOptions options = {});
     ~Forwarder();
     Forwarder(const Forwarder&) = delete;
     Forwarder& operator=(const Forwarder&) = delete;
