@@ -56,7 +56,7 @@ std::string allocator() {
 // reuse memory already mapped: faulting in and zero-filling fresh pages for every body was
 // 10-25% of a server's CPU under ingestion (bench/observatory).
 // - mimalloc returns a freed page to the OS 25 ms after its last use by default: 1 s instead
-//   (16.9 -> 12.8 us of server CPU per record; MIMALLOC_DECOMMIT_DELAY still overrides).
+//   (docs/NOTES.md "Build and toolchain traps"; MIMALLOC_DECOMMIT_DELAY still overrides).
 // - glibc maps every block above its mmap threshold (128 KiB, raised only as such blocks are
 //   freed) afresh and unmaps it on free: up to 32 MiB (its ceiling) come from the heap
 //   instead, and up to 128 MiB of freed heap is kept for the next body rather than trimmed.

@@ -17,8 +17,8 @@ constexpr std::array<double, 14> kDurationBounds{0.01, 0.02, 0.04, 0.08,  0.16, 
 constexpr std::array<double, 12> kOverheadBounds{
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1};
 
-// Relaying one chunk costs microseconds; the bound is 100 us at p99, so the buckets
-// around it are finer (75 and 150 us): a write wakes the client, ~50 us on a small VM.
+// Relaying one chunk costs microseconds and the relay's bound is 100 us at p99, so the buckets
+// around it are finer (75 and 150 us). Measured delays: docs/NOTES.md "Performance facts".
 constexpr std::array<double, 14> kRelayBounds{0.000005, 0.00001, 0.000025, 0.00005, 0.000075,
                                               0.0001,   0.00015, 0.00025,  0.0005,  0.001,
                                               0.0025,   0.005,   0.01,     0.1};

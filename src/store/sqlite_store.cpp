@@ -160,8 +160,8 @@ class Reader {
 };
 
 // Parameters per record in an INSERT, and records per multi-row INSERT of those measured here
-// (no client id): 16 took the CPU per record 3.0 -> 2.5 us (alternated builds,
-// BM_SqliteStore_Insert/2048; bench/README.md, "The measurement store").
+// (no client id): 16 rows cut the CPU per record by a sixth (bench/README.md, "The
+// measurement store", BM_SqliteStore_Insert/2048).
 constexpr std::size_t kBoundColumns = kRecordColumns.size() + kDerivedColumns.size();
 constexpr std::size_t kRowsPerInsert = 16;
 // Within SQLite's oldest default limit on parameters, whatever this build's limit is.

@@ -459,7 +459,7 @@ TEST(GatewayRelay, AStreamReadAtOnceLeavesInTwoWritesFirstTokenThenTheRestWithTh
     EXPECT_EQ(gw.records().wait_for(1).at(0).status, RequestStatus::ok);
     const std::string metrics = metrics_text(gw);
     EXPECT_EQ(relayed_writes(metrics) - before, 2);
-    // Buckets close around the 100 us bound, so a p99 can be placed next to it.
+    // Buckets close around the relay's 100 us bound, so a p99 can be placed next to it.
     for (const char* bound : {"7.5e-05", "0.0001", "0.00015"}) {
         EXPECT_NE(
             metrics.find(fmt::format("tokenradar_relay_delay_seconds_bucket{{le=\"{}\"}}", bound)),

@@ -1,7 +1,7 @@
 // kill -9 of a process writing through a BatchWriter: the database opens cleanly afterwards,
 // every stored record is intact, the records form an unbroken prefix of what was pushed, and
-// the newest one is at most about one flush interval older than the kill (the issue's "kill
-// -9 loses at most the last flush interval: measure and state it").
+// the newest one is at most about one flush interval older than the kill (src/store/README.md
+// states the loss window this measures).
 
 #include "../../support/store_records.hpp"
 #include <signal.h>
