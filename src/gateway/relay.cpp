@@ -148,6 +148,47 @@ awaitable<bool> flush_to_client(Gateway::Impl& gw, ClientStream& stream,
     co_return true;
 }
 
+// Until the first token is out, a piece is decoded an event at a time ("\n\n"-framed; the
+// parser is incremental, so any split is safe) and written as soon as the first token is
+// decoded: decoding the rest of the piece (up to ~70 events of the sim's) would hold the
+// client's first token back. After it, the whole rest at once.
+std::string_view next_part(std::string_view rest, bool first_token_out) {
+    if (first_token_out) return rest;
+    const auto end = rest.find("\n\n");
+    return end == std::string_view::npos ? rest : rest.substr(0, end + 2);
+}
+
+// The record's status once the stream is over, and the stream's last events (an error event
+// when it failed) appended to `out`, which holds what is not written yet.
+RequestStatus end_of_stream(const Attempt& a, const dialect::StreamAccumulator& acc,
+                            dialect::StreamTranslator& translator,
+                            const std::optional<Error>& failure, bool client_gone,
+                            std::string& out) {
+    RequestStatus status = RequestStatus::ok;
+    if (client_gone) {
+        status = RequestStatus::cancelled;
+    } else if (failure) {
+        status = status_of(failure->code);
+        spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
+                     failure->message);
+        translator.fail(errc_of(*failure, Errc::connection_error),
+                        fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
+    } else if (const auto& in_stream = acc.error()) {
+        status = RequestStatus::http(dialect::error_http_status(a.provider.api, in_stream->code));
+        translator.finish(out);
+    } else if (!acc.saw_done()) {
+        status = RequestStatus::protocol_error;
+        translator.fail(Errc::protocol_error,
+                        fmt::format("upstream {}: the stream ended without its terminal event",
+                                    a.provider.name),
+                        out);
+    } else {
+        translator.finish(out);
+    }
+    if (failure || acc.error()) a.provider.key.redact_in(out);  // messages may quote upstream bytes
+    return status;
+}
+
 // Relays an upstream stream to the client. Returns the record's status. With `head` set the
 // client's response head has not been sent yet: it leaves with the first piece's events in
 // one write (the upstream's first bytes came with its head, so that read does not wait).
@@ -200,15 +241,7 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
         out.reserve(piece->size() + piece->size() / 4);  // about what the events re-encode to
         std::string_view rest = *piece;
         while (!rest.empty()) {
-            // Until the first token is out, a piece is decoded an event at a time ("\n\n"-framed;
-            // the parser is incremental, so any split is safe) and written as soon as the first
-            // token is in `out`: decoding the rest of the piece (up to ~70 events of the sim's)
-            // would hold the client's first token back.
-            std::string_view part = rest;
-            if (!first_token_out) {
-                if (const auto end = rest.find("\n\n"); end != std::string_view::npos)
-                    part = rest.substr(0, end + 2);
-            }
+            const std::string_view part = next_part(rest, first_token_out);
             rest.remove_prefix(part.size());
             auto fed = meter.feed(
                 part, now,
@@ -244,28 +277,7 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     client_gone = client_gone || writer.client_gone();
 
     // `out` holds what is not written yet: the last read's events when the terminal event came.
-    RequestStatus status = RequestStatus::ok;
-    if (client_gone) {
-        status = RequestStatus::cancelled;
-    } else if (failure) {
-        status = status_of(failure->code);
-        spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
-                     failure->message);
-        translator.fail(errc_of(*failure, Errc::connection_error),
-                        fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
-    } else if (const auto& in_stream = acc.error()) {
-        status = RequestStatus::http(dialect::error_http_status(a.provider.api, in_stream->code));
-        translator.finish(out);
-    } else if (!acc.saw_done()) {
-        status = RequestStatus::protocol_error;
-        translator.fail(Errc::protocol_error,
-                        fmt::format("upstream {}: the stream ended without its terminal event",
-                                    a.provider.name),
-                        out);
-    } else {
-        translator.finish(out);
-    }
-    if (failure || acc.error()) a.provider.key.redact_in(out);  // messages may quote upstream bytes
+    const RequestStatus status = end_of_stream(a, acc, translator, failure, client_gone, out);
     // The heartbeat stops first: after it nothing else writes, so the last bytes and the
     // stream's end go out together.
     co_await stop_heartbeat(*stream);
@@ -289,6 +301,47 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     m.response_id = meter.response_id();
     figures.into(m);
     co_return status;
+}
+
+// What the client is told when the upstream answered an error status.
+ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
+                                 std::string_view upstream_body) {
+    ClientReply reply;
+    if (upstream_status == 401 || upstream_status == 403) {
+        // The upstream refused the gateway's own key: not something the client can fix.
+        reply.status = http::status::bad_gateway;
+        reply.body =
+            openai_error_body(Errc::upstream_http_error,
+                              fmt::format("upstream {} refused the gateway's credentials (HTTP {})",
+                                          a.provider.name, upstream_status));
+    } else {
+        auto translated = dialect::translate_error(
+            a.provider.api, static_cast<int>(upstream_status), upstream_body);
+        reply.status = static_cast<http::status>(translated.http_status);
+        reply.body = std::move(translated.body);
+        a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
+    }
+    return reply;
+}
+
+// A whole (non-streamed) upstream answer in the client's dialect, with the record's usage and
+// status filled in; nullopt (and `reply` set, `m.status` not ok) when it could not be read or
+// relayed.
+std::optional<std::string> relayed_body(const Attempt& a, Result<std::string> body, Measurement& m,
+                                        ClientReply& reply) {
+    if (!body) {
+        m.status = status_of(body.error().code);
+        reply = reply_for(errc_of(body.error(), Errc::connection_error), body.error().message, a);
+        return std::nullopt;
+    }
+    auto relayed =
+        dialect::relay_response(a.provider.api, std::move(*body), wall_now_us() / 1'000'000, m);
+    if (!relayed) {
+        m.status = RequestStatus::protocol_error;
+        reply = reply_for(Errc::protocol_error, relayed.error().message, a);
+        return std::nullopt;
+    }
+    return std::move(*relayed);
 }
 
 // One attempt against one upstream. Returns true when the client has been answered (or is
@@ -336,21 +389,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         m.t.done = steady_now_ns();
         m.status = RequestStatus::http(static_cast<int>(response.status()));
         const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
-        const unsigned upstream_status = response.status();
-        if (upstream_status == 401 || upstream_status == 403) {
-            // The upstream refused the gateway's own key: not something the client can fix.
-            reply.status = http::status::bad_gateway;
-            reply.body = openai_error_body(
-                Errc::upstream_http_error,
-                fmt::format("upstream {} refused the gateway's credentials (HTTP {})",
-                            a.provider.name, upstream_status));
-        } else {
-            auto translated = dialect::translate_error(
-                a.provider.api, static_cast<int>(upstream_status), upstream_body);
-            reply.status = static_cast<http::status>(translated.http_status);
-            reply.body = std::move(translated.body);
-            a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
-        }
+        reply = upstream_error_reply(a, response.status(), upstream_body);
         reply.headers = headers;
         reply.record_status = m.status;
         if (auto ra = response.headers().find(http::field::retry_after);
@@ -367,20 +406,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         auto body = co_await response.read_all(kMaxUpstreamBody);
         const std::int64_t t_body = steady_now_ns();
         m.t.done = t_body;
-        std::string client_body;
-        if (!body) {
-            m.status = status_of(body.error().code);
-            reply =
-                reply_for(errc_of(body.error(), Errc::connection_error), body.error().message, a);
-        } else if (auto relayed = dialect::relay_response(a.provider.api, std::move(*body),
-                                                          wall_now_us() / 1'000'000, m);
-                   !relayed) {
-            m.status = RequestStatus::protocol_error;
-            reply = reply_for(Errc::protocol_error, relayed.error().message, a);
-        } else {
-            client_body = std::move(*relayed);
-        }
-        if (!m.status.is_ok()) {
+        std::optional<std::string> client_body = relayed_body(a, std::move(body), m, reply);
+        if (!client_body) {
             reply.headers = headers;
             gw.record(std::move(m));
             co_return writer.client_gone();
@@ -389,8 +416,8 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
         const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
         m.overhead_ns = total_overhead;
         headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
-        auto ec = co_await writer.send(http::status::ok, "application/json", std::move(client_body),
-                                       headers);
+        auto ec = co_await writer.send(http::status::ok, "application/json",
+                                       std::move(*client_body), headers);
         if (ec) m.status = RequestStatus::cancelled;
         gw.metrics.observe_request(m.status);
         gw.record(std::move(m));
