@@ -337,7 +337,7 @@ Result<DdSketch> DdSketch::decode(std::span<const std::uint8_t> bytes) {
     s.count_ = count;
     if (!held.empty()) {
         s.offset_ = held.front().index;
-        s.counts_.assign(static_cast<std::size_t>(held.back().index - held.front().index + 1), 0);
+        s.counts_.assign(static_cast<std::size_t>(held.back().index - held.front().index) + 1, 0);
         for (const Bucket& b : held)
             s.counts_[static_cast<std::size_t>(b.index - s.offset_)] = b.count;
     }
