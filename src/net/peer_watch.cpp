@@ -144,7 +144,9 @@ void PeerWatchSweep::tick() {
     if (again) arm();
 }
 
+// `due` is taken by value: its connections are moved into the posted handlers.
 void PeerWatchSweep::start_watches(
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
     std::vector<std::pair<std::shared_ptr<ServerConnection>, std::uint64_t>> due) {
     for (auto& [conn, handler] : due) {
         auto ex = conn->socket.get_executor();

@@ -223,7 +223,7 @@ void read_record(sqlite3_stmt* s, Measurement& m) {
     m.response_id = r.text();
     m.client_id = r.text();
     m.attempt = static_cast<int>(r.integer());
-    static const Labels kDefaults;
+    static const Labels defaults;  // what an unknown text falls back to
     for (const LabelInfo& label : kLabelTable) {
         if (label.label == Label::stream) {
             l.stream = r.integer() != 0;
@@ -232,7 +232,7 @@ void read_record(sqlite3_stmt* s, Measurement& m) {
         // Stored values passed these checks on the way in; one that no longer does (a value
         // dropped from the table) reads as the label's default.
         if (!set_label(l, label.label, r.view())) {
-            (void)set_label(l, label.label, label_value(kDefaults, label.label));
+            (void)set_label(l, label.label, label_value(defaults, label.label));
         }
     }
     auto status = parse_request_status(r.view());
