@@ -12,8 +12,12 @@ packages=(
     libssl-dev ca-certificates libsqlite3-dev zlib1g-dev
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
     libmaxminddb-dev libmimalloc-dev
+    # the response cache: ANN index (semantic tier), Redis reply reader (shared tier), fast hash
+    libhnswlib-dev libhiredis-dev libxxhash-dev
     # tests and benchmarks
     libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl valgrind
+    # the shared cache tier's tests start a real Redis on a free loopback port
+    redis-server
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)
     chromium
 )
