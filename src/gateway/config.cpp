@@ -58,29 +58,70 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     return p;
 }
 
+// "provider/model" naming a configured provider (an upstream or the embedder).
+UpstreamRef upstream_ref(const ConfigTable& t, std::string_view key, const std::string& ref,
+                         const std::vector<ProviderConfig>& providers) {
+    // "provider/model": provider names have no '/', model names may ("meta-llama/...").
+    const auto slash = ref.find('/');
+    const std::string provider = ref.substr(0, slash);
+    auto it = std::find_if(providers.begin(), providers.end(),
+                           [&](const ProviderConfig& p) { return p.name == provider; });
+    if (slash == std::string::npos || slash + 1 == ref.size() || it == providers.end()) {
+        t.fail(key,
+               fmt::format("\"PROVIDER/MODEL\" naming a configured provider (got \"{}\")", ref));
+    }
+    return {static_cast<std::size_t>(it - providers.begin()), ref.substr(slash + 1)};
+}
+
+// The cache_* and semantic_* keys of a [[models]] table.
+ModelCache load_model_cache(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
+    ModelCache c;
+    const std::string mode = t.get_string("cache", "off");
+    if (mode == "exact") {
+        c.mode = ModelCache::Mode::exact;
+    } else if (mode == "semantic") {
+        c.mode = ModelCache::Mode::semantic;
+    } else if (mode != "off") {
+        t.fail("cache", "one of \"off\", \"exact\", \"semantic\"");
+    }
+    c.ttl = std::chrono::duration_cast<std::chrono::seconds>(t.get_duration("cache_ttl", c.ttl));
+    if (c.ttl.count() < 1) t.fail("cache_ttl", "a duration of at least 1s");
+    c.max_entry_bytes = static_cast<std::size_t>(t.get_integer(
+        "cache_max_entry_bytes", static_cast<std::int64_t>(c.max_entry_bytes), 1, 64 << 20));
+    const std::string replay = t.get_string("cache_replay", "instant");
+    if (replay == "paced") {
+        c.replay = ModelCache::Replay::paced;
+    } else if (replay != "instant") {
+        t.fail("cache_replay", "\"instant\" or \"paced\"");
+    }
+    c.sampling = t.get_bool("cache_sampling", c.sampling);
+    c.semantic_threshold = t.get_number("semantic_threshold", c.semantic_threshold, 0.5, 1.0);
+    c.semantic_max_turns = static_cast<std::size_t>(t.get_integer(
+        "semantic_max_turns", static_cast<std::int64_t>(c.semantic_max_turns), 1, 16));
+    const std::string embedder = t.get_string("semantic_embedder", "builtin");
+    if (embedder != "builtin") {
+        c.embedder = upstream_ref(t, "semantic_embedder", embedder, providers);
+        if (providers[c.embedder->provider].api != dialect::Api::openai) {
+            t.fail("semantic_embedder", "\"builtin\" or an OpenAI-compatible provider's model");
+        }
+    }
+    return c;
+}
+
 VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
-    t.reject_unknown_keys({"name", "upstreams", "task"});
+    t.reject_unknown_keys({"name", "upstreams", "task", "cache", "cache_ttl",
+                           "cache_max_entry_bytes", "cache_replay", "cache_sampling",
+                           "semantic_threshold", "semantic_max_turns", "semantic_embedder"});
     VirtualModel m;
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
     if (!is_simple_name(m.task)) t.fail("task", kSimpleNameRule);
     for (const std::string& ref : t.get_strings("upstreams")) {
-        // "provider/model": provider names have no '/', model names may ("meta-llama/...").
-        const auto slash = ref.find('/');
-        const std::string provider = ref.substr(0, slash);
-        auto it = std::find_if(providers.begin(), providers.end(),
-                               [&](const ProviderConfig& p) { return p.name == provider; });
-        if (slash == std::string::npos || slash + 1 == ref.size() || it == providers.end()) {
-            t.fail("upstreams",
-                   fmt::format("\"PROVIDER/MODEL\" entries naming a configured provider "
-                               "(got \"{}\")",
-                               ref));
-        }
-        m.upstreams.push_back(
-            {static_cast<std::size_t>(it - providers.begin()), ref.substr(slash + 1)});
+        m.upstreams.push_back(upstream_ref(t, "upstreams", ref, providers));
     }
     if (m.upstreams.empty()) t.fail("upstreams", "at least one \"PROVIDER/MODEL\"");
+    m.cache = load_model_cache(t, providers);
     return m;
 }
 
@@ -136,6 +177,23 @@ void read_limits(const ConfigTable& l, GatewayConfig& c) {
     c.shutdown_grace = ms(l, "shutdown_grace", c.shutdown_grace);
 }
 
+void read_cache(const ConfigTable& t, GatewayConfig& c) {
+    t.reject_unknown_keys(
+        {"memory_bytes", "redis", "redis_timeout", "keyless", "semantic_max_entries"});
+    c.cache.memory_bytes = static_cast<std::size_t>(
+        t.get_integer("memory_bytes", static_cast<std::int64_t>(c.cache.memory_bytes), 1 << 20,
+                      std::int64_t{1} << 40));
+    c.cache.redis_url = t.get_string("redis", "");
+    if (!c.cache.redis_url.empty() && c.cache.redis_url.rfind("redis://", 0) != 0) {
+        t.fail("redis", "a URL such as \"redis://127.0.0.1:6379\"");
+    }
+    c.cache.redis_timeout = ms(t, "redis_timeout", c.cache.redis_timeout);
+    c.cache.keyless = t.get_bool("keyless", c.cache.keyless);
+    c.cache.semantic_max_entries = static_cast<std::size_t>(
+        t.get_integer("semantic_max_entries",
+                      static_cast<std::int64_t>(c.cache.semantic_max_entries), 1, 100'000'000));
+}
+
 // [[providers]] and the [[models]] that route to them; names are unique within each.
 void read_upstreams(const ConfigTable& root, const EnvLookup& getenv_fn, GatewayConfig& c) {
     std::set<std::string> provider_names;
@@ -188,6 +246,7 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         c.dashboard = d->get_bool("enabled", c.dashboard);
         c.dashboard_dir = d->get_string("dir", "");
     }
+    if (auto cache = root.table("cache")) read_cache(*cache, c);
     read_upstreams(root, getenv_fn, c);
     check_has_models(c);
     return c;

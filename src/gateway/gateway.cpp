@@ -30,11 +30,11 @@ constexpr std::string_view kModelsPrefix = "/v1/models/";
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // The gateway's routes, looked up once per request (route()). What each takes:
-// health/ready GET or HEAD (405 "use GET"); api: any method, answered by the api_routes hook
-// (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD, chat and
-// embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
+// health/ready and the cache's counts GET or HEAD (405 "use GET"); api: any method, answered by the
+// api_routes hook (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD,
+// chat and embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
 // file; anything else unrouted is 404.
-enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, api };
+enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, cache, api };
 enum class Match {
     exact,
     prefix,  // the path starts with it ("/api/" itself included)
@@ -47,7 +47,7 @@ struct Route {
     bool post;  // POST with a JSON body; else GET or HEAD
 };
 // The chat route first: it is the one that is busy.
-constexpr std::array<Route, 8> kRoutes{{
+constexpr std::array<Route, 9> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
@@ -55,6 +55,7 @@ constexpr std::array<Route, 8> kRoutes{{
     {"/metrics", Match::exact, RouteId::metrics, false},
     {"/healthz", Match::exact, RouteId::healthz, false},
     {"/readyz", Match::exact, RouteId::readyz, false},
+    {"/api/v1/gateway/cache", Match::exact, RouteId::cache, false},
     {"/api/", Match::prefix, RouteId::api, false},
 }};
 
@@ -250,6 +251,7 @@ Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& c
         options.ca_file = hooks.ca_file;
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
+    if (ResponseCache::wanted(config)) cache = std::make_unique<ResponseCache>(config);
     if (config.dashboard) {
         const auto dir =
             config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;
@@ -331,6 +333,18 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
     }
+    if (r != nullptr && r->id == RouteId::cache) {
+        // Public like the observatory's /api/v1/gateway beside it: counts, no answers.
+        if (!get_or_head) {
+            co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
+            co_return;
+        }
+        std::string body =
+            gw.cache ? gw.cache->stats_json() : std::string(R"({"models":[],"memory":null})");
+        headers.emplace_back("cache-control", "no-store");
+        co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        co_return;
+    }
     if (r != nullptr && r->id == RouteId::api) {
         if (gw.hooks.api_routes) {
             if (co_await gw.hooks.api_routes(request, writer)) co_return;
@@ -372,7 +386,10 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
 
     if (r->id == RouteId::metrics) {
-        std::string body = metrics_.render(gw.hooks.extra_metrics);
+        std::string body = metrics_.render([&gw](PrometheusText& out) {
+            if (gw.cache) gw.cache->render(out);
+            if (gw.hooks.extra_metrics) gw.hooks.extra_metrics(out);
+        });
         co_await writer.send(http::status::ok, "text/plain; version=0.0.4", std::move(body),
                              headers);
         co_return;
@@ -411,7 +428,10 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     metrics_.request_started();
     try {
         if (r->id == RouteId::chat) {
-            co_await relay_chat(gw, request, writer, request_id, headers);
+            const std::string_view tenant =
+                gw.config.auth_required ? std::string_view(gw.config.client_keys[client].name)
+                                        : std::string_view();
+            co_await relay_chat(gw, request, writer, request_id, headers, tenant);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id);
         }

@@ -1,6 +1,8 @@
 #pragma once
 // Private to the gateway: the state behind Gateway and the chat relay's entry point.
 
+#include "response_cache.hpp"
+
 #include <tokenradar/gateway/gateway.hpp>
 #include <tokenradar/gateway/static_files.hpp>
 
@@ -26,7 +28,8 @@ struct Gateway::Impl {
     std::vector<std::unique_ptr<net::HttpClient>> clients;  // one per provider (its timeouts)
     // In-flight requests per client key; the last slot is the anonymous client (auth none).
     std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
-    StaticFiles dashboard;  // empty when disabled or not built
+    StaticFiles dashboard;                 // empty when disabled or not built
+    std::unique_ptr<ResponseCache> cache;  // when a model caches
 
     void record(Measurement&& m) {
         metrics.observe_attempt(m);
@@ -62,8 +65,16 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
 
 // POST /v1/chat/completions, after auth and limits. `headers`: base_headers(request_id),
 // already built by the caller; each attempt appends its own and leaves them for the answer.
+// `tenant`: the client key's name ("" on a keyless listener), the response cache's scope.
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, net::HeaderList& headers);
+                           std::string request_id, net::HeaderList& headers,
+                           std::string_view tenant);
+
+// Answers a cache hit (cache_replay.cpp) and records it.
+awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
+                           const dialect::ChatRequest& chat, const CacheLookup& lookup,
+                           const std::string& request_id, const std::string& task,
+                           net::HeaderList& headers);
 
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,

@@ -14,6 +14,7 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/metering.hpp>
+#include <tokenradar/dialect/openai.hpp>
 #include <tokenradar/dialect/stream_meter.hpp>
 #include <tokenradar/dialect/translate.hpp>
 #include <tokenradar/net/response_watchdog.hpp>
@@ -48,7 +49,14 @@ struct Attempt {
     net::HttpClient& client;
     int number;            // 1 = primary
     std::int64_t t_ready;  // steady ns: the client request read, or the previous attempt ended
+    const CacheLookup& cache;
 };
+
+// Who answered, for a stored answer's hits.
+cache::Origin origin_of(const Attempt& a) {
+    return {a.provider.name, a.model, a.provider.base.host, a.provider.region,
+            std::string(dialect::to_string(a.provider.api))};
+}
 
 Measurement start_record(const Attempt& a, const std::string& request_id, const std::string& task,
                          bool stream) {
@@ -61,7 +69,7 @@ Measurement start_record(const Attempt& a, const std::string& request_id, const 
     m.labels.upstream_region = a.provider.region;
     m.labels.task = task;
     m.labels.source = "gateway";
-    m.labels.cache = Cache::bypass;
+    m.labels.cache = a.cache.label;
     m.labels.route = a.number == 1 ? Route::primary : Route::fallback;
     m.labels.api = std::string(dialect::to_string(a.provider.api));
     m.labels.stream = stream;
@@ -201,6 +209,9 @@ RequestStatus end_of_stream(const Attempt& a, const dialect::StreamAccumulator& 
 awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
                                       net::ResponseWriter& writer, const Attempt& a, Measurement& m,
                                       bool client_wants_usage, const net::HeaderList* head) {
+    // The answer for the cache, piece by piece with its times; dropped when it grows too large.
+    std::optional<cache::AnswerBuilder> answer;
+    if (a.cache.stores()) answer.emplace();
     auto executor = co_await net::asio::this_coro::executor;
     auto stream = std::make_shared<ClientStream>(executor, writer);
     start_heartbeat(stream, gw.config.heartbeat_interval);
@@ -247,7 +258,11 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
                 part, now,
                 [&](const sse::SseEvent& event, std::span<const dialect::StreamDelta> deltas) {
                     translator.on_event(event, deltas, out);
+                    if (answer) answer->add(deltas, now - m.t.send);
                 });
+            if (answer && answer->bytes_so_far() > a.cache.model->cache.max_entry_bytes) {
+                answer.reset();
+            }
             if (!fed) {
                 failure = fed.error();
                 break;
@@ -300,6 +315,11 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     dialect::record_stream(m, acc);
     m.response_id = meter.response_id();
     figures.into(m);
+    if (answer && status.is_ok()) {
+        if (auto whole = answer->take(origin_of(a), wall_now_us(), true)) {
+            gw.cache->store(a.cache, std::move(*whole));
+        }
+    }
     co_return status;
 }
 
@@ -344,6 +364,16 @@ std::optional<std::string> relayed_body(const Attempt& a, Result<std::string> bo
     return std::move(*relayed);
 }
 
+// A whole answer (the client's chat.completion) into the cache, as arrived `e2e_ns` after the
+// upstream request was sent.
+void store_response(Gateway::Impl& gw, const Attempt& a, std::string_view client_body,
+                    std::int64_t e2e_ns) {
+    auto response = dialect::parse_openai_response(client_body);
+    if (!response) return;  // relayed as it came; not an answer the cache can hold
+    gw.cache->store(a.cache,
+                    cache::answer_from_response(*response, origin_of(a), e2e_ns, wall_now_us()));
+}
+
 // One attempt against one upstream. Returns true when the client has been answered (or is
 // gone); false when the attempt failed before any byte reached the client and `reply` holds
 // what to tell the client if no other upstream does better.
@@ -380,7 +410,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     m.overhead_ns = overhead_ns;
 
     headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
-    headers.emplace_back(kCacheHeader, to_string(m.labels.cache));
+    headers.emplace_back(kCacheHeader, a.cache.header);
     if (auto id = upstream_request_id(response.headers()))
         headers.emplace_back(kUpstreamRequestIdHeader, *id);
 
@@ -412,6 +442,7 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
             gw.record(std::move(m));
             co_return writer.client_gone();
         }
+        if (a.cache.stores()) store_response(gw, a, *client_body, m.t.done.value() - m.t.send);
         // Response-side overhead: upstream body read -> our response's first byte.
         const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
         m.overhead_ns = total_overhead;
@@ -459,7 +490,8 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 }  // namespace
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, net::HeaderList& headers) {
+                           std::string request_id, net::HeaderList& headers,
+                           std::string_view tenant) {
     auto chat = dialect::parse_request(Api::openai, request.body());
     if (!chat) {
         co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
@@ -482,6 +514,22 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         co_return;
     }
 
+    CacheLookup lookup;
+    if (gw.cache) {
+        lookup = gw.cache->lookup(*model, tenant, *chat, request);
+        if (lookup.hit) {
+            co_await replay_hit(gw, writer, *chat, lookup, request_id, *task, headers);
+            co_return;
+        }
+        if (lookup.only_if_cached) {
+            headers.emplace_back(kCacheHeader, lookup.header);
+            co_await send_error(gw, writer, Errc::timeout_total,
+                                "Cache-Control: only-if-cached, and no cached answer",
+                                std::move(headers));
+            co_return;
+        }
+    }
+
     ClientReply reply;
     const std::size_t base_count = headers.size();
     std::int64_t t_ready = writer.request_read_ns();
@@ -499,8 +547,9 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
             }
             break;
         }
-        const Attempt attempt{provider, ref.model, *gw.clients[ref.provider],
-                              static_cast<int>(i) + 1, t_ready};
+        const Attempt attempt{
+            provider, ref.model, *gw.clients[ref.provider], static_cast<int>(i) + 1,
+            t_ready,  lookup};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
                                                     *task, headers, reply);
         if (answered) co_return;

@@ -84,6 +84,11 @@ void Aggregate::add(const Measurement& m) {
     } else {
         statuses.emplace(status, 1);
     }
+    ++cache[static_cast<std::size_t>(m.labels.cache)];
+    ++route[static_cast<std::size_t>(m.labels.route)];
+    // A cache hit is counted, and neither timed nor billed as the provider's: its latency is
+    // the gateway's replay and its usage the original answer's, already counted once.
+    if (m.labels.cache == Cache::exact || m.labels.cache == Cache::semantic) return;
     const auto tokens = [](const std::optional<std::int64_t>& n) {
         return static_cast<std::uint64_t>(std::max<std::int64_t>(0, n.value_or(0)));
     };
@@ -91,8 +96,6 @@ void Aggregate::add(const Measurement& m) {
     cached_prompt_tokens += tokens(m.cached_prompt_tokens);
     output_tokens += tokens(m.output_tokens);
     reasoning_tokens += tokens(m.reasoning_tokens);
-    ++cache[static_cast<std::size_t>(m.labels.cache)];
-    ++route[static_cast<std::size_t>(m.labels.route)];
     if (!m.ok()) return;
     const Derived d = derive(m);
     const auto put = [this](Metric metric, const std::optional<double>& ms) {

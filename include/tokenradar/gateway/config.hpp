@@ -39,10 +39,38 @@ struct UpstreamRef {
     std::string model;         // the upstream's model name
 };
 
+// The response cache of one virtual model (README "Response cache").
+struct ModelCache {
+    enum class Mode { off, exact, semantic };  // semantic tries exact first
+    enum class Replay { instant, paced };      // a hit's stream: at once, or the original gaps
+    Mode mode = Mode::off;
+    std::chrono::seconds ttl{3600};
+    std::size_t max_entry_bytes = 1024 * 1024;  // an answer's text; larger ones are not stored
+    Replay replay = Replay::instant;
+    bool sampling = false;  // also cache sampled answers (temperature over 0, no seed)
+    // Semantic: a hit needs this cosine similarity (and the lexical guard); only conversations
+    // of up to `semantic_max_turns` user turns are embedded.
+    double semantic_threshold = 0.9;
+    std::size_t semantic_max_turns = 1;
+    std::optional<UpstreamRef> embedder;  // an OpenAI-compatible /v1/embeddings; none: built-in
+};
+
 struct VirtualModel {
     std::string name;                    // what clients put in "model"
     std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
+    ModelCache cache;
+};
+
+// [cache]: what every model's cache shares.
+struct CacheConfig {
+    std::size_t memory_bytes = 256U * 1024 * 1024;  // the in-process tier (L1)
+    std::string redis_url;                          // the shared tier (L2); "" = none
+    std::chrono::milliseconds redis_timeout{50};    // per command: an outage costs at most this
+    // A keyless listener has one tenant for every client: its answers are shared only when
+    // this says so.
+    bool keyless = false;
+    std::size_t semantic_max_entries = 100'000;  // over all models and tenants
 };
 
 using ClientKey = net::ApiKey;
@@ -77,6 +105,7 @@ struct GatewayConfig {
     bool dashboard = true;
     std::filesystem::path dashboard_dir;
 
+    CacheConfig cache;
     std::vector<ProviderConfig> providers;
     std::vector<VirtualModel> models;
 

@@ -14,7 +14,7 @@ double p(const Aggregate& a, Metric m, double q) { return a.sketch(m).quantile(q
 TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
     Aggregate a;
     Measurement ok = record("p", 0, 250);
-    ok.labels.cache = Cache::exact;
+    ok.labels.cache = Cache::miss;
     ok.overhead_ns = 40'000;
     a.add(ok);
     Measurement failed = record("p", 0, 900);
@@ -28,13 +28,31 @@ TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
     EXPECT_EQ(a.statuses.at("http_429"), 1u);
     EXPECT_EQ(a.prompt_tokens, 200u);
     EXPECT_EQ(a.output_tokens, 22u);
-    EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{0, 1, 0, 1}));
+    EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{1, 0, 0, 1}));
     EXPECT_EQ(a.route, (std::array<std::uint64_t, 3>{1, 1, 0}));
     EXPECT_EQ(a.sketch(Metric::ttft).count(), 1);
     EXPECT_NEAR(p(a, Metric::ttft, 0.5), 250, 2.5);
     EXPECT_NEAR(p(a, Metric::tpot, 0.5), 20, 0.2);
     EXPECT_NEAR(p(a, Metric::e2e500, 0.5), 250 + 499 * 20, 100);
     EXPECT_NEAR(p(a, Metric::overhead, 0.5), 0.04, 0.0004);
+}
+
+// A hit's latency is the gateway's replay and its usage the original's: the provider's
+// latency and tokens must not move.
+TEST(Aggregate, ACacheHitIsCountedButNeitherTimedNorBilled) {
+    Aggregate a;
+    for (const Cache kind : {Cache::exact, Cache::semantic}) {
+        Measurement hit = record("p", 0, 1);
+        hit.labels.cache = kind;
+        a.add(hit);
+    }
+    EXPECT_EQ(a.samples, 2u);
+    EXPECT_EQ(a.statuses.at("ok"), 2u);
+    EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{0, 1, 1, 0}));
+    EXPECT_EQ(a.prompt_tokens, 0u);
+    EXPECT_EQ(a.output_tokens, 0u);
+    EXPECT_TRUE(a.sketch(Metric::ttft).empty());
+    EXPECT_TRUE(a.sketch(Metric::e2e).empty());
 }
 
 TEST(Aggregate, MergeAddsCountsAndOnlyTheAskedSketches) {

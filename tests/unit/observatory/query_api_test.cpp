@@ -156,7 +156,7 @@ TEST(QueryApi, GatewayCountsOnlyGatewayRecords) {
     EXPECT_EQ(body.at("status").at("ok").as_int64(), 28);
     EXPECT_EQ(body.at("status").at("timeout_first_token").as_int64(), 2);
     EXPECT_NEAR(num(body.at("overhead_ms").at("p50")), 0.05, 0.0005);
-    EXPECT_EQ(body.at("overhead_ms").at("samples").as_int64(), 28);
+    EXPECT_EQ(body.at("overhead_ms").at("samples").as_int64(), 24);  // ok, not cache hits
     EXPECT_EQ(ok_body(api, "/api/v1/gateway?source=gateway&source=bench").at("attempts").as_int64(),
               30);
     EXPECT_EQ(ok_body(api, "/api/v1/gateway?source=bench").at("attempts").as_int64(), 0);

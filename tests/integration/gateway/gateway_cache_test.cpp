@@ -1,0 +1,331 @@
+// The response cache end to end: an OpenAI client -> the gateway -> a scripted upstream that
+// counts what it is asked. Each case is a promise of README "Response cache", checked on the
+// bytes the client gets, the headers, the upstream's request count and the records.
+
+#include "../../support/gateway_fixture.hpp"
+#include "../../support/scripted_server.hpp"
+
+#include <tokenradar/net/api_keys.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <gtest/gtest.h>
+
+namespace tokenradar::gateway {
+namespace {
+
+namespace json = boost::json;
+using std::chrono::milliseconds;
+using testing::GatewayFixture;
+using testing::ScriptedServer;
+
+std::string chunk(const json::object& delta, const json::value& finish = nullptr) {
+    return "data: " +
+           json::serialize(json::object{
+               {"id", "chatcmpl-up"},
+               {"object", "chat.completion.chunk"},
+               {"created", 1},
+               {"model", "up-model"},
+               {"choices", json::array{json::object{
+                               {"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}}) +
+           "\n\n";
+}
+
+const std::string kUsageChunk =
+    R"(data: {"id":"chatcmpl-up","object":"chat.completion.chunk","created":1,"model":"up-model",)"
+    R"("choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}})"
+    "\n\n";
+
+// Three content chunks 40 ms apart, then the finish, usage and [DONE].
+testing::Script three_chunks(bool cut = false) {
+    std::vector<testing::ScriptedPiece> pieces = {
+        {milliseconds(0), chunk({{"role", "assistant"}, {"content", "Hel"}})},
+        {milliseconds(40), chunk({{"content", "lo, "}})},
+        {milliseconds(40), chunk({{"content", "world"}})},
+    };
+    if (!cut) {
+        pieces.push_back(
+            {milliseconds(0), chunk(json::object{}, "stop") + kUsageChunk + "data: [DONE]\n\n"});
+    }
+    return testing::sse_script(std::move(pieces), cut);
+}
+
+testing::Script whole_answer() {
+    testing::Script s;
+    s.content_type = "application/json";
+    s.pieces = {{milliseconds(0),
+                 R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"up-model",)"
+                 R"("choices":[{"index":0,"message":{"role":"assistant","content":"forty-two"},)"
+                 R"("finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,)"
+                 R"("total_tokens":7}})"}};
+    return s;
+}
+
+constexpr std::string_view kKeyA = "tr-key-team-a";
+constexpr std::string_view kKeyB = "tr-key-team-b";
+
+// Model "m" on the scripted upstream, caching as `model_keys` say, behind two client keys.
+std::string config(const ScriptedServer& upstream, std::string_view model_keys = "",
+                   std::string_view extra = "") {
+    return R"(
+[auth]
+[[auth.keys]]
+name = "team-a"
+sha256 = ")" +
+           net::hash_api_key(kKeyA) +
+           R"("
+[[auth.keys]]
+name = "team-b"
+sha256 = ")" +
+           net::hash_api_key(kKeyB) +
+           R"("
+[store]
+path = ""
+[[providers]]
+name = "up"
+api = "openai"
+base_url = ")" +
+           upstream.base_url() +
+           R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+[[models]]
+name = "m"
+upstreams = ["up/up-model"]
+cache = "exact"
+)" + std::string(model_keys) +
+           std::string(extra);
+}
+
+std::string body(bool stream, std::string_view question = "What is latency?",
+                 std::string_view sampling = R"("temperature":0)") {
+    return std::string(R"({"model":"m",)") + std::string(sampling) +
+           R"(,"messages":[{"role":"user","content":")" + std::string(question) + R"("}])" +
+           (stream ? R"(,"stream":true,"stream_options":{"include_usage":true}})" : "}");
+}
+
+testing::Fetched ask(const GatewayFixture& gw, const std::string& b, std::string_view key = kKeyA,
+                     testing::HeaderPairs headers = {}) {
+    headers.emplace_back("authorization", "Bearer " + std::string(key));
+    return testing::post_json(gw.url("/v1/chat/completions"), b, std::move(headers));
+}
+
+std::string header(const testing::Fetched& f, std::string_view name) {
+    auto it = f.headers.find(name);
+    return it == f.headers.end() ? std::string() : std::string(it->value());
+}
+
+// The `content` of every chunk of an OpenAI stream body, in order.
+std::vector<std::string> contents(const std::string& sse) {
+    std::vector<std::string> out;
+    for (std::size_t at = sse.find("data: {"); at != std::string::npos;
+         at = sse.find("data: {", at + 1)) {
+        const auto end = sse.find("\n\n", at);
+        const auto o = json::parse(sse.substr(at + 6, end - at - 6)).as_object();
+        const auto& choices = o.at("choices").as_array();
+        if (choices.empty()) continue;
+        const auto& delta = choices[0].as_object().at("delta").as_object();
+        if (const auto* c = delta.if_contains("content"); c != nullptr && c->is_string()) {
+            out.emplace_back(c->get_string());
+        }
+    }
+    return out;
+}
+
+TEST(GatewayCache, AStreamedAnswerServesLaterStreamAndWholeRequestsFromTheCache) {
+    ScriptedServer upstream(three_chunks());
+    GatewayFixture gw(config(upstream));
+    auto first = ask(gw, body(true));
+    ASSERT_EQ(first.status, 200u) << first.body;
+    EXPECT_EQ(header(first, "x-tokenradar-cache"), "miss");
+
+    auto whole = ask(gw, body(false));
+    ASSERT_EQ(whole.status, 200u) << whole.body;
+    EXPECT_EQ(header(whole, "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(header(whole, "x-tokenradar-upstream"), "up/up-model");
+    const auto answer = json::parse(whole.body).as_object();
+    EXPECT_EQ(
+        answer.at("choices").as_array()[0].as_object().at("message").as_object().at("content"),
+        "Hello, world");
+    EXPECT_EQ(answer.at("usage").as_object().at("completion_tokens"), 3);
+
+    auto again = ask(gw, body(true));
+    ASSERT_EQ(again.status, 200u);
+    EXPECT_EQ(header(again, "x-tokenradar-cache"), "exact");
+    // The original chunks, not one collapsed chunk.
+    EXPECT_EQ(contents(again.body), (std::vector<std::string>{"Hel", "lo, ", "world"}));
+    EXPECT_NE(again.body.find("\"completion_tokens\":3"), std::string::npos);
+    EXPECT_NE(again.body.find("data: [DONE]"), std::string::npos);
+    EXPECT_EQ(upstream.received_bodies().size(), 1u);
+
+    const auto records = gw.records().wait_for(3);
+    ASSERT_EQ(records.size(), 3u);
+    EXPECT_EQ(records[0].labels.cache, Cache::miss);
+    EXPECT_EQ(records[1].labels.cache, Cache::exact);
+    EXPECT_EQ(records[1].labels.provider, "up");
+    EXPECT_EQ(records[1].labels.model, "up-model");
+    EXPECT_EQ(records[2].output_tokens, 3);
+    EXPECT_EQ(records[2].status, RequestStatus::ok);
+    ASSERT_TRUE(records[2].t.first_token && records[2].t.done);
+    // The hit's own time: far under the original's 80 ms of gaps.
+    EXPECT_LT(*records[2].t.done - records[2].t.send, 40'000'000);
+}
+
+TEST(GatewayCache, AWholeAnswerStreamsFromTheCache) {
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw(config(upstream));
+    ASSERT_EQ(ask(gw, body(false)).status, 200u);
+    auto streamed = ask(gw, body(true));
+    ASSERT_EQ(streamed.status, 200u);
+    EXPECT_EQ(header(streamed, "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(contents(streamed.body), std::vector<std::string>{"forty-two"});
+    EXPECT_EQ(upstream.received_bodies().size(), 1u);
+}
+
+TEST(GatewayCache, APacedReplayKeepsTheOriginalGaps) {
+    ScriptedServer upstream(three_chunks());
+    GatewayFixture gw(config(upstream, "cache_replay = \"paced\"\n"));
+    ASSERT_EQ(ask(gw, body(true)).status, 200u);
+    auto paced = ask(gw, body(true));
+    ASSERT_EQ(header(paced, "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(contents(paced.body), (std::vector<std::string>{"Hel", "lo, ", "world"}));
+    // Two 40 ms gaps: the client reads the pieces apart, over at least ~80 ms.
+    ASSERT_GE(paced.pieces.size(), 3u);
+    EXPECT_GE(paced.pieces.back().first - paced.pieces.front().first, 70'000'000);
+}
+
+TEST(GatewayCache, ACutStreamIsNeverStored) {
+    ScriptedServer upstream(three_chunks(true));
+    GatewayFixture gw(config(upstream));
+    auto cut = ask(gw, body(true));
+    EXPECT_NE(cut.body.find("\"error\""), std::string::npos);
+    auto next = ask(gw, body(true));
+    EXPECT_EQ(header(next, "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(upstream.received_bodies().size(), 2u);
+}
+
+TEST(GatewayCache, CacheControlOfTheRequestIsObeyed) {
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw(config(upstream));
+    // only-if-cached with nothing stored: 504, the upstream untouched.
+    auto none = ask(gw, body(false), kKeyA, {{"cache-control", "only-if-cached"}});
+    EXPECT_EQ(none.status, 504u);
+    EXPECT_EQ(upstream.received_bodies().size(), 0u);
+    // no-store: neither read nor written.
+    auto bypass = ask(gw, body(false), kKeyA, {{"cache-control", "no-store"}});
+    EXPECT_EQ(header(bypass, "x-tokenradar-cache"), "bypass");
+    EXPECT_EQ(header(ask(gw, body(false)), "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false)), "x-tokenradar-cache"), "exact");
+    // no-cache: a fresh answer, stored.
+    EXPECT_EQ(
+        header(ask(gw, body(false), kKeyA, {{"cache-control", "no-cache"}}), "x-tokenradar-cache"),
+        "refresh");
+    EXPECT_EQ(upstream.received_bodies().size(), 3u);
+    // max-age: an entry older than accepted is a miss.
+    std::this_thread::sleep_for(milliseconds(1100));
+    EXPECT_EQ(
+        header(ask(gw, body(false), kKeyA, {{"cache-control", "max-age=0"}}), "x-tokenradar-cache"),
+        "miss");
+    EXPECT_EQ(header(ask(gw, body(false), kKeyA, {{"cache-control", "max-age=60"}}),
+                     "x-tokenradar-cache"),
+              "exact");
+    EXPECT_EQ(header(ask(gw, body(false), kKeyA, {{"cache-control", "only-if-cached"}}),
+                     "x-tokenradar-cache"),
+              "exact");
+    EXPECT_EQ(upstream.received_bodies().size(), 4u);
+}
+
+TEST(GatewayCache, TenantsNeverSeeEachOthersAnswers) {
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw(config(upstream));
+    EXPECT_EQ(header(ask(gw, body(false), kKeyA), "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false), kKeyB), "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false), kKeyB), "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(header(ask(gw, body(false), kKeyA), "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(upstream.received_bodies().size(), 2u);
+}
+
+TEST(GatewayCache, SampledAnswersAreCachedOnlyWhenTheModelSaysSo) {
+    ScriptedServer upstream(whole_answer());
+    {
+        GatewayFixture gw(config(upstream));
+        const auto sampled = body(false, "q", R"("temperature":0.7)");
+        EXPECT_EQ(header(ask(gw, sampled), "x-tokenradar-cache"), "bypass");
+        EXPECT_EQ(header(ask(gw, sampled), "x-tokenradar-cache"), "bypass");
+        const auto seeded = body(false, "q", R"("temperature":0.7,"seed":1)");
+        EXPECT_EQ(header(ask(gw, seeded), "x-tokenradar-cache"), "miss");
+        EXPECT_EQ(header(ask(gw, seeded), "x-tokenradar-cache"), "exact");
+    }
+    GatewayFixture opted_in(config(upstream, "cache_sampling = true\n"));
+    const auto sampled = body(false, "q", R"("temperature":0.7)");
+    EXPECT_EQ(header(ask(opted_in, sampled), "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(opted_in, sampled), "x-tokenradar-cache"), "exact");
+}
+
+TEST(GatewayCache, AKeylessListenerSharesAnswersOnlyWhenConfigured) {
+    ScriptedServer upstream(whole_answer());
+    const auto keyless = [&](std::string_view cache_table) {
+        return R"(
+[auth]
+mode = "none"
+)" + std::string(cache_table) +
+               R"(
+[store]
+path = ""
+[[providers]]
+name = "up"
+api = "openai"
+base_url = ")" +
+               upstream.base_url() +
+               R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+[[models]]
+name = "m"
+upstreams = ["up/up-model"]
+cache = "exact"
+)";
+    };
+    {
+        GatewayFixture gw(keyless(""));
+        EXPECT_EQ(header(testing::post_json(gw.url("/v1/chat/completions"), body(false)),
+                         "x-tokenradar-cache"),
+                  "bypass");
+    }
+    GatewayFixture gw(keyless("[cache]\nkeyless = true"));
+    EXPECT_EQ(header(testing::post_json(gw.url("/v1/chat/completions"), body(false)),
+                     "x-tokenradar-cache"),
+              "miss");
+    EXPECT_EQ(header(testing::post_json(gw.url("/v1/chat/completions"), body(false)),
+                     "x-tokenradar-cache"),
+              "exact");
+}
+
+TEST(GatewayCache, MetricsCountWhatTheCacheDid) {
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw(config(upstream));
+    ask(gw, body(false));
+    ask(gw, body(false));
+    ask(gw, body(false));
+    auto m = testing::fetch(boost::beast::http::verb::get, gw.url("/metrics"),
+                            {{"authorization", "Bearer " + std::string(kKeyA)}});
+    EXPECT_EQ(testing::metric_value(m.body,
+                                    R"(tokenradar_cache_requests_total{model="m",result="miss"})"),
+              1);
+    EXPECT_EQ(testing::metric_value(m.body,
+                                    R"(tokenradar_cache_requests_total{model="m",result="exact"})"),
+              2);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_memory_entries"), 1);
+
+    // The dashboard's view of the same, without a key (counts only, like /api/v1/gateway).
+    auto api = testing::fetch(boost::beast::http::verb::get, gw.url("/api/v1/gateway/cache"));
+    ASSERT_EQ(api.status, 200u) << api.body;
+    const auto stats = json::parse(api.body).as_object();
+    const auto& model = stats.at("models").as_array().at(0).as_object();
+    EXPECT_EQ(model.at("model"), "m");
+    EXPECT_EQ(model.at("requests").at("exact"), 2);
+    EXPECT_EQ(model.at("requests").at("miss"), 1);
+    EXPECT_GE(model.at("saved_seconds").as_double(), 0.0);
+    EXPECT_EQ(stats.at("memory").at("entries"), 1);
+}
+
+}  // namespace
+}  // namespace tokenradar::gateway
