@@ -16,6 +16,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -139,6 +141,7 @@ class Run {
     bool warmup() {
         if (options_.warmup == 0) return true;
         phase_ = Phase::warmup;
+        restart_sequences();
         total_ = options_.warmup * options_.targets.size();
         next_ = 0;
         spawn_closed_workers(std::max<std::size_t>(1, std::min(options_.concurrency, total_)));
@@ -149,6 +152,7 @@ class Run {
 
     RunResult measure(const std::function<void(const Progress&)>& on_progress) {
         phase_ = Phase::measured;
+        restart_sequences();
         next_ = 0;
         total_ = options_.requests > 0 ? options_.requests * options_.targets.size() : SIZE_MAX;
         start_ns_ = steady_now_ns();
@@ -182,20 +186,24 @@ class Run {
   private:
     asio::awaitable<void> preflight_one(std::size_t target, ProbeResult* out) {
         CountGuard alive(alive_);
-        ProbeRequest request = make_request(target, next_workload(), 0, 0);
+        ProbeRequest request = make_request(target, next_workload(), 0);
         *out = co_await run_probe(lanes_[0]->client, options_.targets[target], std::move(request));
     }
 
-    ProbeRequest make_request(std::size_t target, std::size_t workload_index, std::uint64_t index,
+    ProbeRequest make_request(std::size_t target, std::size_t workload_index,
                               std::int64_t t_sched) {
         const Workload& workload = workload_at(workload_index);
         ProbeRequest request;
         request.call = &calls_[target][workload_index];
-        // Each phase draws prompts from its own index range so no prompt repeats in a run.
-        const std::uint64_t phase_base = phase_ == Phase::measured ? 0
-                                         : phase_ == Phase::warmup ? 1ULL << 40
-                                                                   : 1ULL << 41;
-        request.prompt = make_prompt(workload, options_.seed, phase_base + index * 7919 + target);
+        // Each phase, target and workload is a sequence of its own (make_prompt): no prompt
+        // repeats in a run except a workload's repeats, which re-ask their own sequence's
+        // questions, as one cache (a target) sees them.
+        const std::size_t workloads = calls_[target].size();
+        const std::size_t slot = target * workloads + workload_index;
+        const std::uint64_t sequence = (static_cast<std::uint64_t>(phase_) << 48) |
+                                       (static_cast<std::uint64_t>(target) << 24) | workload_index;
+        const std::uint64_t index = sequence_next_[slot].fetch_add(1, std::memory_order_relaxed);
+        request.prompt = make_prompt(workload, options_.seed, index, sequence);
         request.task = workload.task;
         request.t_sched = t_sched;
         request.request_id = new_request_id();
@@ -241,6 +249,13 @@ class Run {
                 per_workload.push_back(std::move(call));
             }
         }
+        sequence_count_ = options_.targets.size() * workloads;
+        sequence_next_ = std::make_unique<std::atomic<std::uint64_t>[]>(sequence_count_);
+        restart_sequences();
+    }
+
+    void restart_sequences() {
+        for (std::size_t i = 0; i < sequence_count_; ++i) sequence_next_[i] = 0;
     }
 
     void spawn_closed_workers(std::size_t count) {
@@ -264,7 +279,7 @@ class Run {
         while (!stop_.load(std::memory_order_relaxed)) {
             const std::size_t index = next_.fetch_add(1);
             if (index >= total_ || steady_now_ns() >= deadline_ns_) break;
-            co_await measure_one(lane, index, 0);
+            co_await measure_one(lane, 0);
         }
     }
 
@@ -291,24 +306,24 @@ class Run {
             co_await timer.async_wait(net::use_nothrow);
             Lane* lane = lanes_[i % lanes_.size()].get();
             alive_ += 1;
-            asio::co_spawn(lane->ioc, open_request(lane, i, due), log_failure);
+            asio::co_spawn(lane->ioc, open_request(lane, due), log_failure);
         }
     }
 
-    asio::awaitable<void> open_request(Lane* lane, std::size_t index, std::int64_t due) {
+    asio::awaitable<void> open_request(Lane* lane, std::int64_t due) {
         CountGuard alive(alive_);
         lag_.record_ns(steady_now_ns() - due);
-        co_await measure_one(lane, index, due);
+        co_await measure_one(lane, due);
     }
 
-    asio::awaitable<void> measure_one(Lane* lane, std::size_t index, std::int64_t t_sched) {
+    asio::awaitable<void> measure_one(Lane* lane, std::int64_t t_sched) {
         const std::size_t target = next_target();
         const std::size_t now_in_flight = ++in_flight_;
         std::size_t peak = peak_in_flight_.load(std::memory_order_relaxed);
         while (now_in_flight > peak &&
                !peak_in_flight_.compare_exchange_weak(peak, now_in_flight)) {
         }
-        ProbeRequest request = make_request(target, next_workload(), index, t_sched);
+        ProbeRequest request = make_request(target, next_workload(), t_sched);
         ProbeResult result;
         {
             CountGuard in_flight(in_flight_);
@@ -388,6 +403,9 @@ class Run {
 
     std::vector<std::vector<Result<PreparedCall>>>
         calls_;  // [target][workload]; fixed during the run
+    // The next prompt index of each [target][workload] sequence in the current phase.
+    std::size_t sequence_count_ = 0;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> sequence_next_;
     std::mutex mutex_;
     TargetOrder order_;
     TargetOrder workload_order_;
