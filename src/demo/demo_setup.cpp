@@ -120,22 +120,23 @@ Labels gateway_labels(const DemoProvider& p) {
 }  // namespace
 
 const std::vector<DemoProvider>& demo_providers() {
+    using Cache = gateway::ModelCache::Mode;
     static const std::vector<DemoProvider> providers = {
         {"gpt-4o-like", "openai-sim", dialect::Api::openai, "gpt-4o", "gpt-4o", "us-east-1",
-         "llama-sim"},
+         "llama-sim", Cache::exact},
         {"claude-3.5-sonnet-like", "anthropic-sim", dialect::Api::anthropic,
-         "claude-3-5-sonnet-latest", "claude-3-5-sonnet", "us-west-2", ""},
+         "claude-3-5-sonnet-latest", "claude-3-5-sonnet", "us-west-2", "", Cache::exact},
         {"gemini-1.5-pro-like", "gemini-sim", dialect::Api::gemini, "gemini-1.5-pro",
-         "gemini-1.5-pro", "us-central1", ""},
+         "gemini-1.5-pro", "us-central1", "", Cache::exact},
         {"llama-3-70b-like", "llama-sim", dialect::Api::openai, "llama-3-70b", "llama-3-70b",
-         "us-east-1", ""},
+         "us-east-1", "", Cache::exact},
     };
     return providers;
 }
 
 const std::vector<std::string>& demo_tasks() {
-    static const std::vector<std::string> tasks = {"chat", "gen-500", "long-context", "code",
-                                                   "prefix-reuse"};
+    static const std::vector<std::string> tasks = {"chat", "gen-500",      "long-context",
+                                                   "code", "prefix-reuse", "faq"};
     return tasks;
 }
 
@@ -158,6 +159,9 @@ serve::ServeConfig demo_serve_config(const DemoOptions& options,
     c.dashboard = true;
     c.dashboard_dir = options.dashboard_dir;
     c.shutdown_grace = kGatewayGrace;
+    // Every request of the demo comes from its own traffic: one tenant, whose answers the
+    // cache may share (a keyless listener caches nothing without this).
+    c.cache.keyless = true;
     for (std::size_t i = 0; i < providers.size(); ++i) {
         const DemoProvider& p = providers[i];
         gateway::ProviderConfig provider;
@@ -175,6 +179,7 @@ serve::ServeConfig demo_serve_config(const DemoOptions& options,
         const DemoProvider& p = providers[i];
         gateway::VirtualModel model;
         model.name = p.model;
+        model.cache.mode = p.cache;
         model.upstreams.push_back({i, p.upstream_model});
         for (std::size_t j = 0; j < providers.size(); ++j) {
             if (providers[j].provider == p.fallback)

@@ -12,6 +12,7 @@
 #include <tokenradar/bench/workload.hpp>
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/gateway/config.hpp>
 #include <tokenradar/serve/config.hpp>
 #include <tokenradar/sim/history.hpp>
 #include <tokenradar/sim/profile.hpp>
@@ -44,10 +45,14 @@ struct DemoProvider {
     std::string model;                        // the virtual model clients ask the gateway for
     std::string region;                       // the `upstream_region` label
     std::string fallback;  // another entry's provider tried before the first byte; "" = none
+    // The virtual model's response cache (the faq traffic repeats questions, so the Gateway
+    // page shows hit rates and time saved).
+    gateway::ModelCache::Mode cache = gateway::ModelCache::Mode::exact;
 };
 
 // gpt-4o-like (OpenAI API), claude-3.5-sonnet-like (Anthropic), gemini-1.5-pro-like (Gemini),
-// llama-3-70b-like (OpenAI-compatible, as on Together), in that order.
+// llama-3-70b-like (OpenAI-compatible, as on Together), in that order; every model caches
+// exact repeats.
 const std::vector<DemoProvider>& demo_providers();
 
 // The task types of the traffic and of the history (workloads/*.toml).
@@ -70,8 +75,9 @@ struct DemoOptions {
 
 // The gateway the demo runs: one provider per sim (its API, base URL on `sim_ports[i]`, the
 // sims' key), one virtual model per provider (gpt-4o falls back to llama-3-70b as in
-// examples/gateway-sim.toml), auth none on 127.0.0.1, the store at options.db, the dashboard,
-// the observatory with public ingestion.
+// examples/gateway-sim.toml) with its response cache (keyless: the demo's traffic is one
+// tenant), auth none on 127.0.0.1, the store at options.db, the dashboard, the observatory with
+// public ingestion.
 serve::ServeConfig demo_serve_config(const DemoOptions& options,
                                      const std::vector<std::uint16_t>& sim_ports,
                                      const std::string& sim_key);

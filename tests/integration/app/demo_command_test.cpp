@@ -89,6 +89,13 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
         capture("curl -s " + url + "/api/v1/measurements -H 'content-type: application/json' -d '" +
                 record + "'");
     EXPECT_THAT(submitted, HasSubstr("\"accepted\":1")) << submitted;
+    // Every virtual model caches exact repeats (the faq traffic asks questions again).
+    const std::string cache = capture("curl -s " + url + "/api/v1/gateway/cache");
+    for (const char* model : {"gpt-4o", "claude-3-5-sonnet", "gemini-1.5-pro", "llama-3-70b"}) {
+        EXPECT_THAT(cache,
+                    HasSubstr(std::string("{\"model\":\"") + model + "\",\"mode\":\"exact\""))
+            << cache;
+    }
 
     if (std::filesystem::exists(std::filesystem::path(TOKENRADAR_SOURCE_DIR) /
                                 "web/dist/index.html")) {
@@ -134,6 +141,9 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
         EXPECT_THAT(tasks.out, HasSubstr(std::string(task) + ",gateway,")) << tasks.out;
         EXPECT_THAT(tasks.out, HasSubstr(std::string(task) + ",sim,")) << tasks.out;
     }
+    // The faq traffic (repeated questions for the response cache) may not have finished a
+    // request yet; its history has.
+    EXPECT_THAT(tasks.out, HasSubstr("faq,sim,")) << tasks.out;
 }
 
 TEST_F(DemoCommand, APortInUseIsOneLineAndExitCode2) {

@@ -95,13 +95,20 @@ TEST(DemoSetup, ServeConfigHasOneProviderPerSimAndOneModelEach) {
     EXPECT_EQ(c.models[0].upstreams[1].model, "llama-3-70b");
     EXPECT_EQ(c.models[1].upstreams.size(), 1u);
     EXPECT_NE(c.find_model("claude-3-5-sonnet"), nullptr);
+    // The faq traffic repeats questions: every model caches them, and the keyless listener
+    // (one tenant: the demo's own traffic) is allowed to.
+    EXPECT_TRUE(c.cache.keyless);
+    for (const auto& model : c.models)
+        EXPECT_EQ(model.cache.mode, gateway::ModelCache::Mode::exact) << model.name;
+    EXPECT_NE(std::find(demo_tasks().begin(), demo_tasks().end(), "faq"), demo_tasks().end());
 }
 
 TEST(DemoSetup, HistoryTasksTakeTheWorkloadsPromptSizesAndLimits) {
     std::map<std::string, sim::HistoryTask> tasks;
     for (auto& t : history_tasks(shipped_workloads())) tasks[t.name] = t;
-    ASSERT_EQ(tasks.size(), 5u);
+    ASSERT_EQ(tasks.size(), 6u);
     EXPECT_EQ(tasks["gen-500"].max_tokens, 500);
+    EXPECT_EQ(tasks["faq"].max_tokens, 60);
     EXPECT_EQ(tasks["chat"].max_tokens, 300);
     EXPECT_EQ(tasks["code"].max_tokens, 250);
     EXPECT_EQ(tasks["long-context"].max_tokens, 200);
@@ -140,7 +147,7 @@ TEST(DemoSetup, HistoryIsWrittenForEveryProviderWithTheGatewaysLabels) {
     ASSERT_EQ(per_provider.size(), 4u);
     for (const auto& p : demo_providers())
         EXPECT_NEAR(per_provider[p.provider], 5'400, 400) << p.provider;
-    EXPECT_EQ(tasks.size(), 5u);
+    EXPECT_EQ(tasks.size(), demo_tasks().size());
     const auto gemini = std::find_if(records.begin(), records.end(), [](const Measurement& m) {
         return m.labels.provider == "gemini-sim";
     });
