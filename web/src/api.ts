@@ -110,6 +110,23 @@ export interface GatewayStats {
   overhead_ms: (Quantiles & { samples: number; insufficient?: boolean }) | null;
 }
 
+/** `GET /api/v1/gateway/cache`: what the response cache did per model since the gateway
+ *  started (src/gateway/README.md). `memory` is null when no model caches. */
+export interface CacheModelStats {
+  model: string;
+  mode: 'exact' | 'semantic';
+  requests: { miss: number; exact: number; semantic: number; refresh: number; bypass: number };
+  saved_seconds: number;
+  /** Semantic lookups by their best match's cosine similarity: counts has one bucket more
+   *  than bounds (below the first bound, ..., at or over the last). */
+  similarity: { bounds: number[]; counts: number[] };
+}
+
+export interface CacheStats {
+  models: CacheModelStats[];
+  memory: { bytes: number; max_bytes: number; entries: number; evictions: number } | null;
+}
+
 export class ApiError extends Error {
   constructor(
     message: string,
@@ -137,6 +154,18 @@ interface Entry {
 // Bounded: one entry per distinct URL the viewer has looked at during this session.
 const kMaxEntries = 200;
 const cache = new Map<string, Entry>();
+// Resources without an ETag (the gateway's live counters): the last body's text, so an
+// unchanged answer does not re-render the page either.
+const lastBodies = new Map<string, Entry>();
+
+function remember(map: Map<string, Entry>, url: string, entry: Entry): void {
+  map.delete(url);
+  map.set(url, entry);
+  if (map.size > kMaxEntries) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+}
 
 /** Builds `api/v1/<path>?<params>` relative to the page, so a path prefix keeps working. */
 export function apiUrl(path: string, params?: URLSearchParams): string {
@@ -167,15 +196,16 @@ export async function getJson<T>(path: string, params?: URLSearchParams): Promis
     }
     throw new ApiError(message, res.status, param);
   }
-  const data = (await res.json()) as T;
   const etag = res.headers.get('etag');
   if (etag) {
-    cache.delete(url);
-    cache.set(url, { etag, data });
-    if (cache.size > kMaxEntries) {
-      const oldest = cache.keys().next().value;
-      if (oldest !== undefined) cache.delete(oldest);
-    }
+    const data = (await res.json()) as T;
+    remember(cache, url, { etag, data });
+    return { data, changed: true, url, etag };
   }
-  return { data, changed: true, url, etag };
+  const text = await res.text();
+  const last = lastBodies.get(url);
+  if (last && last.etag === text) return { data: last.data as T, changed: false, url, etag: null };
+  const data = JSON.parse(text) as T;
+  remember(lastBodies, url, { etag: text, data });
+  return { data, changed: true, url, etag: null };
 }

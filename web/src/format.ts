@@ -59,3 +59,14 @@ export function fmtAgo(ms: number): string {
 export function fmtMsUnit(v: number): string {
   return `${fmtMs(v)} ms`;
 }
+
+/** A duration in seconds, to the unit that reads best ("0.42 s", "12.3 s", "4 min 12 s",
+ *  "3 h 05 min"). */
+export function fmtSeconds(v: number): string {
+  if (v < 10) return `${nf(2, 2).format(v)} s`;
+  if (v < 60) return `${nf(1, 1).format(v)} s`;
+  const s = Math.round(v);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  const m = Math.round(s / 60);
+  return `${fmtCount(Math.floor(m / 60))} h ${String(m % 60).padStart(2, '0')} min`;
+}

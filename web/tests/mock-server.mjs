@@ -306,6 +306,28 @@ function gateway(q) {
   };
 }
 
+// GET /api/v1/gateway/cache: the gateway's live counters (no ETag, as the real one); fixed
+// numbers, so a test can compute what the page must show.
+const kCacheStats = {
+  models: [
+    {
+      model: 'gpt-4o',
+      mode: 'exact',
+      requests: { miss: 120, exact: 45, semantic: 0, refresh: 2, bypass: 30 },
+      saved_seconds: 83.4,
+      similarity: { bounds: [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99], counts: [0, 0, 0, 0, 0, 0, 0, 0, 0] },
+    },
+    {
+      model: 'claude-3-5-sonnet',
+      mode: 'semantic',
+      requests: { miss: 80, exact: 20, semantic: 15, refresh: 0, bypass: 5 },
+      saved_seconds: 3961.5,
+      similarity: { bounds: [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99], counts: [31, 12, 9, 7, 4, 3, 6, 5, 18] },
+    },
+  ],
+  memory: { bytes: 1_572_864, max_bytes: 268_435_456, entries: 80, evictions: 0 },
+};
+
 function ingest(body, contentType) {
   let list;
   if (contentType.includes('ndjson')) list = body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -381,6 +403,9 @@ function serveStatic(url, res) {
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  if (url.pathname === '/api/v1/gateway/cache' && req.method === 'GET') {
+    return send(res, 200, kCacheStats, { 'cache-control': 'no-store' });
+  }
   const m = /^\/api\/v1\/([a-z]+)$/.exec(url.pathname);
   if (m && req.method === 'POST' && m[1] === 'measurements') {
     let body = '';

@@ -364,6 +364,83 @@ async function checkGateway(context) {
   return note;
 }
 
+/** The Gateway page's "Response cache" section shows GET /api/v1/gateway/cache: per model the
+ *  hit rate (exact + semantic over hits and misses) and the time saved, a similarity histogram
+ *  for semantic models; an empty state when no model caches. The endpoint has no ETag (live
+ *  counters), so the page's numbers must match one of the bodies it received. */
+async function checkGatewayCache(context) {
+  const { page, record } = await open(context, '#/gateway');
+  await page.waitForSelector('section.cache', { timeout: 10_000 });
+  const extract = () => ({
+    empty: !!document.querySelector('section.cache .empty'),
+    rows: Array.from(document.querySelectorAll('#cache-models tbody tr')).map((tr) => {
+      const cell = (c) => tr.querySelector(`[data-col="${c}"]`);
+      const num = (c) => (cell(c)?.dataset.value === undefined ? null : Number(cell(c).dataset.value));
+      return { model: tr.dataset.model, mode: cell('mode')?.textContent, rate: num('hit_rate'), rateText: cell('hit_rate')?.textContent, exact: num('exact'), semantic: num('semantic'), miss: num('miss'), saved: num('saved'), savedText: cell('saved')?.textContent };
+    }),
+    histograms: Object.fromEntries(Array.from(document.querySelectorAll('section.cache figure[data-figure^="similarity:"]')).map((f) => [f.dataset.figure.slice('similarity:'.length), Array.from(f.querySelectorAll('tbody td[data-value]')).map((td) => Number(td.dataset.value))])),
+  });
+  const compare = (dom, body) => {
+    const p = [];
+    if (body.models.length === 0) return dom.empty ? [] : ['no model caches, but the page shows no empty state'];
+    if (dom.rows.length !== body.models.length) p.push(`${dom.rows.length} rows, API ${body.models.length} models`);
+    for (const m of body.models) {
+      const d = dom.rows.find((r) => r.model === m.model);
+      if (!d) {
+        p.push(`${m.model}: no row`);
+        continue;
+      }
+      const r = m.requests;
+      const lookups = r.miss + r.exact + r.semantic;
+      const want = lookups > 0 ? (r.exact + r.semantic) / lookups : null;
+      if (d.mode !== m.mode) p.push(`${m.model} mode: page ${d.mode}, API ${m.mode}`);
+      if (d.exact !== r.exact || d.semantic !== r.semantic || d.miss !== r.miss) p.push(`${m.model} counts: page ${d.exact}/${d.semantic}/${d.miss}, API ${r.exact}/${r.semantic}/${r.miss}`);
+      if (want === null ? d.rate !== null : Math.abs(d.rate - want) > 1e-12) p.push(`${m.model} hit rate: page ${d.rate}, API ${want}`);
+      if (want !== null && d.rateText !== `${(want * 100).toFixed(2)}%`) p.push(`${m.model} hit rate text '${d.rateText}', want ${(want * 100).toFixed(2)}%`);
+      if (d.saved !== m.saved_seconds) p.push(`${m.model} saved: page ${d.saved}, API ${m.saved_seconds}`);
+      const hist = dom.histograms[m.model];
+      if (m.mode === 'semantic' && JSON.stringify(hist) !== JSON.stringify(m.similarity.counts)) p.push(`${m.model} similarity: page ${JSON.stringify(hist)}, API ${JSON.stringify(m.similarity.counts)}`);
+      if (m.mode !== 'semantic' && hist) p.push(`${m.model}: a similarity histogram for an exact cache`);
+    }
+    return p;
+  };
+  let problems = [];
+  for (let look = 0; look < 5; look++) {
+    const dom = await page.evaluate(`(${extract.toString()})()`);
+    const bodies = [];
+    for (const r of record.responses.filter((x) => x.url.endsWith('/api/v1/gateway/cache') && x.status === 200)) {
+      await r.bodyRead;
+      if (r.body) bodies.push(r.body);
+    }
+    assert(bodies.length > 0, 'the page did not fetch /api/v1/gateway/cache');
+    problems = bodies.map((b) => compare(dom, b));
+    if (problems.some((x) => x.length === 0)) break;
+    await page.waitForTimeout(500);
+  }
+  assert(problems.some((x) => x.length === 0), `the cache section matches none of the API's answers:\n${problems.map((x) => x.slice(0, 6).join('; ')).join('\n')}`);
+  if (serverKind === 'mock' && !givenUrl) {
+    // The mock's fixed numbers, by hand: 45 / (120 + 45) and (20 + 15) / (80 + 20 + 15).
+    const texts = await page.$$eval('#cache-models [data-col=hit_rate]', (tds) => tds.map((t) => t.textContent));
+    assert(JSON.stringify(texts) === JSON.stringify(['27.27%', '30.43%']), `hit rates read ${texts.join(', ')}`);
+    const saved = await page.$$eval('#cache-models [data-col=saved]', (tds) => tds.map((t) => t.textContent));
+    assert(JSON.stringify(saved) === JSON.stringify(['1 min 23 s', '1 h 06 min']), `time saved reads ${saved.join(', ')}`);
+  }
+  expectNoConsoleErrors(record);
+  await page.close();
+
+  // No model caches: the section says so.
+  const empty = await newPage(context);
+  await empty.page.route('**/api/v1/gateway/cache', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{"models":[],"memory":null}' }));
+  await empty.page.goto(`${base}?poll=1000#/gateway`);
+  await waitReady(empty.page, '#/gateway');
+  await empty.page.waitForSelector('section.cache', { timeout: 10_000 });
+  const shown = await empty.page.evaluate(() => ({ empty: document.querySelector('section.cache .empty')?.textContent ?? null, table: !!document.querySelector('#cache-models') }));
+  assert(shown.empty !== null && !shown.table, `no model caches, the section shows ${JSON.stringify(shown)}`);
+  expectNoConsoleErrors(empty.record);
+  await empty.page.close();
+  return `(${problems.length} bodies seen)`;
+}
+
 async function checkXssAndLive(context) {
   // Open first, then submit: the new row must arrive through polling, without a reload.
   const { page, record } = await open(context, '#/leaderboard?window=1h');
@@ -621,6 +698,7 @@ async function main() {
     await results.run('time of day heatmap in the viewer time zone', () => checkTimeOfDay(context));
     await results.run('regions table', () => checkRegions(context));
     await results.run('gateway figures', () => checkGateway(context));
+    await results.run('gateway response cache: hit rate, time saved, similarity', () => checkGatewayCache(context));
     await results.run('bad filter shows the API error', () => checkBadFilter(context));
     await results.run('keyboard reaches every page', () => checkKeyboard(context));
     await results.run('screenshots light, dark, phone', () => screenshots(browser));

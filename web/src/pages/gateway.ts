@@ -1,9 +1,9 @@
 // Gateway: what `tokenradar serve` did for its clients: cache hits, fallbacks and hedges,
-// statuses, and the latency the gateway itself added.
+// statuses, the latency the gateway itself added, and its response cache per model.
 
-import type { GatewayStats } from '../api';
+import type { CacheModelStats, CacheStats, GatewayStats } from '../api';
 import { h } from '../dom';
-import { fmtCount, fmtMsUnit, fmtN, fmtPct } from '../format';
+import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtSeconds } from '../format';
 import type { Page } from '../page';
 import { apiParams } from '../route';
 import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
@@ -13,6 +13,8 @@ const kDefaultWindow = '24h';
 interface Data {
   gw: GatewayStats;
   values: LabelValues;
+  /** null when the server has no cache endpoint (an observatory without a gateway). */
+  cache: CacheStats | null;
 }
 
 function sum(o: Record<string, number>): number {
@@ -51,19 +53,135 @@ function breakdown(key: string, title: string, counts: Record<string, number>): 
   );
 }
 
+/** Hits over lookups: a bypassed request (sampling, no-store) or a refresh never looked. */
+export function cacheHitRate(r: CacheModelStats['requests']): number | null {
+  const lookups = r.miss + r.exact + r.semantic;
+  return lookups > 0 ? (r.exact + r.semantic) / lookups : null;
+}
+
+function fmtBytes(n: number): string {
+  if (n < 1024 * 1024) return `${fmtCount(Math.round(n / 1024))} KiB`;
+  return `${fmtCount(Math.round(n / (1024 * 1024)))} MiB`;
+}
+
+/** The semantic lookups' best similarity: one row per bucket, in order, bars to the largest. */
+function similarityHistogram(m: CacheModelStats): HTMLElement {
+  const { bounds, counts } = m.similarity;
+  const max = Math.max(1, ...counts);
+  const label = (i: number) =>
+    i === 0 ? `< ${bounds[0]?.toFixed(2)}` : i === bounds.length ? `≥ ${bounds[i - 1]?.toFixed(2)}` : `${bounds[i - 1]?.toFixed(2)}–${bounds[i]?.toFixed(2)}`;
+  const title = `Similarity of semantic lookups: ${m.model}`;
+  return h(
+    'figure',
+    { class: 'card', 'data-figure': `similarity:${m.model}` },
+    h('figcaption', null, title, h('span', { class: 'n' }, ` ${fmtN(counts.reduce((a, b) => a + b, 0))}`)),
+    h(
+      'table',
+      { class: 'data compact breakdown similarity' },
+      h('caption', { class: 'sr-only' }, title),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'cosine'), h('th', { scope: 'col', class: 'num' }, 'lookups'), h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'bar')))),
+      h(
+        'tbody',
+        null,
+        counts.map((n, i) =>
+          h(
+            'tr',
+            { 'data-bucket': i },
+            h('th', { scope: 'row' }, label(i)),
+            h('td', { class: 'num', 'data-value': n }, fmtCount(n)),
+            h('td', { class: 'bar-cell', 'aria-hidden': 'true' }, h('span', { class: 'bar', style: `width:${((n / max) * 100).toFixed(1)}%` })),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The response cache since the gateway started: hit rate and time saved per model. */
+function cacheSection(cache: CacheStats | null): HTMLElement | null {
+  if (cache === null) return null;
+  const body =
+    cache.models.length === 0
+      ? emptyState('No model caches its answers: set cache = "exact" (or "semantic") on a [[models]] entry.')
+      : [
+          h(
+            'div',
+            { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Response cache per model', 'data-key': 'table:cache-models' },
+            h(
+              'table',
+              { id: 'cache-models', class: 'data' },
+              h('caption', null, 'Response cache per model'),
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  h('th', { scope: 'col' }, 'model'),
+                  h('th', { scope: 'col' }, 'mode'),
+                  h('th', { scope: 'col', class: 'num', title: 'exact + semantic hits over lookups (hits and misses)' }, 'hit rate'),
+                  h('th', { scope: 'col', class: 'num' }, 'exact'),
+                  h('th', { scope: 'col', class: 'num' }, 'semantic'),
+                  h('th', { scope: 'col', class: 'num' }, 'miss'),
+                  h('th', { scope: 'col', class: 'num', title: 'not cacheable (sampling, n > 1, no-store) or refreshed (no-cache)' }, 'bypass'),
+                  h('th', { scope: 'col', class: 'num', title: 'the original answers’ end-to-end time less the hits’' }, 'time saved'),
+                ),
+              ),
+              h(
+                'tbody',
+                null,
+                cache.models.map((m) => {
+                  const rate = cacheHitRate(m.requests);
+                  const r = m.requests;
+                  const count = (col: string, n: number) => h('td', { class: 'num', 'data-col': col, 'data-value': n }, fmtCount(n));
+                  return h(
+                    'tr',
+                    { 'data-model': m.model },
+                    h('th', { scope: 'row' }, m.model),
+                    h('td', { 'data-col': 'mode' }, m.mode),
+                    rate === null
+                      ? h('td', { class: 'num none', 'data-col': 'hit_rate' }, '–')
+                      : h('td', { class: 'num', 'data-col': 'hit_rate', 'data-value': rate, title: `${fmtCount(r.exact + r.semantic)} of ${fmtCount(r.miss + r.exact + r.semantic)}` }, fmtPct(rate)),
+                    count('exact', r.exact),
+                    count('semantic', r.semantic),
+                    count('miss', r.miss),
+                    count('bypass', r.bypass + r.refresh),
+                    h('td', { class: 'num', 'data-col': 'saved', 'data-value': m.saved_seconds }, fmtSeconds(m.saved_seconds)),
+                  );
+                }),
+              ),
+            ),
+          ),
+          cache.memory
+            ? h(
+                'p',
+                { class: 'note', 'data-key': 'cache-memory' },
+                `Memory: ${fmtBytes(cache.memory.bytes)} of ${fmtBytes(cache.memory.max_bytes)}, ${fmtCount(cache.memory.entries)} answers, ${fmtCount(cache.memory.evictions)} evicted.`,
+              )
+            : null,
+          cache.models.some((m) => m.mode === 'semantic')
+            ? h('div', { class: 'grid-3' }, cache.models.filter((m) => m.mode === 'semantic').map(similarityHistogram))
+            : null,
+        ];
+  return h('section', { class: 'cache', 'aria-labelledby': 'cache-heading', 'data-section': 'cache' }, h('h2', { id: 'cache-heading' }, 'Response cache'), h('p', { class: 'lede' }, 'Since the gateway started: answers served from memory, and the upstream time they saved.'), body);
+}
+
 export const gatewayPage: Page<Data> = {
   title: () => 'Gateway',
 
   async load(ctx) {
     const params = apiParams(ctx.route, kDefaultWindow);
-    const [gw, values] = await Promise.all([
+    const [gw, values, cache] = await Promise.all([
       ctx.get<GatewayStats>('gateway', params),
       loadLabelValues(ctx, params.get('window') ?? kDefaultWindow),
+      // The gateway's own counters, not the window's records; an observatory-only server has
+      // none, and the rest of the page stands without them.
+      ctx.get<CacheStats>('gateway/cache').catch(() => null),
     ]);
-    return { gw, values };
+    return { gw, values, cache };
   },
 
-  render(ctx, { gw, values }) {
+  render(ctx, { gw, values, cache }) {
     const cacheHits = (gw.cache['exact'] ?? 0) + (gw.cache['semantic'] ?? 0);
     const cacheTotal = sum(gw.cache);
     const fallbacks = gw.route['fallback'] ?? 0;
@@ -103,6 +221,7 @@ export const gatewayPage: Page<Data> = {
               breakdown('status', 'Status', gw.status),
             ),
           ],
+      cacheSection(cache),
     );
   },
 };
