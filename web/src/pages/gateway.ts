@@ -3,7 +3,7 @@
 
 import type { CacheModelStats, CacheStats, GatewayStats } from '../api';
 import { h } from '../dom';
-import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtSeconds } from '../format';
+import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtRate, fmtSeconds } from '../format';
 import type { Page } from '../page';
 import { apiParams } from '../route';
 import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
@@ -61,7 +61,8 @@ export function cacheHitRate(r: CacheModelStats['requests']): number | null {
 
 function fmtBytes(n: number): string {
   if (n < 1024 * 1024) return `${fmtCount(Math.round(n / 1024))} KiB`;
-  return `${fmtCount(Math.round(n / (1024 * 1024)))} MiB`;
+  const mib = n / (1024 * 1024);
+  return mib < 10 ? `${fmtRate(mib)} MiB` : `${fmtCount(Math.round(mib))} MiB`;
 }
 
 /** The semantic lookups' best similarity: one row per bucket, in order, bars to the largest. */
