@@ -466,7 +466,7 @@ Result<Ticket> enqueue(const std::shared_ptr<RedisState>& state,
 template <class Token>
 auto async_wait_reply(const std::shared_ptr<RedisConn>& conn, std::uint64_t seq, Token&& token) {
     return asio::async_initiate<Token, void(Result<RedisReply>)>(
-        [](auto handler, std::shared_ptr<RedisConn> c, std::uint64_t s) {
+        [](auto handler, const std::shared_ptr<RedisConn>& c, std::uint64_t s) {
             RedisWaiter* w = c->find(s);
             if (w == nullptr) {  // nothing runs between enqueue() and here
                 Result<RedisReply> lost =
