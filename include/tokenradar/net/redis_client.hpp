@@ -17,7 +17,8 @@
 // reconnect for a backoff (backoff_initial, doubling to backoff_max; reset by the next
 // reply); calls in that time fail at once with Errc::connection_error without a syscall.
 // The first call after it reconnects. An idle connection the server closed is reopened by
-// the next call without a backoff.
+// the next call without a backoff. A Redis error reply to get/set/del/ping (OOM, NOAUTH,
+// WRONGTYPE...) is Errc::upstream_http_error with its text; AUTH refused is unauthorized.
 // Cancellation: terminal or partial cancellation of the awaiting coroutine completes that
 // call with Errc::cancelled at once. Its command may already have been sent: the reply is
 // read and dropped, and the connection stays up for the other callers.
