@@ -1,7 +1,11 @@
 #include <tokenradar/cache/semantic_index.hpp>
 
 // hnswlib 0.6.2 is header-only and defines non-inline functions (cpuid, AVXCapable) in
-// hnswlib.h: this must stay the only translation unit that includes it.
+// hnswlib.h: this must stay the only translation unit that includes it. Under TSan its
+// addPoint reports lock-order inversions between its own per-node locks, even from one
+// thread; every writer of a graph holds the scope's exclusive lock here, so they cannot
+// deadlock (run TSan with detect_deadlocks=0 or a `deadlock:hnswlib` suppression). No data
+// race is reported (SemanticIndexTest.TakesConcurrentInsertsLookupsAndErases).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 #pragma GCC diagnostic ignored "-Wshadow"

@@ -14,7 +14,10 @@ TEST(LexicalGuard, AcceptsRephrasingsThatKeepTheContentWords) {
                                      "could you please tell me how to reverse a list in python"));
     EXPECT_TRUE(
         lexically_compatible("What's the capital of France", "what is the capital of France?"));
-    EXPECT_TRUE(lexically_compatible("sorting lists in python", "How to sort a list in Python"));
+    EXPECT_TRUE(
+        lexically_compatible("how to sort lists in python", "How do I sort a list in Python"));
+    EXPECT_TRUE(lexically_compatible("What's the best way to sort a list in Python?",
+                                     "how can I sort a list in python"));
     EXPECT_TRUE(lexically_compatible("turn on the light", "please turn the light on"));
     EXPECT_TRUE(lexically_compatible("I don't like tea", "I do not like tea"));
 }
@@ -64,6 +67,17 @@ TEST(LexicalGuard, RejectsAnotherEntityOrAnExtraCondition) {
               GuardReason::content_word);
     EXPECT_EQ(reason("sort a list in python in place", "sort a list in python"),
               GuardReason::content_word);
+}
+
+TEST(LexicalGuard, RejectsAnotherKindOfQuestion) {
+    EXPECT_EQ(reason("why did the Roman Empire fall", "when did the Roman Empire fall"),
+              GuardReason::question_word);
+    EXPECT_EQ(reason("is coffee bad for your heart", "why is coffee bad for your heart"),
+              GuardReason::question_word);
+    EXPECT_EQ(reason("who wrote Hamlet", "whom was Hamlet written by"), GuardReason::content_word);
+    // A request without a question word is not the question how to do it.
+    EXPECT_EQ(reason("sort a list in python", "how do I sort a list in python"),
+              GuardReason::question_word);
 }
 
 TEST(LexicalGuard, SaysWhichWordDiffers) {
