@@ -42,8 +42,11 @@ struct SemanticIndexOptions {
     std::size_t neighbours = 8;         // candidates a lookup checks (k)
     std::size_t flat_limit = 1024;      // a scope grows a graph beyond this many entries
     std::size_t hnsw_m = 16;            // hnswlib's M (links per node; level 0 has 2 M)
-    std::size_t hnsw_ef_construction = 100;
-    std::size_t hnsw_ef_search = 64;  // hnswlib's ef at lookup (>= neighbours)
+    // hnswlib's ef at insert and at lookup (>= neighbours). Hashed n-gram vectors are nearly
+    // orthogonal to all but their near-duplicates, which makes graph search costly: these
+    // keep lookups over 100k entries well under 1 ms (bench/README.md, "The semantic cache").
+    std::size_t hnsw_ef_construction = 64;
+    std::size_t hnsw_ef_search = 32;
     GuardOptions guard;
 };
 
