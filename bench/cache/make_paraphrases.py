@@ -319,6 +319,18 @@ BASES = [
         ("polarity", "What causes the southern lights?"),
         ("topic", "Where can I see the northern lights?"),
     ]),
+    ("What is the derivative of the integral of x squared?", [
+        ("swap", "What is the integral of the derivative of x squared?"),
+        ("number", "What is the second derivative of the integral of x squared?"),
+    ]),
+    ("How do I compute the average of the sums of each row?", [
+        ("swap", "How do I compute the sum of the averages of each row?"),
+        ("entity", "How do I compute the average of the sums of each column?"),
+    ]),
+    ("Is a kilogram of feathers heavier than a kilogram of steel?", [
+        ("swap", "Is a kilogram of steel heavier than a kilogram of feathers?"),
+        ("polarity", "Is a kilogram of feathers lighter than a kilogram of steel?"),
+    ]),
     ("How do I stop my dog from barking at night?", [
         ("polarity", "How do I get my dog to start barking?"),
         ("entity", "How do I stop my cat from meowing at night?"),

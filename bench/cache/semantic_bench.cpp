@@ -347,7 +347,15 @@ void lookup_run(const LookupBenchOptions& o, std::size_t scopes) {
         total_us.push_back(micros(t2 - t0));
         if (found.hit) {
             ++hits;
-            if (found.hit->payload == fmt::format("{:032x}", target)) ++right;
+            // Right: the asked (or rephrased) question's entry, or one with the very same
+            // question (the generator repeats a few questions under other keys).
+            const std::string& asked = target < o.entries ? questions[target] : query;
+            if (found.hit->question == asked) {
+                ++right;
+            } else if (hits - right <= 5) {
+                fmt::print("  hit with another question: \"{}\" -> \"{}\"\n", query,
+                           found.hit->question);
+            }
         }
     }
     fmt::print(
@@ -362,10 +370,10 @@ void lookup_run(const LookupBenchOptions& o, std::size_t scopes) {
         static_cast<double>(heap_after - heap_before) / 1e6,
         static_cast<double>(heap_after - heap_before) / static_cast<double>(o.entries));
     fmt::print(
-        "  {} lookups ({} of stored questions rephrased): {} hits, {} of them the "
-        "rephrased question ({:.1f}% of those)\n",
-        o.queries, wanted, hits, right,
-        100.0 * static_cast<double>(right) / static_cast<double>(wanted));
+        "  {} lookups ({} of stored questions rephrased): {} hits ({:.1f}% of the "
+        "rephrased), {} of them with another question\n",
+        o.queries, wanted, hits, 100.0 * static_cast<double>(hits) / static_cast<double>(wanted),
+        hits - right);
     fmt::print("  embed       us: {}\n", percentiles_us(embed_us));
     fmt::print("  find        us: {}\n", percentiles_us(find_us));
     fmt::print("  embed+find  us: {}\n", percentiles_us(total_us));

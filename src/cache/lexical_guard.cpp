@@ -50,7 +50,7 @@ std::string_view negator(std::string_view w) {
 
 bool is_polarity_stem(const std::string& s) {
     static const std::unordered_set<std::string> polarity_stems = [] {
-        static constexpr std::array words{
+        static constexpr std::array kPolarityWords{
             "on",    "off",     "up",    "down",   "yes",    "max",     "maximum",
             "min",   "minimum", "top",   "bottom", "old",    "new",     "more",
             "less",  "most",    "least", "first",  "last",   "before",  "after",
@@ -59,7 +59,7 @@ bool is_polarity_stem(const std::string& s) {
             "begin", "end",     "add",   "remove", "enable", "disable", "true",
             "false", "plus",    "minus", "early",  "late",   "asc",     "desc"};
         std::unordered_set<std::string> stems;
-        for (const std::string_view w : words) stems.insert(detail::stem(w));
+        for (const std::string_view w : kPolarityWords) stems.insert(detail::stem(w));
         return stems;
     }();
     return polarity_stems.contains(s);
@@ -79,8 +79,9 @@ std::string_view question_class(std::string_view w) {
 
 bool is_relation_marker(std::string_view w) {
     static const std::unordered_set<std::string_view> markers{
-        "from",   "to",    "into", "onto",  "than",  "vs",    "versus",
-        "before", "after", "over", "under", "above", "below", "per"};
+        "from",  "to",   "into",  "onto",  "than",  "vs",  "versus", "before",
+        "after", "over", "under", "above", "below", "per", "of",     "for",
+        "by",    "in",   "at",    "with",  "about", "on",  "as"};
     return markers.contains(w);
 }
 
@@ -129,6 +130,33 @@ const std::string* missing_word(const std::vector<std::string>& a,
         return &w;
     }
     return nullptr;
+}
+
+// Equal lists, or with typos allowed equal but for typos in long words.
+bool same_words(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                bool allow_typos) {
+    if (a == b) return true;
+    if (!allow_typos || a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != b[i] && !typo_match(a[i], {b[i]})) return false;
+    }
+    return true;
+}
+
+// "to fahrenheit | to celsius" (marker first) or "from ny | to ny" (object last).
+std::string differ(const std::string& word, const std::vector<std::string>& query,
+                   const std::vector<std::string>& cached, bool word_first) {
+    std::string out;
+    for (const auto* side : {&query, &cached}) {
+        if (!out.empty()) out += " | ";
+        if (word_first) out += word + ' ';
+        for (std::size_t i = 0; i < side->size(); ++i) {
+            if (i != 0) out += ' ';
+            out += (*side)[i];
+        }
+        if (!word_first) out += ' ' + word;
+    }
+    return out;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -208,7 +236,6 @@ LexicalProfile lexical_profile(std::string_view text) {
     sort_unique(p.question_words);
     sort_unique(p.polarity);
     sort_unique(p.content);
-    sort_unique(p.relations);
     return p;
 }
 
@@ -233,7 +260,9 @@ GuardVerdict check_lexical(const LexicalProfile& query, const LexicalProfile& ca
     if (const auto* w = missing_word(cached.content, query.content, options.allow_typos)) {
         return {GuardReason::content_word, *w};
     }
-    // Rule 5: a marker in both has the same objects; an object in both has the same markers.
+    // Rule 5: a marker in both has the same objects in the same order ("a kilo of feathers
+    // heavier than a kilo of steel" is not the other way round); an object in both has the
+    // same markers.
     const auto objects_of = [](const LexicalProfile& p, const std::string& marker) {
         std::vector<std::string> out;
         for (const auto& [m, o] : p.relations) {
@@ -246,21 +275,21 @@ GuardVerdict check_lexical(const LexicalProfile& query, const LexicalProfile& ca
         for (const auto& [m, o] : p.relations) {
             if (o == object) out.push_back(m);
         }
+        sort_unique(out);
         return out;
     };
     for (const auto* a : {&query, &cached}) {
         for (const auto& [marker, object] : a->relations) {
             const auto q_objects = objects_of(query, marker);
             const auto c_objects = objects_of(cached, marker);
-            if (!q_objects.empty() && !c_objects.empty() && q_objects != c_objects) {
-                return {GuardReason::relation,
-                        marker + " " + join(q_objects) + " | " + marker + " " + join(c_objects)};
+            if (!q_objects.empty() && !c_objects.empty() &&
+                !same_words(q_objects, c_objects, options.allow_typos)) {
+                return {GuardReason::relation, differ(marker, q_objects, c_objects, true)};
             }
             const auto q_markers = markers_of(query, object);
             const auto c_markers = markers_of(cached, object);
             if (!q_markers.empty() && !c_markers.empty() && q_markers != c_markers) {
-                return {GuardReason::relation,
-                        join(q_markers) + " " + object + " | " + join(c_markers) + " " + object};
+                return {GuardReason::relation, differ(object, q_markers, c_markers, false)};
             }
         }
     }

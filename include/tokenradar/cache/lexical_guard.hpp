@@ -31,10 +31,12 @@
 //    first letter at Damerau distance 1 ("pyhton" -> "python"; off by default: it also lets
 //    "dessert" match "desert").
 // 5. relations: for the markers from, to, into, onto, than, vs, versus, before, after, over,
-//    under, above, below, per, the object is the next word that is not an article or
-//    possessive. A marker found in both texts has the same set of objects, and a word that is
-//    an object in both texts is so of the same markers. "from NY to LA" vs "to LA from NY"
-//    passes; "from LA to NY" and "convert celsius to fahrenheit" vs "fahrenheit to celsius"
+//    under, above, below, per, of, for, by, in, at, with, about, on, as, the object is the
+//    next word that is not an article or possessive. A marker found in both texts has the
+//    same objects in the same order, and a word that is an object in both texts is so of the
+//    same markers. "from NY to LA" vs "to LA from NY" passes; "from LA to NY", "convert
+//    celsius to fahrenheit" vs "fahrenheit to celsius", "the root of the log" vs "the log of
+//    the root" and "a kilo of feathers heavier than a kilo of steel" vs the other way round
 //    do not. A number word as object is its number ("to five" is "to 5").
 // 6. question words: the same set of question classes: who (who, whom, whose), when, where,
 //    why, and what (what, which, how: "what is the best way to" rephrases "how do I"). So
@@ -73,7 +75,7 @@ struct LexicalProfile {
     std::vector<std::string> question_words;                     // classes, sorted, unique
     std::vector<std::string> polarity;                           // stems, sorted, unique
     std::vector<std::string> content;                            // stems, sorted, unique
-    std::vector<std::pair<std::string, std::string>> relations;  // (marker, object stem), sorted
+    std::vector<std::pair<std::string, std::string>> relations;  // (marker, object), text order
 };
 LexicalProfile lexical_profile(std::string_view text);
 

@@ -34,6 +34,13 @@ TEST(LexicalGuard, RejectsSwappedEndpoints) {
               GuardReason::relation);
     EXPECT_EQ(reason("is a cat bigger than a dog", "is a dog bigger than a cat"),
               GuardReason::relation);
+    EXPECT_EQ(reason("what is the square root of the log", "what is the log of the square root"),
+              GuardReason::relation);
+    EXPECT_EQ(reason("sort a dictionary by value", "sort a value by dictionary"),
+              GuardReason::relation);
+    EXPECT_EQ(reason("is a kilo of feathers heavier than a kilo of steel",
+                     "is a kilo of steel heavier than a kilo of feathers"),
+              GuardReason::relation);
     // The same relations in another order are the same question.
     EXPECT_EQ(reason("flights from NY to LA", "flights to LA from NY"), GuardReason::none);
 }
