@@ -1,0 +1,33 @@
+#pragma once
+// The modes of cache_bench (bench/README.md, "The semantic cache"): each prints its numbers
+// and returns the exit code.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tokenradar::bench_cache {
+
+struct GuardBenchOptions {
+    std::string tsv;                // cached \t query \t yes|no \t kind
+    std::size_t dimension = 256;    // BuiltinEmbedder's
+    float detail_threshold = 0.0F;  // per-kind table and errors at this one (0: the default)
+    bool show_errors = false;       // print the wrong hits and the missed paraphrases
+};
+int run_guard(const GuardBenchOptions& options);
+
+struct LookupBenchOptions {
+    std::size_t entries = 100'000;
+    std::size_t queries = 10'000;
+    std::vector<std::size_t> scopes;  // one run per count; empty: 1, 10 and 1000
+    std::size_t dimension = 256;
+    std::size_t neighbours = 8;
+    std::size_t ef_search = 32;  // SemanticIndexOptions' defaults
+    std::size_t m = 16;
+    std::size_t ef_construction = 64;
+    std::uint64_t seed = 1;
+};
+int run_lookup(const LookupBenchOptions& options);
+
+}  // namespace tokenradar::bench_cache

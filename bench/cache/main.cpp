@@ -1,0 +1,55 @@
+// cache_bench: the semantic cache's targets, measured two ways; bench/README.md ("The
+// semantic cache") has the commands and the last numbers.
+//   guard   precision and hit rate per threshold on a paraphrase set, with and without the
+//           lexical guard
+//   lookup  embed + find latency over 100k synthetic entries (one scope and many)
+
+#include "bench_modes.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <functional>
+
+int main(int argc, char** argv) {
+    namespace bc = tokenradar::bench_cache;
+    CLI::App app{"Semantic cache benchmarks: guard precision, lookup latency"};
+    app.require_subcommand(1);
+    std::function<int()> run;
+
+    bc::GuardBenchOptions g;
+    auto* guard = app.add_subcommand(
+        "guard",
+        "Precision and hit rate per threshold on a paraphrase TSV, with and without the "
+        "lexical guard");
+    guard->add_option("tsv", g.tsv, "cached<TAB>query<TAB>yes|no<TAB>kind")->required();
+    guard->add_option("--dim", g.dimension, "Embedding dimension")->capture_default_str();
+    guard->add_option("--threshold", g.detail_threshold,
+                      "Threshold of the per-kind table (default: the built-in default)");
+    guard->add_flag("--errors", g.show_errors, "Print wrong hits and missed paraphrases");
+    guard->callback([&] { run = [&] { return bc::run_guard(g); }; });
+
+    bc::LookupBenchOptions l;
+    auto* lookup =
+        app.add_subcommand("lookup", "Fill an index with synthetic questions, time lookups");
+    lookup->add_option("--entries", l.entries, "Entries in the index")->capture_default_str();
+    lookup->add_option("--queries", l.queries, "Timed lookups")->capture_default_str();
+    lookup->add_option("--scopes", l.scopes, "Scopes the entries spread over (repeatable)");
+    lookup->add_option("--dim", l.dimension, "Embedding dimension")->capture_default_str();
+    lookup->add_option("--k", l.neighbours, "Candidates per lookup")->capture_default_str();
+    lookup->add_option("--ef", l.ef_search, "hnswlib ef at lookup")->capture_default_str();
+    lookup->add_option("--m", l.m, "hnswlib M")->capture_default_str();
+    lookup->add_option("--ef-construction", l.ef_construction, "hnswlib ef at insert")
+        ->capture_default_str();
+    lookup->add_option("--seed", l.seed, "Question generator seed")->capture_default_str();
+    lookup->callback([&] { run = [&] { return bc::run_lookup(l); }; });
+
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run ? run() : 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cache_bench: %s\n", e.what());
+        return 1;
+    }
+}
