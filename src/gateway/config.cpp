@@ -2,6 +2,7 @@
 
 #include <tokenradar/core/labels.hpp>
 #include <tokenradar/dialect/http_call.hpp>
+#include <tokenradar/net/redis_protocol.hpp>
 
 #include <fmt/format.h>
 
@@ -95,7 +96,9 @@ ModelCache load_model_cache(const ConfigTable& t, const std::vector<ProviderConf
         t.fail("cache_replay", "\"instant\" or \"paced\"");
     }
     c.sampling = t.get_bool("cache_sampling", c.sampling);
-    c.semantic_threshold = t.get_number("semantic_threshold", c.semantic_threshold, 0.5, 1.0);
+    if (t.optional_number("semantic_threshold")) {
+        c.semantic_threshold = t.get_number("semantic_threshold", 1.0, 0.5, 1.0);
+    }
     c.semantic_max_turns = static_cast<std::size_t>(t.get_integer(
         "semantic_max_turns", static_cast<std::int64_t>(c.semantic_max_turns), 1, 16));
     const std::string embedder = t.get_string("semantic_embedder", "builtin");
@@ -103,6 +106,11 @@ ModelCache load_model_cache(const ConfigTable& t, const std::vector<ProviderConf
         c.embedder = upstream_ref(t, "semantic_embedder", embedder, providers);
         if (providers[c.embedder->provider].api != dialect::Api::openai) {
             t.fail("semantic_embedder", "\"builtin\" or an OpenAI-compatible provider's model");
+        }
+        if (!c.semantic_threshold) {
+            t.fail("semantic_threshold",
+                   "a similarity (0.5-1) calibrated for this embedder: an upstream model's "
+                   "scale is not the built-in one's");
         }
     }
     return c;
@@ -184,8 +192,10 @@ void read_cache(const ConfigTable& t, GatewayConfig& c) {
         t.get_integer("memory_bytes", static_cast<std::int64_t>(c.cache.memory_bytes), 1 << 20,
                       std::int64_t{1} << 40));
     c.cache.redis_url = t.get_string("redis", "");
-    if (!c.cache.redis_url.empty() && c.cache.redis_url.rfind("redis://", 0) != 0) {
-        t.fail("redis", "a URL such as \"redis://127.0.0.1:6379\"");
+    if (!c.cache.redis_url.empty()) {
+        if (auto url = net::parse_redis_url(c.cache.redis_url); !url) {
+            t.fail("redis", url.error().message);
+        }
     }
     c.cache.redis_timeout = ms(t, "redis_timeout", c.cache.redis_timeout);
     c.cache.keyless = t.get_bool("keyless", c.cache.keyless);

@@ -51,7 +51,69 @@ std::vector<std::pair<std::string, std::string>> embeddings_headers(
     return headers;
 }
 
+// The vector of an OpenAI embeddings answer's first item (`data[0].embedding`), if it is a
+// non-empty array of at most kMaxEmbeddingDimension numbers.
+constexpr std::size_t kMaxEmbeddingDimension = 16384;
+std::optional<std::vector<float>> first_embedding(std::string_view body) {
+    boost::system::error_code ec;
+    const json::value v = json::parse(body, ec);
+    const auto* o = ec ? nullptr : v.if_object();
+    const auto* data = o != nullptr ? o->if_contains("data") : nullptr;
+    const auto* items = data != nullptr ? data->if_array() : nullptr;
+    if (items == nullptr || items->empty() || !(*items)[0].is_object()) return std::nullopt;
+    const auto* embedding = (*items)[0].as_object().if_contains("embedding");
+    const auto* numbers = embedding != nullptr ? embedding->if_array() : nullptr;
+    if (numbers == nullptr || numbers->empty() || numbers->size() > kMaxEmbeddingDimension)
+        return std::nullopt;
+    std::vector<float> out;
+    out.reserve(numbers->size());
+    for (const auto& n : *numbers) {
+        if (!n.is_number()) return std::nullopt;
+        out.push_back(n.to_number<float>());
+    }
+    return out;
+}
+
 }  // namespace
+
+awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const UpstreamRef& ref,
+                                                     std::string_view text,
+                                                     const std::string& request_id) {
+    const ProviderConfig& provider = gw.config.providers[ref.provider];
+    Measurement m = start_measurement(request_id, provider, ref.model);
+    const std::int64_t t_start = m.t.send;
+    net::Url url = provider.base;
+    url.target += "/embeddings";
+    auto headers = embeddings_headers(provider);
+    std::string body = json::serialize(json::object{{"model", ref.model}, {"input", text}});
+    auto result = co_await gw.clients[ref.provider]->request(http::verb::post, url, headers,
+                                                             std::move(body), kMaxEmbeddingsBody);
+    m.t.done = steady_now_ns();
+    m.t.sched = m.t.send;
+    if (!result) {
+        m.status = status_of(result.error().code);
+        Error error = result.error();
+        gw.record(std::move(m));
+        co_return error;
+    }
+    net::record_timings(m, result->timings, t_start);
+    m.t.sched = m.t.send;
+    m.http_status = static_cast<int>(result->status);
+    std::optional<std::vector<float>> vector;
+    if (result->status != 200) {
+        m.status = RequestStatus::http(static_cast<int>(result->status));
+    } else {
+        vector = first_embedding(result->body);
+        if (!vector) m.status = RequestStatus::protocol_error;
+    }
+    gw.record(std::move(m));
+    if (!vector) {
+        co_return Error(Errc::protocol_error,
+                        fmt::format("embedder {}/{}: HTTP {}, no data[0].embedding", provider.name,
+                                    ref.model, result->status));
+    }
+    co_return std::move(*vector);
+}
 
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
                                  net::ResponseWriter& writer, std::string request_id) {

@@ -251,7 +251,7 @@ Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& c
         options.ca_file = hooks.ca_file;
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
-    if (ResponseCache::wanted(config)) cache = std::make_unique<ResponseCache>(config);
+    if (ResponseCache::wanted(config)) cache = std::make_unique<ResponseCache>(config, ex);
     if (config.dashboard) {
         const auto dir =
             config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;
@@ -268,6 +268,10 @@ Gateway::Gateway(const net::asio::any_io_executor& ex, const GatewayConfig& conf
     : impl_(std::make_unique<Impl>(ex, config, std::move(hooks), metrics_)) {}
 
 Gateway::~Gateway() = default;
+
+void Gateway::close_background() {
+    if (impl_->cache) impl_->cache->close();
+}
 
 net::HeadVerdict Gateway::check_head(const net::Request& head,
                                      std::optional<std::uint64_t> content_length) const {

@@ -76,6 +76,12 @@ awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
                            const std::string& request_id, const std::string& task,
                            net::HeaderList& headers);
 
+// One embedding of `text` from an OpenAI-compatible upstream (the semantic cache's
+// embedder), recorded as an attempt of task "embeddings".
+awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const UpstreamRef& ref,
+                                                     std::string_view text,
+                                                     const std::string& request_id);
+
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
                                  net::ResponseWriter& writer, std::string request_id);

@@ -1,5 +1,7 @@
 #include <tokenradar/gateway/gateway_server.hpp>
 
+#include <boost/asio/post.hpp>
+
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/thread_name.hpp>
 
@@ -64,6 +66,7 @@ Result<std::uint16_t> GatewayServer::start() {
 void GatewayServer::stop(std::chrono::milliseconds grace) {
     if (!thread_.joinable()) return;
     server_->stop(grace);
+    boost::asio::post(ioc_, [gw = gateway_.get()] { gw->close_background(); });
     guard_.reset();
     thread_.join();
 }

@@ -516,7 +516,11 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
 
     CacheLookup lookup;
     if (gw.cache) {
-        lookup = gw.cache->lookup(*model, tenant, *chat, request);
+        const ResponseCache::Embed embed = [&gw, &request_id](const UpstreamRef& ref,
+                                                              std::string_view text) {
+            return embed_upstream(gw, ref, text, request_id);
+        };
+        lookup = co_await gw.cache->look_up(*model, tenant, *chat, request, embed);
         if (lookup.hit) {
             co_await replay_hit(gw, writer, *chat, lookup, request_id, *task, headers);
             co_return;

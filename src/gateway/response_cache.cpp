@@ -1,9 +1,11 @@
 #include "response_cache.hpp"
 
-#include <tokenradar/cache/request_key.hpp>
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/logging.hpp>
 #include <tokenradar/gateway/prometheus.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -21,6 +23,12 @@ constexpr std::array<std::string_view, 5> kResults = {"miss", "exact", "semantic
                                                       "bypass"};
 constexpr std::array<double, 10> kSimilarityBounds = {0.5, 0.6,   0.7,  0.8,   0.85,
                                                       0.9, 0.925, 0.95, 0.975, 0.99};
+// The shared tier's key names: a version, so a new entry format never reads an old one.
+constexpr std::string_view kSharedPrefix = "tokenradar:cache:v1:";
+// A semantic question longer than this is not embedded (a document, not a question).
+constexpr std::size_t kMaxQuestionBytes = 4096;
+// Expired semantic entries are swept at most this often (an insert does it).
+constexpr std::int64_t kSweepIntervalUs = 60'000'000;
 
 std::size_t result_index(std::string_view header) {
     for (std::size_t i = 0; i < kResults.size(); ++i) {
@@ -41,6 +49,10 @@ cache::CacheControl request_cache_control(const net::Request& request) {
     return cache::parse_cache_control(joined);
 }
 
+std::int64_t ttl_us(const VirtualModel& model) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(model.cache.ttl).count();
+}
+
 }  // namespace
 
 struct ResponseCache::ModelSeries {
@@ -59,6 +71,50 @@ struct ResponseCache::ModelSeries {
     }
 };
 
+// A semantic model's index, made with the first vector's dimension (an upstream embedder's
+// is known only from its first answer).
+struct ResponseCache::Semantic {
+    std::size_t max_entries = 0;
+    std::mutex mutex;  // index creation and the sweep time
+    std::unique_ptr<cache::SemanticIndex> index;
+    std::int64_t next_sweep_us = 0;
+
+    // Null when `dimension` is not the index's (the embedder's model changed under it).
+    cache::SemanticIndex* index_for(std::size_t dimension) {
+        const std::lock_guard lock(mutex);
+        if (!index) {
+            cache::SemanticIndexOptions options;
+            options.dimension = dimension;
+            options.max_entries = max_entries;
+            index = std::make_unique<cache::SemanticIndex>(options);
+        }
+        return index->dimension() == dimension ? index.get() : nullptr;
+    }
+    bool sweep_due(std::int64_t now_us) {
+        const std::lock_guard lock(mutex);
+        if (now_us < next_sweep_us) return false;
+        next_sweep_us = now_us + kSweepIntervalUs;
+        return true;
+    }
+};
+
+namespace {
+
+// The shared tier's write, in the background: the client has its answer already. The client
+// and counters are held by shared_ptr, so a write still pending at shutdown is safe.
+struct SharedWrite {
+    std::shared_ptr<net::RedisClient> redis;
+    std::shared_ptr<std::atomic<std::uint64_t>> errors;
+};
+
+net::asio::awaitable<void> write_shared(SharedWrite target, std::string key, std::string bytes,
+                                        std::chrono::milliseconds ttl) {
+    auto stored = co_await target.redis->set(std::move(key), std::move(bytes), ttl);
+    if (!stored) target.errors->fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 bool ResponseCache::wanted(const GatewayConfig& config) {
     for (const auto& m : config.models) {
         if (m.cache.mode != ModelCache::Mode::off) return true;
@@ -66,12 +122,30 @@ bool ResponseCache::wanted(const GatewayConfig& config) {
     return false;
 }
 
-ResponseCache::ResponseCache(const GatewayConfig& config)
-    : config_(config), memory_({config.cache.memory_bytes, 16}) {
+ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex)
+    : config_(config), executor_(ex), memory_({config.cache.memory_bytes, 16}) {
+    std::size_t semantic_models = 0;
     for (const auto& m : config.models) {
         auto series = std::make_unique<ModelSeries>();
         series->labels = prometheus_labels({{"model", m.name}});
         series_.push_back(std::move(series));
+        if (m.cache.mode == ModelCache::Mode::semantic) ++semantic_models;
+    }
+    for (const auto& m : config.models) {
+        std::unique_ptr<Semantic> semantic;
+        if (m.cache.mode == ModelCache::Mode::semantic) {
+            semantic = std::make_unique<Semantic>();
+            semantic->max_entries =
+                std::max<std::size_t>(1, config.cache.semantic_max_entries / semantic_models);
+        }
+        semantic_.push_back(std::move(semantic));
+    }
+    if (!config.cache.redis_url.empty()) {
+        auto url = net::parse_redis_url(config.cache.redis_url);  // checked by the config
+        net::RedisOptions options;
+        options.command_timeout = config.cache.redis_timeout;
+        options.connect_timeout = config.cache.redis_timeout * 2;
+        redis_ = std::make_shared<net::RedisClient>(ex, std::move(*url), options);
     }
 }
 
@@ -85,8 +159,53 @@ void ResponseCache::count(const VirtualModel& model, std::string_view header) co
     series_of(model).results[result_index(header)].fetch_add(1, std::memory_order_relaxed);
 }
 
-CacheLookup ResponseCache::lookup(const VirtualModel& model, std::string_view tenant,
-                                  const dialect::ChatRequest& chat, const net::Request& request) {
+void ResponseCache::shared_failed(const Error& error) {
+    shared_errors_->fetch_add(1, std::memory_order_relaxed);
+    if (!shared_down_.exchange(true, std::memory_order_relaxed)) {
+        spdlog::warn("cache: the shared tier failed, serving from memory alone: {}", error.message);
+    }
+}
+
+void ResponseCache::shared_answered() {
+    if (shared_down_.exchange(false, std::memory_order_relaxed)) {
+        spdlog::info("cache: the shared tier answers again");
+    }
+}
+
+net::asio::awaitable<cache::AnswerPtr> ResponseCache::find(const std::string& key,
+                                                           std::int64_t now_us,
+                                                           std::optional<std::int64_t> max_age_us,
+                                                           std::int64_t ttl) {
+    if (auto answer = memory_.get(key, now_us, max_age_us)) co_return answer;
+    const std::shared_ptr<net::RedisClient> redis = redis_;  // close() may drop redis_ meanwhile
+    if (!redis) co_return nullptr;
+    std::string shared_key = std::string(kSharedPrefix) + cache::hex(key);
+    auto got = co_await redis->get(std::move(shared_key));
+    if (!got) {
+        shared_failed(got.error());
+        co_return nullptr;
+    }
+    shared_answered();
+    if (!*got) co_return nullptr;
+    auto decoded = cache::decode(**got);
+    if (!decoded) {
+        // Another version's or a corrupt entry: a miss (the fresh answer overwrites it).
+        shared_errors_->fetch_add(1, std::memory_order_relaxed);
+        co_return nullptr;
+    }
+    if (max_age_us && now_us - decoded->stored_at_us > *max_age_us) co_return nullptr;
+    const std::int64_t expires_at_us = decoded->stored_at_us + ttl;
+    auto answer = std::make_shared<const cache::CachedAnswer>(std::move(*decoded));
+    memory_.put(key, answer, expires_at_us);
+    shared_hits_.fetch_add(1, std::memory_order_relaxed);
+    co_return answer;
+}
+
+net::asio::awaitable<CacheLookup> ResponseCache::look_up(const VirtualModel& model,
+                                                         std::string_view tenant,
+                                                         const dialect::ChatRequest& chat,
+                                                         const net::Request& request,
+                                                         const Embed& embed) {
     CacheLookup l;
     l.model = &model;
     const ModelCache& settings = model.cache;
@@ -96,35 +215,98 @@ CacheLookup ResponseCache::lookup(const VirtualModel& model, std::string_view te
     if (settings.mode == ModelCache::Mode::off || shared_tenant || cc.no_store ||
         cache::not_cacheable(chat.original, settings.sampling)) {
         if (settings.mode != ModelCache::Mode::off) count(model, l.header);
-        return l;
+        co_return l;
     }
     l.key = cache::exact_key(tenant, model.name, chat.original);
     l.label = Cache::miss;
     if (cc.no_cache) {
         l.header = "refresh";
         count(model, l.header);
-        return l;
+        co_return l;
     }
     l.header = "miss";
     std::optional<std::int64_t> max_age_us;
     if (cc.max_age_s) max_age_us = *cc.max_age_s * 1'000'000;
-    if (auto hit = memory_.get(l.key, wall_now_us(), max_age_us)) {
+    auto hit = co_await find(l.key, wall_now_us(), max_age_us, ttl_us(model));
+    if (hit) {
         l.hit = std::move(hit);
         l.label = Cache::exact;
         l.header = "exact";
+    } else if (settings.mode == ModelCache::Mode::semantic) {
+        co_await find_similar(l, tenant, chat, max_age_us, embed);
     }
-    l.found_ns = steady_now_ns();
     count(model, l.header);
-    return l;
+    co_return l;
+}
+
+net::asio::awaitable<void> ResponseCache::find_similar(CacheLookup& l, std::string_view tenant,
+                                                       const dialect::ChatRequest& chat,
+                                                       std::optional<std::int64_t> max_age_us,
+                                                       const Embed& embed) {
+    const VirtualModel& model = *l.model;
+    const ModelCache& settings = model.cache;
+    auto query = cache::semantic_query(tenant, model.name, chat.original,
+                                       settings.semantic_max_turns, kMaxQuestionBytes);
+    if (!query) co_return;
+    std::vector<float> vector;
+    if (settings.embedder) {
+        auto embedded = co_await embed(*settings.embedder, query->question);
+        if (!embedded) {
+            spdlog::info("cache: model {}: no embedding ({}): exact cache only", model.name,
+                         embedded.error().message);
+            co_return;
+        }
+        vector = std::move(*embedded);
+    } else {
+        vector = builtin_.embed(query->question);
+    }
+    Semantic& semantic = *semantic_[static_cast<std::size_t>(&model - config_.models.data())];
+    cache::SemanticIndex* index = semantic.index_for(vector.size());
+    if (index == nullptr) co_return;
+    const std::int64_t now_us = wall_now_us();
+    const float threshold = static_cast<float>(
+        settings.semantic_threshold.value_or(cache::BuiltinEmbedder::kDefaultThreshold));
+    const cache::SemanticLookup found =
+        index->find(query->scope, vector, query->question, threshold, now_us);
+    if (found.best_similarity >= 0) series_of(model).observe_similarity(found.best_similarity);
+    l.semantic = std::move(query);
+    l.vector = std::move(vector);
+    if (!found.hit) co_return;
+    auto answer = co_await find(found.hit->payload, now_us, max_age_us, ttl_us(model));
+    if (!answer) {
+        // Its exact twin is gone (expired, evicted, or older than max-age accepts).
+        if (!max_age_us) index->erase(l.semantic->scope, found.hit->payload);
+        co_return;
+    }
+    l.hit = std::move(answer);
+    l.label = Cache::semantic;
+    l.header = "semantic";
+    l.similarity = found.hit->similarity;
 }
 
 void ResponseCache::store(const CacheLookup& lookup, cache::CachedAnswer answer) {
     if (!lookup.stores() || answer.text.size() > lookup.model->cache.max_entry_bytes) return;
-    const std::int64_t ttl_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(lookup.model->cache.ttl).count();
-    const std::int64_t expires_at_us = answer.stored_at_us + ttl_us;
+    const VirtualModel& model = *lookup.model;
+    const std::int64_t now_us = answer.stored_at_us;
+    const std::int64_t expires_at_us = now_us + ttl_us(model);
+    if (redis_) {
+        std::string key = std::string(kSharedPrefix) + cache::hex(lookup.key);
+        net::asio::co_spawn(
+            executor_,
+            write_shared({redis_, shared_errors_}, std::move(key), cache::encode(answer),
+                         std::chrono::duration_cast<std::chrono::milliseconds>(model.cache.ttl)),
+            net::asio::detached);
+    }
     memory_.put(lookup.key, std::make_shared<const cache::CachedAnswer>(std::move(answer)),
                 expires_at_us);
+    if (lookup.semantic && !lookup.vector.empty()) {
+        Semantic& semantic = *semantic_[static_cast<std::size_t>(&model - config_.models.data())];
+        if (cache::SemanticIndex* index = semantic.index_for(lookup.vector.size())) {
+            index->insert(lookup.semantic->scope, lookup.vector, lookup.semantic->question,
+                          lookup.key, expires_at_us, now_us);
+            if (semantic.sweep_due(now_us)) index->remove_expired(now_us);
+        }
+    }
 }
 
 void ResponseCache::observe_hit(const CacheLookup& lookup, std::int64_t saved_ns) {
@@ -159,12 +341,20 @@ std::string ResponseCache::stats_json() const {
         });
     }
     const cache::MemoryTier::Stats memory = memory_.stats();
+    json::value shared_value = nullptr;
+    if (redis_) {
+        const net::RedisStats redis = redis_->stats();
+        shared_value = json::object{{"up", redis.up},
+                                    {"hits", shared_hits_.load(std::memory_order_relaxed)},
+                                    {"errors", shared_errors_->load(std::memory_order_relaxed)}};
+    }
     return json::serialize(json::object{
         {"models", std::move(models)},
         {"memory", json::object{{"bytes", memory.bytes},
                                 {"max_bytes", memory_.max_bytes()},
                                 {"entries", memory.entries},
                                 {"evictions", memory.evictions}}},
+        {"shared", std::move(shared_value)},
     });
 }
 
@@ -189,11 +379,17 @@ void ResponseCache::render(PrometheusText& out) const {
     }
     out.family("tokenradar_cache_semantic_similarity", MetricType::histogram,
                "Best cosine similarity found by each semantic lookup.");
+    std::size_t semantic_entries = 0;
     for (std::size_t m = 0; m < series_.size(); ++m) {
-        if (config_.models[m].cache.mode != ModelCache::Mode::semantic) continue;
+        if (!semantic_[m]) continue;
         series_[m]->similarity.render("tokenradar_cache_semantic_similarity", series_[m]->labels,
                                       out);
+        const std::lock_guard lock(semantic_[m]->mutex);
+        if (semantic_[m]->index) semantic_entries += semantic_[m]->index->stats().entries;
     }
+    out.family("tokenradar_cache_semantic_entries", MetricType::gauge,
+               "Questions held by the semantic indexes.");
+    out.sample("tokenradar_cache_semantic_entries", semantic_entries);
     const cache::MemoryTier::Stats memory = memory_.stats();
     out.family("tokenradar_cache_memory_bytes", MetricType::gauge,
                "Bytes held by the in-process cache tier.");
@@ -204,6 +400,20 @@ void ResponseCache::render(PrometheusText& out) const {
     out.family("tokenradar_cache_memory_evictions_total", MetricType::counter,
                "Answers the in-process tier dropped for room.");
     out.sample("tokenradar_cache_memory_evictions_total", memory.evictions);
+    if (redis_) {
+        out.family("tokenradar_cache_shared_hits_total", MetricType::counter,
+                   "Answers found in the shared tier (Redis) and not in memory.");
+        out.sample("tokenradar_cache_shared_hits_total",
+                   shared_hits_.load(std::memory_order_relaxed));
+        out.family("tokenradar_cache_shared_errors_total", MetricType::counter,
+                   "Shared-tier (Redis) calls that failed or returned an unreadable entry; the "
+                   "cache served from memory alone.");
+        out.sample("tokenradar_cache_shared_errors_total",
+                   shared_errors_->load(std::memory_order_relaxed));
+        out.family("tokenradar_cache_shared_up", MetricType::gauge,
+                   "1 while the shared tier (Redis) has a connection.");
+        out.sample("tokenradar_cache_shared_up", redis_->stats().up ? 1 : 0);
+    }
 }
 
 }  // namespace tokenradar::gateway

@@ -1,24 +1,35 @@
 #pragma once
 // Private to the gateway: the response cache of the chat route (README "Response cache").
 //
-// lookup() decides, before routing, whether a request may be answered from the cache or its
-// answer stored (tenant, Cache-Control, the model's settings, what the request asks for),
-// finds a hit in the tiers, and says what the x-tokenradar-cache header and the attempts'
-// `cache` label are. The relay feeds a miss's answer to store() once it completed; replay()
-// answers a hit. Tiers: the in-process MemoryTier; the shared tier and the semantic index
-// plug in here too.
+// look_up() decides, before routing, whether a request may be answered from the cache or its
+// answer stored (tenant, Cache-Control, the model's settings, what the request asks for) and
+// finds a hit: the exact key in the in-process tier (L1), then in Redis (L2, backfilling L1),
+// then, for a semantic model, the nearest cached question of the same scope (its answer by
+// that question's exact key, through the same tiers). It says what the x-tokenradar-cache
+// header and the attempts' `cache` label are. The relay feeds a miss's completed answer to
+// store(); replay_hit() answers a hit.
+//
+// A Redis outage never reaches the client: its calls fail within `redis_timeout` and, while
+// it is down, at once (RedisClient's backoff); the cache then works from L1 alone, with a
+// warning per outage and tokenradar_cache_shared_errors_total.
 
 #include <tokenradar/cache/answer.hpp>
 #include <tokenradar/cache/cache_control.hpp>
+#include <tokenradar/cache/embedder.hpp>
 #include <tokenradar/cache/memory_tier.hpp>
+#include <tokenradar/cache/request_key.hpp>
+#include <tokenradar/cache/semantic_index.hpp>
 #include <tokenradar/core/labels.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/net/http_server.hpp>
+#include <tokenradar/net/redis_client.hpp>
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,28 +48,40 @@ struct CacheLookup {
     cache::AnswerPtr hit;              // answer from the cache
     std::optional<double> similarity;  // a semantic hit's
     bool only_if_cached = false;       // a miss is answered 504
-    std::int64_t found_ns = 0;         // steady time the lookup ended
+    // A semantic model's question and its vector: indexed with the answer once stored.
+    std::optional<cache::SemanticQuery> semantic;
+    std::vector<float> vector;
 
     [[nodiscard]] bool stores() const noexcept { return !key.empty(); }
 };
 
 class ResponseCache {
   public:
-    explicit ResponseCache(const GatewayConfig& config);
+    // `ex`: the gateway's I/O executor (the Redis client's).
+    ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex);
     ~ResponseCache();
     ResponseCache(const ResponseCache&) = delete;
     ResponseCache& operator=(const ResponseCache&) = delete;
 
-    // `tenant`: the client key's name ("" on a keyless listener).
-    CacheLookup lookup(const VirtualModel& model, std::string_view tenant,
-                       const dialect::ChatRequest& chat, const net::Request& request);
+    // The exact tiers, the semantic index and the embedder (built in, or `embed` for an
+    // upstream one). `tenant`: the client key's name ("" on a keyless listener).
+    using Embed = std::function<net::asio::awaitable<Result<std::vector<float>>>(const UpstreamRef&,
+                                                                                 std::string_view)>;
+    net::asio::awaitable<CacheLookup> look_up(const VirtualModel& model, std::string_view tenant,
+                                              const dialect::ChatRequest& chat,
+                                              const net::Request& request, const Embed& embed);
 
-    // A miss's answer, complete: stored under the lookup's key until the model's TTL.
+    // A miss's answer, complete: stored under the lookup's key until the model's TTL, in L1 at
+    // once and in L2 in the background; its question indexed for a semantic model.
     void store(const CacheLookup& lookup, cache::CachedAnswer answer);
 
     // A hit answered: `saved_ns` is the upstream time it avoided (the original's E2E less the
     // hit's).
     void observe_hit(const CacheLookup& lookup, std::int64_t saved_ns);
+
+    // Drops the Redis connection (calls in flight finish with it); later lookups and stores
+    // use memory alone. On the gateway's executor, at shutdown.
+    void close() { redis_.reset(); }
 
     // tokenradar_cache_* families for /metrics.
     void render(PrometheusText& out) const;
@@ -71,12 +94,33 @@ class ResponseCache {
 
   private:
     struct ModelSeries;
+    struct Semantic;
     ModelSeries& series_of(const VirtualModel& model) const;
     void count(const VirtualModel& model, std::string_view header) const;
+    // The answer under an exact key: L1, then L2 (backfilling L1).
+    // `ttl`: the model's, for the L1 copy of an L2 answer.
+    net::asio::awaitable<cache::AnswerPtr> find(const std::string& key, std::int64_t now_us,
+                                                std::optional<std::int64_t> max_age_us,
+                                                std::int64_t ttl);
+    net::asio::awaitable<void> find_similar(CacheLookup& l, std::string_view tenant,
+                                            const dialect::ChatRequest& chat,
+                                            std::optional<std::int64_t> max_age_us,
+                                            const Embed& embed);
+    void shared_failed(const Error& error);
+    void shared_answered();
 
     const GatewayConfig& config_;
+    net::asio::any_io_executor executor_;
     cache::MemoryTier memory_;
+    std::shared_ptr<net::RedisClient> redis_;  // L2, when configured
+    cache::BuiltinEmbedder builtin_;
     std::vector<std::unique_ptr<ModelSeries>> series_;  // by model index
+    std::vector<std::unique_ptr<Semantic>> semantic_;   // by model index; null unless semantic
+    // Shared with background writes, which may outlive the cache at shutdown.
+    std::shared_ptr<std::atomic<std::uint64_t>> shared_errors_ =
+        std::make_shared<std::atomic<std::uint64_t>>(0);
+    std::atomic<std::uint64_t> shared_hits_{0};
+    std::atomic<bool> shared_down_{false};  // warned; cleared by the next answer
 };
 
 }  // namespace tokenradar::gateway

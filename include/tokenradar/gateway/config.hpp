@@ -49,8 +49,9 @@ struct ModelCache {
     Replay replay = Replay::instant;
     bool sampling = false;  // also cache sampled answers (temperature over 0, no seed)
     // Semantic: a hit needs this cosine similarity (and the lexical guard); only conversations
-    // of up to `semantic_max_turns` user turns are embedded.
-    double semantic_threshold = 0.9;
+    // of up to `semantic_max_turns` user turns are embedded. Unset: the built-in embedder's
+    // calibrated threshold (an upstream embedder's scale differs: the config must set it).
+    std::optional<double> semantic_threshold;
     std::size_t semantic_max_turns = 1;
     std::optional<UpstreamRef> embedder;  // an OpenAI-compatible /v1/embeddings; none: built-in
 };

@@ -67,6 +67,11 @@ class Gateway {
 
     [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }
 
+    // Closes what the gateway keeps open besides its clients' connections (the response
+    // cache's Redis connection, which always has a read pending), so that its io_context's
+    // run() can return once the server has drained. On the gateway's executor.
+    void close_background();
+
     struct Impl;
 
   private:

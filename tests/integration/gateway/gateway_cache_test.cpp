@@ -3,6 +3,7 @@
 // bytes the client gets, the headers, the upstream's request count and the records.
 
 #include "../../support/gateway_fixture.hpp"
+#include "../../support/redis_server.hpp"
 #include "../../support/scripted_server.hpp"
 
 #include <tokenradar/net/api_keys.hpp>
@@ -96,6 +97,12 @@ cache = "exact"
            std::string(extra);
 }
 
+// `toml` (from config()) with the model's cache mode set to `mode`.
+std::string with_mode(std::string toml, std::string_view mode) {
+    const std::string exact = "cache = \"exact\"";
+    return toml.replace(toml.find(exact), exact.size(), "cache = \"" + std::string(mode) + "\"");
+}
+
 std::string body(bool stream, std::string_view question = "What is latency?",
                  std::string_view sampling = R"("temperature":0)") {
     return std::string(R"({"model":"m",)") + std::string(sampling) +
@@ -114,7 +121,8 @@ std::string header(const testing::Fetched& f, std::string_view name) {
     return it == f.headers.end() ? std::string() : std::string(it->value());
 }
 
-// The `content` of every chunk of an OpenAI stream body, in order.
+// The non-empty `content` of every chunk of an OpenAI stream body, in order (the role chunk's
+// content is "").
 std::vector<std::string> contents(const std::string& sse) {
     std::vector<std::string> out;
     for (std::size_t at = sse.find("data: {"); at != std::string::npos;
@@ -124,7 +132,8 @@ std::vector<std::string> contents(const std::string& sse) {
         const auto& choices = o.at("choices").as_array();
         if (choices.empty()) continue;
         const auto& delta = choices[0].as_object().at("delta").as_object();
-        if (const auto* c = delta.if_contains("content"); c != nullptr && c->is_string()) {
+        if (const auto* c = delta.if_contains("content");
+            c != nullptr && c->is_string() && !c->get_string().empty()) {
             out.emplace_back(c->get_string());
         }
     }
@@ -325,6 +334,130 @@ TEST(GatewayCache, MetricsCountWhatTheCacheDid) {
     EXPECT_EQ(model.at("requests").at("miss"), 1);
     EXPECT_GE(model.at("saved_seconds").as_double(), 0.0);
     EXPECT_EQ(stats.at("memory").at("entries"), 1);
+}
+
+std::string similarity(const testing::Fetched& f) {
+    return header(f, "x-tokenradar-cache-similarity");
+}
+
+TEST(GatewayCache, ANearDuplicateIsASemanticHitAndAFlippedQuestionIsNot) {
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw(with_mode(config(upstream), "semantic"));
+    const auto first = ask(gw, body(false, "How do I turn the kitchen light on?"));
+    EXPECT_EQ(header(first, "x-tokenradar-cache"), "miss");
+    const auto near = ask(gw, body(false, "how do i turn the kitchen light on"));
+    EXPECT_EQ(header(near, "x-tokenradar-cache"), "semantic");
+    EXPECT_FALSE(similarity(near).empty());
+    EXPECT_GE(std::stod(similarity(near)), 0.85);
+    // The guard: a negation-flipped and a polarity-flipped question are misses.
+    EXPECT_EQ(
+        header(ask(gw, body(false, "How do I turn the kitchen light off?")), "x-tokenradar-cache"),
+        "miss");
+    EXPECT_EQ(header(ask(gw, body(false, "How do I not turn the kitchen light on?")),
+                     "x-tokenradar-cache"),
+              "miss");
+    // Another tenant never gets tenant A's answer, however close the question.
+    EXPECT_EQ(header(ask(gw, body(false, "how do i turn the kitchen light on"), kKeyB),
+                     "x-tokenradar-cache"),
+              "miss");
+    // Another system prompt is another scope.
+    const std::string with_system =
+        R"({"model":"m","temperature":0,"messages":[{"role":"system","content":"Be terse."},)"
+        R"({"role":"user","content":"how do i turn the kitchen light on"}]})";
+    EXPECT_EQ(header(ask(gw, with_system), "x-tokenradar-cache"), "miss");
+    const auto records = gw.records().wait_for(6);
+    ASSERT_GE(records.size(), 2u);
+    EXPECT_EQ(records[1].labels.cache, Cache::semantic);
+    auto m = testing::fetch(boost::beast::http::verb::get, gw.url("/metrics"),
+                            {{"authorization", "Bearer " + std::string(kKeyA)}});
+    EXPECT_EQ(testing::metric_value(
+                  m.body, R"(tokenradar_cache_requests_total{model="m",result="semantic"})"),
+              1);
+    EXPECT_GE(
+        testing::metric_value(m.body, R"(tokenradar_cache_semantic_similarity_count{model="m"})"),
+        4);
+}
+
+TEST(GatewayCache, AnUpstreamEmbedderIsCalledAndRecorded) {
+    ScriptedServer upstream(whole_answer());
+    // Every question gets the same vector: the similarity is 1 and the guard decides.
+    testing::Script vectors;
+    vectors.content_type = "application/json";
+    vectors.pieces = {{milliseconds(0),
+                       R"({"object":"list","data":[{"object":"embedding","index":0,)"
+                       R"("embedding":[0.1,0.2,0.3,0.4]}],"model":"e"})"}};
+    ScriptedServer embedder(vectors);
+    const std::string extra = R"(
+semantic_embedder = "emb/e"
+semantic_threshold = 0.95
+[[providers]]
+name = "emb"
+api = "openai"
+base_url = ")" + embedder.base_url() +
+                              R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+)";
+    GatewayFixture gw(with_mode(config(upstream, extra), "semantic"));
+    EXPECT_EQ(header(ask(gw, body(false, "What does a CDN do?")), "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false, "what does a cdn do")), "x-tokenradar-cache"), "semantic");
+    EXPECT_EQ(header(ask(gw, body(false, "What does a CDN not do?")), "x-tokenradar-cache"),
+              "miss");
+    const auto calls = embedder.received_bodies();
+    ASSERT_EQ(calls.size(), 3u);
+    EXPECT_NE(calls[0].find("\"input\":\"What does a CDN do?\""), std::string::npos) << calls[0];
+    std::size_t embedding_records = 0;
+    for (const auto& r : gw.records().wait_for(6)) {
+        if (r.labels.task == "embeddings") {
+            ++embedding_records;
+            EXPECT_EQ(r.labels.provider, "emb");
+            EXPECT_EQ(r.status, RequestStatus::ok);
+        }
+    }
+    EXPECT_EQ(embedding_records, 3u);
+}
+
+TEST(GatewayCache, TwoGatewaysShareAnswersThroughRedis) {
+    if (!testing::RedisServer::available()) GTEST_SKIP() << testing::RedisServer::skip_reason();
+    testing::RedisServer redis;
+    ScriptedServer upstream(three_chunks());
+    const std::string shared = "[cache]\nredis = \"" + redis.url() + "\"\n";
+    GatewayFixture a(shared + config(upstream));
+    GatewayFixture b(shared + config(upstream));
+    EXPECT_EQ(header(ask(a, body(true)), "x-tokenradar-cache"), "miss");
+    // The write to Redis leaves after the answer: give it a moment.
+    testing::Fetched from_b;
+    for (int i = 0; i < 50; ++i) {
+        from_b = ask(b, body(true));
+        if (header(from_b, "x-tokenradar-cache") == "exact") break;
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    EXPECT_EQ(header(from_b, "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(contents(from_b.body), (std::vector<std::string>{"Hel", "lo, ", "world"}));
+    auto m = testing::fetch(boost::beast::http::verb::get, b.url("/metrics"),
+                            {{"authorization", "Bearer " + std::string(kKeyA)}});
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_hits_total"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_up"), 1);
+}
+
+TEST(GatewayCache, ARedisOutageIsNeverTheClientsError) {
+    if (!testing::RedisServer::available()) GTEST_SKIP() << testing::RedisServer::skip_reason();
+    testing::RedisServer redis;
+    ScriptedServer upstream(whole_answer());
+    GatewayFixture gw("[cache]\nredis = \"" + redis.url() + "\"\n" + config(upstream));
+    EXPECT_EQ(header(ask(gw, body(false, "one")), "x-tokenradar-cache"), "miss");
+    redis.kill();
+    // Misses and hits go on from memory; each request is answered in time.
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto miss = ask(gw, body(false, "two"));
+    EXPECT_EQ(miss.status, 200u) << miss.body;
+    EXPECT_EQ(header(miss, "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false, "two")), "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(header(ask(gw, body(false, "one")), "x-tokenradar-cache"), "exact");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    auto m = testing::fetch(boost::beast::http::verb::get, gw.url("/metrics"),
+                            {{"authorization", "Bearer " + std::string(kKeyA)}});
+    EXPECT_GE(testing::metric_value(m.body, "tokenradar_cache_shared_errors_total"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_up"), 0);
 }
 
 }  // namespace
