@@ -132,8 +132,12 @@ int run_guard(const GuardBenchOptions& options) {
     fmt::print("pair by pair: precision (wrong hits) and hit rate of the paraphrases\n");
     fmt::print("{:>9} | {:>16} {:>8} | {:>16} {:>8} | {:>16} {:>8}\n", "threshold",
                "similarity only", "hits", "+ guard", "hits", "+ guard, typos", "hits");
-    for (int t = 60; t <= 98; t += 2) {
-        const float threshold = static_cast<float>(t) / 100.0F;
+    std::vector<float> thresholds;
+    for (int t = 60; t <= 98; t += 2) thresholds.push_back(static_cast<float>(t) / 100.0F);
+    thresholds.push_back(detail);  // the default's own row
+    std::sort(thresholds.begin(), thresholds.end());
+    thresholds.erase(std::unique(thresholds.begin(), thresholds.end()), thresholds.end());
+    for (const float threshold : thresholds) {
         Counts plain;
         Counts guarded;
         Counts typo;

@@ -13,9 +13,11 @@
 // - A scope of at most `flat_limit` entries is scanned exactly (a contiguous array: no graph
 //   overhead for the many small scopes); a larger one gets an hnswlib HNSW graph (inner
 //   product on normalised vectors). hnswlib 0.6.2 can only mark an element deleted, so a
-//   graph is rebuilt from its live entries when the deleted outnumber them (a stall of about
-//   the insert time of the live entries under that scope's lock: ~2 s for 50k entries;
-//   bench/README.md, "The semantic cache"), and back to a flat scan when few are left.
+//   graph is rebuilt from its live entries when the deleted outnumber them, and becomes a
+//   flat scan again when few are left. The rebuild re-inserts every live entry under the
+//   scope's exclusive lock: ~1 ms per entry in a 100k graph here (bench/README.md, "The
+//   semantic cache"), so tens of seconds for a 50k scope, during which its lookups wait.
+//   Known limit: building the new graph outside the lock is still to do.
 // - Bounded memory: at most `max_entries` entries over all scopes (exceeded by at most the
 //   number of concurrent inserts); an insert over the bound evicts the oldest inserted
 //   entries first. Expired entries are never returned; remove_expired() frees them (call it
