@@ -2,10 +2,12 @@
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
+#include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/gateway/prometheus.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -29,6 +31,8 @@ constexpr std::string_view kSharedPrefix = "tokenradar:cache:v1:";
 constexpr std::size_t kMaxQuestionBytes = 4096;
 // Expired semantic entries are swept at most this often (an insert does it).
 constexpr std::int64_t kSweepIntervalUs = 60'000'000;
+// Semantic inserts waiting for the indexer thread; beyond, an answer is stored unindexed.
+constexpr std::size_t kMaxPendingInserts = 1024;
 
 std::size_t result_index(std::string_view header) {
     for (std::size_t i = 0; i < kResults.size(); ++i) {
@@ -124,6 +128,7 @@ bool ResponseCache::wanted(const GatewayConfig& config) {
 
 ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex)
     : config_(config), executor_(ex), memory_({config.cache.memory_bytes, 16}) {
+    net::asio::post(indexer_, [] { name_this_thread("tr-cache"); });
     std::size_t semantic_models = 0;
     for (const auto& m : config.models) {
         auto series = std::make_unique<ModelSeries>();
@@ -299,14 +304,27 @@ void ResponseCache::store(const CacheLookup& lookup, cache::CachedAnswer answer)
     }
     memory_.put(lookup.key, std::make_shared<const cache::CachedAnswer>(std::move(answer)),
                 expires_at_us);
-    if (lookup.semantic && !lookup.vector.empty()) {
-        Semantic& semantic = *semantic_[static_cast<std::size_t>(&model - config_.models.data())];
-        if (cache::SemanticIndex* index = semantic.index_for(lookup.vector.size())) {
-            index->insert(lookup.semantic->scope, lookup.vector, lookup.semantic->question,
-                          lookup.key, expires_at_us, now_us);
-            if (semantic.sweep_due(now_us)) index->remove_expired(now_us);
-        }
+    if (lookup.semantic && !lookup.vector.empty()) index_question(lookup, expires_at_us, now_us);
+}
+
+void ResponseCache::index_question(const CacheLookup& lookup, std::int64_t expires_at_us,
+                                   std::int64_t now_us) {
+    if (pending_inserts_.fetch_add(1, std::memory_order_relaxed) >= kMaxPendingInserts) {
+        pending_inserts_.fetch_sub(1, std::memory_order_relaxed);
+        dropped_inserts_.fetch_add(1, std::memory_order_relaxed);
+        return;
     }
+    Semantic* semantic =
+        semantic_[static_cast<std::size_t>(lookup.model - config_.models.data())].get();
+    net::asio::post(indexer_, [this, semantic, scope = lookup.semantic->scope,
+                               question = lookup.semantic->question, vector = lookup.vector,
+                               key = lookup.key, expires_at_us, now_us] {
+        if (cache::SemanticIndex* index = semantic->index_for(vector.size())) {
+            index->insert(scope, vector, question, key, expires_at_us, now_us);
+            if (semantic->sweep_due(now_us)) index->remove_expired(now_us);
+        }
+        pending_inserts_.fetch_sub(1, std::memory_order_relaxed);
+    });
 }
 
 void ResponseCache::observe_hit(const CacheLookup& lookup, std::int64_t saved_ns) {
@@ -390,6 +408,10 @@ void ResponseCache::render(PrometheusText& out) const {
     out.family("tokenradar_cache_semantic_entries", MetricType::gauge,
                "Questions held by the semantic indexes.");
     out.sample("tokenradar_cache_semantic_entries", semantic_entries);
+    out.family("tokenradar_cache_semantic_unindexed_total", MetricType::counter,
+               "Stored answers whose question was not indexed: the indexer was behind.");
+    out.sample("tokenradar_cache_semantic_unindexed_total",
+               dropped_inserts_.load(std::memory_order_relaxed));
     const cache::MemoryTier::Stats memory = memory_.stats();
     out.family("tokenradar_cache_memory_bytes", MetricType::gauge,
                "Bytes held by the in-process cache tier.");

@@ -26,6 +26,8 @@
 #include <tokenradar/net/http_server.hpp>
 #include <tokenradar/net/redis_client.hpp>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -106,6 +108,8 @@ class ResponseCache {
                                             const dialect::ChatRequest& chat,
                                             std::optional<std::int64_t> max_age_us,
                                             const Embed& embed);
+    // Queues the question's insert into its model's index (the indexer thread).
+    void index_question(const CacheLookup& lookup, std::int64_t expires_at_us, std::int64_t now_us);
     void shared_failed(const Error& error);
     void shared_answered();
 
@@ -116,6 +120,11 @@ class ResponseCache {
     cache::BuiltinEmbedder builtin_;
     std::vector<std::unique_ptr<ModelSeries>> series_;  // by model index
     std::vector<std::unique_ptr<Semantic>> semantic_;   // by model index; null unless semantic
+    // Semantic inserts run here, off the I/O thread (an insert into a large HNSW graph costs
+    // about a millisecond); declared after semantic_, so it is joined before they go.
+    net::asio::thread_pool indexer_{1};
+    std::atomic<std::size_t> pending_inserts_{0};
+    std::atomic<std::uint64_t> dropped_inserts_{0};  // the queue was full
     // Shared with background writes, which may outlive the cache at shutdown.
     std::shared_ptr<std::atomic<std::uint64_t>> shared_errors_ =
         std::make_shared<std::atomic<std::uint64_t>>(0);

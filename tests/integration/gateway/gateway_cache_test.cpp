@@ -336,6 +336,22 @@ TEST(GatewayCache, MetricsCountWhatTheCacheDid) {
     EXPECT_EQ(stats.at("memory").at("entries"), 1);
 }
 
+std::string metrics_text(const GatewayFixture& gw) {
+    return testing::fetch(boost::beast::http::verb::get, gw.url("/metrics"),
+                          {{"authorization", "Bearer " + std::string(kKeyA)}})
+        .body;
+}
+
+// Questions are indexed on the cache's own thread after the answer: wait until `n` are.
+void wait_until_indexed(const GatewayFixture& gw, std::int64_t n) {
+    for (int i = 0; i < 500; ++i) {
+        if (testing::metric_value(metrics_text(gw), "tokenradar_cache_semantic_entries") >= n)
+            return;
+        std::this_thread::sleep_for(milliseconds(4));
+    }
+    FAIL() << "the semantic index never held " << n << " questions";
+}
+
 std::string similarity(const testing::Fetched& f) {
     return header(f, "x-tokenradar-cache-similarity");
 }
@@ -345,6 +361,7 @@ TEST(GatewayCache, ANearDuplicateIsASemanticHitAndAFlippedQuestionIsNot) {
     GatewayFixture gw(with_mode(config(upstream), "semantic"));
     const auto first = ask(gw, body(false, "How do I turn the kitchen light on?"));
     EXPECT_EQ(header(first, "x-tokenradar-cache"), "miss");
+    wait_until_indexed(gw, 1);
     const auto near = ask(gw, body(false, "how do i turn the kitchen light on"));
     EXPECT_EQ(header(near, "x-tokenradar-cache"), "semantic");
     EXPECT_FALSE(similarity(near).empty());
@@ -401,6 +418,7 @@ key_env = "TEST_UPSTREAM_KEY"
 )";
     GatewayFixture gw(with_mode(config(upstream, extra), "semantic"));
     EXPECT_EQ(header(ask(gw, body(false, "What does a CDN do?")), "x-tokenradar-cache"), "miss");
+    wait_until_indexed(gw, 1);
     EXPECT_EQ(header(ask(gw, body(false, "what does a cdn do")), "x-tokenradar-cache"), "semantic");
     EXPECT_EQ(header(ask(gw, body(false, "What does a CDN not do?")), "x-tokenradar-cache"),
               "miss");
