@@ -110,6 +110,20 @@ export interface GatewayStats {
   overhead_ms: (Quantiles & { samples: number; insufficient?: boolean }) | null;
 }
 
+/** GET /api/v1/gateway/provider-cache: the gateway's live TTFT split by provider prompt-cache
+ *  hit (the upstream's usage reported cached prompt tokens) or miss, since it started. */
+export interface ProviderCacheSide {
+  samples: number;
+  mean_ms: number | null;
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+export interface ProviderCacheStats {
+  scope: string;
+  rows: Array<{ provider: string; model: string; hit: ProviderCacheSide; miss: ProviderCacheSide }>;
+}
+
 export class ApiError extends Error {
   constructor(
     message: string,
