@@ -58,13 +58,21 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     return p;
 }
 
+// `prompt_cache`: "off" (default) or "auto" (dialect/prompt_cache.hpp).
+dialect::PromptCache prompt_cache_mode(const ConfigTable& t) {
+    const auto mode = dialect::parse_prompt_cache(t.get_string("prompt_cache", "off"));
+    if (!mode) t.fail("prompt_cache", "\"off\" or \"auto\"");
+    return mode.value_or(dialect::PromptCache::off);
+}
+
 VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
-    t.reject_unknown_keys({"name", "upstreams", "task"});
+    t.reject_unknown_keys({"name", "upstreams", "task", "prompt_cache"});
     VirtualModel m;
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
     if (!is_simple_name(m.task)) t.fail("task", kSimpleNameRule);
+    m.prompt_cache = prompt_cache_mode(t);
     for (const std::string& ref : t.get_strings("upstreams")) {
         // "provider/model": provider names have no '/', model names may ("meta-llama/...").
         const auto slash = ref.find('/');

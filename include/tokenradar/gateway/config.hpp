@@ -8,6 +8,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/prompt_cache.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
 
@@ -43,6 +44,8 @@ struct VirtualModel {
     std::string name;                    // what clients put in "model"
     std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
+    // "auto": Anthropic cache breakpoints on long stable prefixes the client left unmarked.
+    dialect::PromptCache prompt_cache = dialect::PromptCache::off;
 };
 
 using ClientKey = net::ApiKey;
