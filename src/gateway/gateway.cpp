@@ -30,11 +30,21 @@ constexpr std::string_view kModelsPrefix = "/v1/models/";
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // The gateway's routes, looked up once per request (route()). What each takes:
-// health/ready GET or HEAD (405 "use GET"); api: any method, answered by the api_routes hook
-// (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD, chat and
-// embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
-// file; anything else unrouted is 404.
-enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, api };
+// health/ready and the provider-cache JSON GET or HEAD without a key (405 "use GET"); api:
+// any method, answered by the api_routes hook (what it leaves goes on as an unrouted path);
+// metrics/models/model GET or HEAD, chat and embeddings POST (405 "PATH takes GET|POST"). An
+// unrouted GET or HEAD may be a dashboard file; anything else unrouted is 404.
+enum class RouteId {
+    chat,
+    embeddings,
+    models,
+    model,
+    metrics,
+    healthz,
+    readyz,
+    provider_cache,
+    api
+};
 enum class Match {
     exact,
     prefix,  // the path starts with it ("/api/" itself included)
@@ -47,7 +57,8 @@ struct Route {
     bool post;  // POST with a JSON body; else GET or HEAD
 };
 // The chat route first: it is the one that is busy.
-constexpr std::array<Route, 8> kRoutes{{
+constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
+constexpr std::array<Route, 9> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
@@ -55,6 +66,7 @@ constexpr std::array<Route, 8> kRoutes{{
     {"/metrics", Match::exact, RouteId::metrics, false},
     {"/healthz", Match::exact, RouteId::healthz, false},
     {"/readyz", Match::exact, RouteId::readyz, false},
+    {kProviderCachePath, Match::exact, RouteId::provider_cache, false},  // the gateway's own
     {"/api/", Match::prefix, RouteId::api, false},
 }};
 
@@ -206,6 +218,28 @@ std::string models_body(const GatewayConfig& config) {
     return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
+json::value side_json(const ProviderCacheTtft::Side& side) {
+    const auto ms = [](const std::optional<double>& v) { return v ? json::value(*v) : nullptr; };
+    return json::object{{"samples", side.samples},
+                        {"mean_ms", ms(side.mean_ms)},
+                        {"p50_ms", ms(side.p50_ms)},
+                        {"p95_ms", ms(side.p95_ms)}};
+}
+
+// GET /api/v1/gateway/provider-cache: TTFT with and without a provider prompt-cache hit per
+// (provider, model), from the live metrics (since start; docs/observatory-api.md). Public like
+// the dashboard's other reads: provider and model names and latencies, nothing per client.
+std::string provider_cache_body(const Metrics& metrics) {
+    json::array rows;
+    for (const ProviderCacheTtft& row : metrics.provider_cache_ttft()) {
+        rows.push_back(json::object{{"provider", row.provider},
+                                    {"model", row.model},
+                                    {"hit", side_json(row.hit)},
+                                    {"miss", side_json(row.miss)}});
+    }
+    return json::serialize(json::object{{"scope", "since_start"}, {"rows", std::move(rows)}});
+}
+
 }  // namespace
 
 net::HeaderList base_headers(const std::string& request_id) {
@@ -329,6 +363,23 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         const bool ok = r->id == RouteId::healthz || !gw.hooks.ready || gw.hooks.ready();
         const auto status = ok ? http::status::ok : http::status::service_unavailable;
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
+        co_return;
+    }
+    if (r != nullptr && r->id == RouteId::provider_cache) {
+        if (!get_or_head) {
+            co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
+            co_return;
+        }
+        // A strong ETag of the answer: the dashboard polls, and a 304 spares it a re-render.
+        std::string body = provider_cache_body(metrics_);
+        std::string etag = fmt::format("\"pc-{:016x}\"", fnv1a64(body));
+        const auto inm = request.find(http::field::if_none_match);
+        const bool unchanged = inm != request.end() && inm->value() == etag;
+        headers.emplace_back("cache-control", "no-cache");
+        headers.emplace_back("etag", std::move(etag));
+        if (unchanged) body.clear();
+        const auto status = unchanged ? http::status::not_modified : http::status::ok;
+        co_await writer.send(status, "application/json", std::move(body), headers);
         co_return;
     }
     if (r != nullptr && r->id == RouteId::api) {
