@@ -114,9 +114,11 @@ class AnswerTest : public ::testing::Test {
             {dialect::Role::user, {dialect::ContentPart::make_text("weather?")}, {}, {}, {}});
         r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeather), false, {}});
         r.tools.push_back(
-            {"get_time", "",
+            {"get_time",
+             "",
              R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})",
-             false});
+             false,
+             {}});
         return r;
     }
 
