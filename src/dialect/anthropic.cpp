@@ -135,7 +135,7 @@ namespace {
 
 using ToolIndexByBlock = std::map<std::int64_t, int>;
 
-void decode_message_start(Reader& r, const json::object& event, const Path& top,
+void decode_message_start(Reader& r, const json::object& event, const Path& top, Usage& started,
                           std::vector<StreamDelta>& out) {
     Path message_path = top.key("message");
     const json::object* message = r.object(event, "message", top, true);
@@ -148,6 +148,7 @@ void decode_message_start(Reader& r, const json::object& event, const Path& top,
     if (const json::object* usage = r.object(*message, "usage", message_path)) {
         StreamDelta d = StreamDelta::make(StreamDelta::Kind::usage);
         d.usage = read_usage(r, *usage, usage_path);
+        started = d.usage;
         out.push_back(std::move(d));
     }
 }
@@ -206,7 +207,7 @@ void decode_block_delta(Reader& r, const json::object& event, const Path& top,
 }
 
 void decode_message_delta(Reader& r, const json::object& event, const Path& top,
-                          std::vector<StreamDelta>& out) {
+                          const Usage& started, std::vector<StreamDelta>& out) {
     Path delta_path = top.key("delta");
     if (const json::object* delta = r.object(event, "delta", top)) {
         if (auto reason = r.string(*delta, "stop_reason", delta_path)) {
@@ -219,6 +220,14 @@ void decode_message_delta(Reader& r, const json::object& event, const Path& top,
     if (const json::object* usage = r.object(event, "usage", top)) {
         StreamDelta d = StreamDelta::make(StreamDelta::Kind::usage);
         d.usage = read_usage(r, *usage, usage_path);
+        // Counts here are cumulative. An input_tokens without the cache fields (servers that
+        // copy only the input count) leaves message_start's cache reads and writes standing:
+        // without them our prompt count (which includes them) would drop below the cached one.
+        if (d.usage.prompt_tokens && !d.usage.cached_prompt_tokens &&
+            !d.usage.cache_creation_tokens) {
+            *d.usage.prompt_tokens += started.cached_prompt_tokens.value_or(0) +
+                                      started.cache_creation_tokens.value_or(0);
+        }
         out.push_back(std::move(d));
     }
 }
@@ -248,13 +257,13 @@ Result<void> AnthropicStreamDecoder::decode(std::string_view event, std::string_
     std::string_view type = event;
     if (auto t = r.string(fields, "type", top)) type = *t;
     if (type == "message_start") {
-        decode_message_start(r, fields, top, out);
+        decode_message_start(r, fields, top, started_, out);
     } else if (type == "content_block_start") {
         decode_block_start(r, fields, top, tool_index_by_block_, out);
     } else if (type == "content_block_delta") {
         decode_block_delta(r, fields, top, tool_index_by_block_, out);
     } else if (type == "message_delta") {
-        decode_message_delta(r, fields, top, out);
+        decode_message_delta(r, fields, top, started_, out);
     } else if (type == "message_stop") {
         out.push_back(StreamDelta::make(StreamDelta::Kind::done));
     } else if (type == "error") {

@@ -13,8 +13,10 @@ namespace {
 
 void read_text(Reader& r, const json::object& block, const Path& path,
                std::vector<ContentPart>& out) {
-    if (auto text = r.string(block, "text", path, true))
+    if (auto text = r.string(block, "text", path, true)) {
         out.push_back(ContentPart::make_text(std::string(*text)));
+        out.back().cache_control = read_cache_control(r, block, path);
+    }
 }
 
 void read_image(Reader& r, const json::object& block, const Path& path,
@@ -25,6 +27,7 @@ void read_image(Reader& r, const json::object& block, const Path& path,
     auto type = r.string(*source, "type", source_path, true);
     if (!type) return;
     ContentPart image;
+    image.cache_control = read_cache_control(r, block, path);
     if (*type == "base64") {
         image.kind = ContentPart::Kind::image_base64;
         if (auto media_type = r.string(*source, "media_type", source_path, true))
@@ -159,6 +162,7 @@ void read_tools(Reader& r, const json::object& body, const Path& top, ChatReques
             def.parameters = to_json_text(*schema);
         }
         def.strict = r.boolean(tool, "strict", path).value_or(false);
+        def.cache_control = read_cache_control(r, tool, path);
         req.tools.push_back(std::move(def));
     });
 }
@@ -174,29 +178,33 @@ void read_sampling(Reader& r, const json::object& body, const Path& top, ChatReq
 json::value blocks_or_string(const std::vector<ContentPart>& parts, json::array extra_first,
                              json::array extra_last) {
     if (extra_first.empty() && extra_last.empty() && parts.size() == 1 &&
-        parts[0].kind == ContentPart::Kind::text) {
+        parts[0].kind == ContentPart::Kind::text && parts[0].cache_control.empty()) {
         return json::string(parts[0].text);
     }
     json::array a = std::move(extra_first);
     for (const ContentPart& c : parts) {
+        json::object block;
         switch (c.kind) {
             case ContentPart::Kind::text:
                 // Anthropic rejects empty text blocks; OpenAI clients send `content: ""` beside
                 // tool calls.
-                if (c.text.empty() && parts.size() + a.size() + extra_last.size() > 1) break;
-                a.push_back(json::object{{"type", "text"}, {"text", c.text}});
+                if (c.text.empty() && parts.size() + a.size() + extra_last.size() > 1) continue;
+                block = json::object{{"type", "text"}, {"text", c.text}};
                 break;
             case ContentPart::Kind::image_url:
-                a.push_back(json::object{
-                    {"type", "image"}, {"source", json::object{{"type", "url"}, {"url", c.url}}}});
+                block = json::object{{"type", "image"},
+                                     {"source", json::object{{"type", "url"}, {"url", c.url}}}};
                 break;
             case ContentPart::Kind::image_base64:
-                a.push_back(json::object{{"type", "image"},
-                                         {"source", json::object{{"type", "base64"},
-                                                                 {"media_type", c.media_type},
-                                                                 {"data", c.data}}}});
+                block = json::object{{"type", "image"},
+                                     {"source", json::object{{"type", "base64"},
+                                                             {"media_type", c.media_type},
+                                                             {"data", c.data}}}};
                 break;
         }
+        // The client's breakpoint, untouched (type, ttl); more than Anthropic's 4 is its 400.
+        write_cache_control(c.cache_control, block);
+        a.push_back(std::move(block));
     }
     for (auto& v : extra_last) a.push_back(std::move(v));
     return a;
@@ -273,6 +281,7 @@ Result<json::array> tools_json(const std::vector<ToolDefinition>& tools) {
         if (!schema) return schema.error();
         tool["input_schema"] = std::move(*schema);
         if (t.strict) tool["strict"] = true;
+        write_cache_control(t.cache_control, tool);
         out.push_back(std::move(tool));
     }
     return out;
@@ -313,19 +322,22 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body) {
 }
 
 Result<std::string> emit_anthropic_request(const ChatRequest& req) {
+    // Members in the order of Anthropic's cache prefix (tools, system, messages), before
+    // anything that varies per request: requests sharing a prefix share the body's first bytes
+    // (byte-stable for any cache keyed on them; Boost.JSON keeps insertion order).
     json::object body;
     body["model"] = req.model;
-    body["max_tokens"] = req.max_tokens.value_or(kAnthropicDefaultMaxTokens);
-    std::vector<ContentPart> system;
-    auto messages = emit_messages(req, system);
-    if (!messages) return messages.error();
-    if (!system.empty()) body["system"] = blocks_or_string(system, {}, {});
-    body["messages"] = std::move(*messages);
     if (!req.tools.empty()) {
         auto tools = tools_json(req.tools);
         if (!tools) return tools.error();
         body["tools"] = std::move(*tools);
     }
+    std::vector<ContentPart> system;
+    auto messages = emit_messages(req, system);
+    if (!messages) return messages.error();
+    if (!system.empty()) body["system"] = blocks_or_string(system, {}, {});
+    body["messages"] = std::move(*messages);
+    body["max_tokens"] = req.max_tokens.value_or(kAnthropicDefaultMaxTokens);
     if (req.temperature) body["temperature"] = *req.temperature;
     if (req.top_p) body["top_p"] = *req.top_p;
     if (!req.stop.empty()) {

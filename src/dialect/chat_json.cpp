@@ -30,4 +30,15 @@ Result<json::object> tool_parameters(const ToolDefinition& tool) {
     return std::move(*params);
 }
 
+std::string read_cache_control(Reader& r, const json::object& block, const Path& path) {
+    const json::object* cache_control = r.object(block, "cache_control", path);
+    return cache_control ? to_json_text(*cache_control) : std::string();
+}
+
+void write_cache_control(const std::string& text, json::object& block) {
+    if (text.empty()) return;
+    // Our own text from read_cache_control or add_prompt_cache_breakpoints: an object.
+    if (auto parsed = parse_json_object(text)) block["cache_control"] = std::move(*parsed);
+}
+
 }  // namespace tokenradar::dialect

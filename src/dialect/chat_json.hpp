@@ -25,4 +25,12 @@ Result<json::object> call_arguments(const ToolCall& call, const Path& call_path)
 // when it is not one.
 Result<json::object> tool_parameters(const ToolDefinition& tool);
 
+// A block's or tool's `cache_control` (an Anthropic prompt-cache breakpoint) as JSON text,
+// its members as the client wrote them (type, ttl...: checking them is the upstream's job);
+// empty when absent or null; bad_request when it is not an object.
+std::string read_cache_control(Reader& r, const json::object& block, const Path& path);
+
+// Sets `block`'s cache_control from read_cache_control's text (nothing when empty).
+void write_cache_control(const std::string& text, json::object& block);
+
 }  // namespace tokenradar::dialect

@@ -393,15 +393,19 @@ Result<std::string> emit_gemini_request(const ChatRequest& req) {
     json::array contents;
     json::array system_parts;
     if (auto emitted = emit_contents(req, contents, system_parts); !emitted) return emitted.error();
+    // Tools, then the system instruction, then the turns, before anything that varies per
+    // request: requests sharing a prefix share the body's first bytes (Gemini's implicit cache
+    // and an engine's prefix cache both key on the prompt's start). cache_control has no
+    // inline equivalent here (Gemini caches implicitly, or through cachedContents): dropped.
     json::object body;
-    if (!system_parts.empty())
-        body["systemInstruction"] = json::object{{"parts", std::move(system_parts)}};
-    body["contents"] = std::move(contents);
     if (!req.tools.empty()) {
         auto decls = function_declarations(req.tools);
         if (!decls) return decls.error();
         body["tools"] = json::array{json::object{{"functionDeclarations", std::move(*decls)}}};
     }
+    if (!system_parts.empty())
+        body["systemInstruction"] = json::object{{"parts", std::move(system_parts)}};
+    body["contents"] = std::move(contents);
     json::object config = generation_config(req, body);
     if (!config.empty()) body["generationConfig"] = std::move(config);
     return json::serialize(body);

@@ -46,6 +46,7 @@ void read_image_url(Reader& r, const json::object& part, const Path& path,
     }
     if (!url) return;
     ContentPart c;
+    c.cache_control = read_cache_control(r, part, path);
     if (split_data_url(*url, c.media_type, c.data)) {
         c.kind = ContentPart::Kind::image_base64;
     } else {
@@ -70,7 +71,9 @@ void read_content(Reader& r, const json::value& v, const Path& p, std::vector<Co
         if (!type) return;
         if (*type == "text" || *type == "refusal") {
             auto text = r.string(part, *type == "text" ? "text" : "refusal", part_path, true);
-            if (text) out.push_back(ContentPart::make_text(std::string(*text)));
+            if (!text) return;
+            out.push_back(ContentPart::make_text(std::string(*text)));
+            out.back().cache_control = read_cache_control(r, part, part_path);
         } else if (*type == "image_url") {
             read_image_url(r, part, part_path, out);
         } else {
@@ -93,6 +96,11 @@ void read_message(Reader& r, const json::object& message, const Path& path, Chat
         Path content_path = path.key("content");
         read_content(r, *content, content_path, msg.content);
     }
+    // LiteLLM's message-level form (the only one a string content can carry): the breakpoint
+    // is on the message's last block.
+    if (std::string cache_control = read_cache_control(r, message, path);
+        !cache_control.empty() && !msg.content.empty() && msg.content.back().cache_control.empty())
+        msg.content.back().cache_control = std::move(cache_control);
     if (msg.role == Role::assistant) {
         Path calls_path = path.key("tool_calls");
         if (const json::array* calls = r.array(message, "tool_calls", path)) {
@@ -123,6 +131,7 @@ void read_tools(Reader& r, const json::object& body, const Path& top, ChatReques
             def.parameters = to_json_text(*params);
         }
         def.strict = r.boolean(*function, "strict", function_path).value_or(false);
+        def.cache_control = read_cache_control(r, tool, path);
         req.tools.push_back(std::move(def));
     });
 }
@@ -142,26 +151,29 @@ void read_stop(Reader& r, const json::object& body, const Path& top, ChatRequest
 }
 
 json::value content_json(const std::vector<ContentPart>& parts) {
-    if (parts.size() == 1 && parts[0].kind == ContentPart::Kind::text) {
+    if (parts.size() == 1 && parts[0].kind == ContentPart::Kind::text &&
+        parts[0].cache_control.empty()) {
         return json::string(parts[0].text);
     }
     json::array a;
     for (const ContentPart& c : parts) {
+        json::object part;
         switch (c.kind) {
             case ContentPart::Kind::text:
-                a.push_back(json::object{{"type", "text"}, {"text", c.text}});
+                part = json::object{{"type", "text"}, {"text", c.text}};
                 break;
             case ContentPart::Kind::image_url:
-                a.push_back(json::object{{"type", "image_url"},
-                                         {"image_url", json::object{{"url", c.url}}}});
+                part = json::object{{"type", "image_url"},
+                                    {"image_url", json::object{{"url", c.url}}}};
                 break;
             case ContentPart::Kind::image_base64:
-                a.push_back(json::object{
-                    {"type", "image_url"},
-                    {"image_url",
-                     json::object{{"url", "data:" + c.media_type + ";base64," + c.data}}}});
+                part = json::object{{"type", "image_url"},
+                                    {"image_url", json::object{{"url", "data:" + c.media_type +
+                                                                           ";base64," + c.data}}}};
                 break;
         }
+        write_cache_control(c.cache_control, part);
+        a.push_back(std::move(part));
     }
     return a;
 }
@@ -193,7 +205,9 @@ Result<json::array> tools_json(const std::vector<ToolDefinition>& tools) {
             function["parameters"] = std::move(*params);
         }
         if (t.strict) function["strict"] = true;
-        out.push_back(json::object{{"type", "function"}, {"function", std::move(function)}});
+        json::object tool{{"type", "function"}, {"function", std::move(function)}};
+        write_cache_control(t.cache_control, tool);
+        out.push_back(std::move(tool));
     }
     return out;
 }

@@ -394,7 +394,8 @@ Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view cl
 
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,
                                     std::string_view base_path, std::string_view upstream_model,
-                                    const Secret& key, std::string_view client_text) {
+                                    const Secret& key, std::string_view client_text,
+                                    PromptCache prompt_cache) {
     if (upstream_api == Api::openai)
         return passthrough_call(client_request, client_text, base_path, upstream_model, key);
     for (const auto& field : client_request.original) {
@@ -413,6 +414,8 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
         }
         sign_gemini_history(upstream);
     }
+    if (upstream_api == Api::anthropic && prompt_cache == PromptCache::automatic)
+        add_prompt_cache_breakpoints(upstream);
     return make_http_call(upstream_api, base_path, upstream, key);
 }
 

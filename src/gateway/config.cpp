@@ -116,8 +116,15 @@ ModelCache load_model_cache(const ConfigTable& t, const std::vector<ProviderConf
     return c;
 }
 
+// `prompt_cache`: "off" (default) or "auto" (dialect/prompt_cache.hpp).
+dialect::PromptCache prompt_cache_mode(const ConfigTable& t) {
+    const auto mode = dialect::parse_prompt_cache(t.get_string("prompt_cache", "off"));
+    if (!mode) t.fail("prompt_cache", "\"off\" or \"auto\"");
+    return mode.value_or(dialect::PromptCache::off);
+}
+
 VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
-    t.reject_unknown_keys({"name", "upstreams", "task", "cache", "cache_ttl",
+    t.reject_unknown_keys({"name", "upstreams", "task", "prompt_cache", "cache", "cache_ttl",
                            "cache_max_entry_bytes", "cache_replay", "cache_sampling",
                            "semantic_threshold", "semantic_max_turns", "semantic_embedder"});
     VirtualModel m;
@@ -125,6 +132,7 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
     m.task = t.get_string("task", "chat");
     if (!is_simple_name(m.task)) t.fail("task", kSimpleNameRule);
+    m.prompt_cache = prompt_cache_mode(t);
     for (const std::string& ref : t.get_strings("upstreams")) {
         m.upstreams.push_back(upstream_ref(t, "upstreams", ref, providers));
     }

@@ -30,11 +30,23 @@ constexpr std::string_view kModelsPrefix = "/v1/models/";
 std::string_view path_of(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // The gateway's routes, looked up once per request (route()). What each takes:
-// health/ready and the cache's counts GET or HEAD (405 "use GET"); api: any method, answered by the
-// api_routes hook (what it leaves goes on as an unrouted path); metrics/models/model GET or HEAD,
-// chat and embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a dashboard
-// file; anything else unrouted is 404.
-enum class RouteId { chat, embeddings, models, model, metrics, healthz, readyz, cache, api };
+// health/ready and the gateway's own JSON (the response cache's counts, the provider-cache
+// TTFT split) GET or HEAD without a key (405 "use GET"); api: any method, answered by the
+// api_routes hook (what it leaves goes on as an unrouted path); metrics/models/model GET or
+// HEAD, chat and embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a
+// dashboard file; anything else unrouted is 404.
+enum class RouteId {
+    chat,
+    embeddings,
+    models,
+    model,
+    metrics,
+    healthz,
+    readyz,
+    response_cache,
+    provider_cache,
+    api
+};
 enum class Match {
     exact,
     prefix,  // the path starts with it ("/api/" itself included)
@@ -47,7 +59,9 @@ struct Route {
     bool post;  // POST with a JSON body; else GET or HEAD
 };
 // The chat route first: it is the one that is busy.
-constexpr std::array<Route, 9> kRoutes{{
+constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
+constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
+constexpr std::array<Route, 10> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
@@ -55,7 +69,9 @@ constexpr std::array<Route, 9> kRoutes{{
     {"/metrics", Match::exact, RouteId::metrics, false},
     {"/healthz", Match::exact, RouteId::healthz, false},
     {"/readyz", Match::exact, RouteId::readyz, false},
-    {"/api/v1/gateway/cache", Match::exact, RouteId::cache, false},
+    // The gateway's own, before the observatory's /api/.
+    {kResponseCachePath, Match::exact, RouteId::response_cache, false},
+    {kProviderCachePath, Match::exact, RouteId::provider_cache, false},
     {"/api/", Match::prefix, RouteId::api, false},
 }};
 
@@ -207,6 +223,28 @@ std::string models_body(const GatewayConfig& config) {
     return json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}});
 }
 
+json::value side_json(const ProviderCacheTtft::Side& side) {
+    const auto ms = [](const std::optional<double>& v) { return v ? json::value(*v) : nullptr; };
+    return json::object{{"samples", side.samples},
+                        {"mean_ms", ms(side.mean_ms)},
+                        {"p50_ms", ms(side.p50_ms)},
+                        {"p95_ms", ms(side.p95_ms)}};
+}
+
+// GET /api/v1/gateway/provider-cache: TTFT with and without a provider prompt-cache hit per
+// (provider, model), from the live metrics (since start; docs/observatory-api.md). Public like
+// the dashboard's other reads: provider and model names and latencies, nothing per client.
+std::string provider_cache_body(const Metrics& metrics) {
+    json::array rows;
+    for (const ProviderCacheTtft& row : metrics.provider_cache_ttft()) {
+        rows.push_back(json::object{{"provider", row.provider},
+                                    {"model", row.model},
+                                    {"hit", side_json(row.hit)},
+                                    {"miss", side_json(row.miss)}});
+    }
+    return json::serialize(json::object{{"scope", "since_start"}, {"rows", std::move(rows)}});
+}
+
 }  // namespace
 
 net::HeaderList base_headers(const std::string& request_id) {
@@ -337,16 +375,25 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
     }
-    if (r != nullptr && r->id == RouteId::cache) {
-        // Public like the observatory's /api/v1/gateway beside it: counts, no answers.
+    if (r != nullptr && (r->id == RouteId::response_cache || r->id == RouteId::provider_cache)) {
+        // Public like the observatory's /api/v1/gateway beside them: counts and latencies of
+        // providers and models, no answers.
         if (!get_or_head) {
             co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
             co_return;
         }
-        std::string body =
-            gw.cache ? gw.cache->stats_json() : std::string(R"({"models":[],"memory":null})");
-        headers.emplace_back("cache-control", "no-store");
-        co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
+        std::string body = r->id == RouteId::provider_cache ? provider_cache_body(metrics_)
+                           : gw.cache                       ? gw.cache->stats_json()
+                                      : std::string(R"({"models":[],"memory":null,"shared":null})");
+        // A strong ETag of the answer: the dashboard polls, and a 304 spares it a re-render.
+        std::string etag = fmt::format("\"gw-{:016x}\"", fnv1a64(body));
+        const auto inm = request.find(http::field::if_none_match);
+        const bool unchanged = inm != request.end() && inm->value() == etag;
+        headers.emplace_back("cache-control", "no-cache");
+        headers.emplace_back("etag", std::move(etag));
+        if (unchanged) body.clear();
+        const auto status = unchanged ? http::status::not_modified : http::status::ok;
+        co_await writer.send(status, "application/json", std::move(body), headers);
         co_return;
     }
     if (r != nullptr && r->id == RouteId::api) {

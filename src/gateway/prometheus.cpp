@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
+#include <utility>
 
 namespace tokenradar::gateway {
 namespace {
@@ -23,7 +25,22 @@ constexpr std::array<double, 14> kRelayBounds{0.000005, 0.00001, 0.000025, 0.000
                                               0.0001,   0.00015, 0.00025,  0.0005,  0.001,
                                               0.0025,   0.005,   0.01,     0.1};
 
+// TTFT with and without a provider prompt-cache hit: finer than kTtftBounds where a prefill
+// saved shows (tens to hundreds of ms), so the estimated quantiles can tell them apart.
+constexpr std::array<double, 28> kCacheTtftBounds{
+    0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3,  0.4,  0.5,
+    0.6,   0.75, 1.0,  1.25, 1.5,  2.0,   2.5, 3.0,   4.0,  5.0, 7.5,  10.0, 15.0, 20.0};
+constexpr std::string_view kCacheTtftName = "tokenradar_provider_cache_ttft_seconds";
+
 using Kind = MetricType;
+
+// Length-prefixed parts, so no label value (a configured name may hold any byte) can make two
+// label sets one key.
+void append_key_part(std::string& key, std::string_view part) {
+    const auto size = static_cast<std::uint32_t>(part.size());
+    key.append(reinterpret_cast<const char*>(&size), sizeof size);
+    key.append(part);
+}
 
 void labels_into(MetricLabels labels, std::string& out) {
     out.clear();
@@ -86,6 +103,24 @@ void HistogramSeries::observe(double seconds) noexcept {
     sum_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
 }
 
+std::optional<double> HistogramSeries::quantile(double q) const noexcept {
+    const std::uint64_t total = count();
+    if (total == 0) return std::nullopt;
+    const double rank = q * static_cast<double>(total);
+    std::uint64_t below = 0;
+    for (std::size_t i = 0; i < bounds_.size(); ++i) {
+        const std::uint64_t in_bucket = counts_[i].load(std::memory_order_relaxed);
+        if (in_bucket > 0 && static_cast<double>(below + in_bucket) >= rank) {
+            const double lower = i == 0 ? 0.0 : bounds_[i - 1];
+            const double into =
+                (rank - static_cast<double>(below)) / static_cast<double>(in_bucket);
+            return lower + (bounds_[i] - lower) * std::clamp(into, 0.0, 1.0);
+        }
+        below += in_bucket;
+    }
+    return bounds_.empty() ? 0.0 : bounds_.back();
+}
+
 void HistogramSeries::render(std::string_view name, std::string_view labels,
                              PrometheusText& out) const {
     std::vector<std::uint64_t> cumulative(bounds_.size() + 1);
@@ -126,6 +161,17 @@ struct Metrics::Family {
     }
 };
 
+// TTFT of one (provider, model)'s ok attempts by provider prompt-cache hit and miss (rendered
+// by render(), read by provider_cache_ttft()).
+struct Metrics::CacheTtft {
+    CacheTtft(std::string_view provider_name, std::string_view model_name)
+        : provider(provider_name), model(model_name) {}
+    std::string provider;
+    std::string model;
+    HistogramSeries hit{kCacheTtftBounds};
+    HistogramSeries miss{kCacheTtftBounds};
+};
+
 // The series an attempt of one (provider, model, status, route) touches, found with one lookup
 // (seven label sets were built and looked up per attempt). Each is filled when first needed, so
 // a series still appears in /metrics only once something was observed in it.
@@ -138,6 +184,7 @@ struct Metrics::AttemptSeries {
     std::atomic<std::atomic<std::uint64_t>*> cached_input_tokens{nullptr};
     std::atomic<std::atomic<std::uint64_t>*> output_tokens{nullptr};
     std::atomic<std::atomic<std::uint64_t>*> attempts{nullptr};
+    std::atomic<CacheTtft*> cache_ttft{nullptr};
 };
 
 namespace {
@@ -182,14 +229,19 @@ Metrics::AttemptSeries& Metrics::attempt_series(const Measurement& m) {
     for (std::string_view part :
          {std::string_view(m.labels.provider), std::string_view(m.labels.model),
           to_string(m.status), to_string(m.labels.route)}) {
-        // Length-prefixed, so no label value (a configured name may hold any byte) can make
-        // two label sets one key.
-        const auto size = static_cast<std::uint32_t>(part.size());
-        key.append(reinterpret_cast<const char*>(&size), sizeof size);
-        key.append(part);
+        append_key_part(key, part);
     }
     return find_or_add(attempts_mu_, attempts_, key,
                        [] { return std::make_unique<AttemptSeries>(); });
+}
+
+Metrics::CacheTtft& Metrics::cache_ttft(std::string_view provider, std::string_view model) {
+    thread_local std::string key;
+    key.clear();
+    append_key_part(key, provider);
+    append_key_part(key, model);
+    return find_or_add(cache_ttft_mu_, cache_ttft_, key,
+                       [&] { return std::make_unique<CacheTtft>(provider, model); });
 }
 
 void Metrics::observe_attempt(const Measurement& m) {
@@ -205,6 +257,12 @@ void Metrics::observe_attempt(const Measurement& m) {
         });
     };
     if (d.ttft_ms) by_status(series.ttft, kTtft).observe(*d.ttft_ms / 1e3);
+    if (d.ttft_ms && m.status == RequestStatus::ok) {
+        CacheTtft& by_cache = resolved(series.cache_ttft,
+                                       [&]() -> CacheTtft& { return cache_ttft(provider, model); });
+        (m.cached_prompt_tokens.value_or(0) > 0 ? by_cache.hit : by_cache.miss)
+            .observe(*d.ttft_ms / 1e3);
+    }
     if (d.tpot_ms) by_status(series.tpot, kTpot).observe(*d.tpot_ms / 1e3);
     if (d.e2e_ms) by_status(series.duration, kDuration).observe(*d.e2e_ms / 1e3);
     if (m.overhead_ns) {
@@ -239,11 +297,51 @@ void Metrics::observe_request(RequestStatus status) {
         .fetch_add(1, std::memory_order_relaxed);
 }
 
+std::vector<ProviderCacheTtft> Metrics::provider_cache_ttft() const {
+    const auto side = [](const HistogramSeries& h) {
+        ProviderCacheTtft::Side s;
+        s.samples = h.count();
+        if (s.samples == 0) return s;
+        s.mean_ms = h.sum_seconds() * 1e3 / static_cast<double>(s.samples);
+        s.p50_ms = h.quantile(0.5).value_or(0) * 1e3;
+        s.p95_ms = h.quantile(0.95).value_or(0) * 1e3;
+        return s;
+    };
+    std::vector<ProviderCacheTtft> out;
+    {
+        std::shared_lock lock(cache_ttft_mu_);
+        out.reserve(cache_ttft_.size());
+        for (const auto& [key, c] : cache_ttft_) {
+            out.push_back({c->provider, c->model, side(c->hit), side(c->miss)});
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.provider, a.model) < std::tie(b.provider, b.model);
+    });
+    return out;
+}
+
 std::string Metrics::render(const std::function<void(PrometheusText&)>& extra) const {
     std::string out;
     out.reserve(16 * 1024);
     PrometheusText text(out);
     for (const auto& f : families_) f->render(text);
+    text.family(kCacheTtftName, MetricType::histogram,
+                "Upstream TTFT of ok attempts, with (hit) and without (miss) cached prompt tokens "
+                "in the provider's usage.");
+    {
+        std::shared_lock lock(cache_ttft_mu_);
+        for (const auto& [key, c] : cache_ttft_) {
+            for (const auto& [name, h] : {std::pair{"hit", &c->hit}, std::pair{"miss", &c->miss}}) {
+                if (h->count() == 0) continue;
+                h->render(
+                    kCacheTtftName,
+                    prometheus_labels(
+                        {{"provider", c->provider}, {"model", c->model}, {"provider_cache", name}}),
+                    text);
+            }
+        }
+    }
     text.family("tokenradar_relay_delay_seconds", MetricType::histogram,
                 "Per chunk: upstream read to client write done.");
     relay_.render("tokenradar_relay_delay_seconds", "", text);

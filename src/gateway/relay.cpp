@@ -540,8 +540,9 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     for (std::size_t i = 0; i < model->upstreams.size(); ++i) {
         const UpstreamRef& ref = model->upstreams[i];
         const ProviderConfig& provider = gw.config.providers[ref.provider];
-        auto call = dialect::make_upstream_call(*chat, provider.api, provider.base.target,
-                                                ref.model, provider.key, request.body());
+        auto call =
+            dialect::make_upstream_call(*chat, provider.api, provider.base.target, ref.model,
+                                        provider.key, request.body(), model->prompt_cache);
         if (!call) {
             // The primary cannot take this request: say why. A fallback that cannot take it
             // leaves the previous upstream's answer standing.

@@ -3,7 +3,8 @@
 //
 // Even selector, request mode: the body as an OpenAI request; make_upstream_call to every
 // upstream dialect must either fail with a message (unsupported or bad_request) or produce a
-// body the upstream dialect's own parser accepts (for OpenAI: with the upstream model).
+// body the upstream dialect's own parser accepts (for OpenAI: with the upstream model); for
+// Anthropic, automatic prompt-cache breakpoints change nothing but the marks.
 //
 // Odd selector, stream mode: bits 1-2 pick the upstream dialect, bit 3 whether the client wants
 // usage, bits 4-7 the chunk size. The body goes through SseParser, the dialect's decoder and a
@@ -40,6 +41,31 @@ void check(bool ok) {
     if (!ok) std::abort();
 }
 
+void clear_cache_control(ChatRequest& req) {
+    for (Message& m : req.messages) {
+        for (ContentPart& c : m.content) c.cache_control.clear();
+    }
+    for (ToolDefinition& t : req.tools) t.cache_control.clear();
+}
+
+// prompt_cache = "auto" for an Anthropic upstream: a request that translates without it
+// translates with it, and the marks are all that changed; a client's own marks are kept as
+// they were (nothing added).
+void check_prompt_cache(const ChatRequest& req, std::string_view body, ChatRequest plain) {
+    auto marked = make_upstream_call(req, Api::anthropic, "/v1", "up-model", Secret("k"), body,
+                                     PromptCache::automatic);
+    check(marked.has_value());
+    auto back = parse_request(Api::anthropic, marked->body, "up-model", req.stream);
+    check(back.has_value());
+    if (has_cache_control(req)) {
+        check(*back == plain);
+        return;
+    }
+    clear_cache_control(*back);
+    clear_cache_control(plain);
+    check(*back == plain);
+}
+
 void fuzz_request(std::string_view body) {
     auto req = parse_request(Api::openai, body);
     if (!req) return;
@@ -55,6 +81,7 @@ void fuzz_request(std::string_view body) {
         check(back.has_value());
         check(back->model == "up-model");
         check(!call->target.empty());
+        if (to == Api::anthropic) check_prompt_cache(*req, body, *back);
         if (to == Api::openai) {
             // The client's text with its members spliced must mean what the modified DOM
             // means: the scan of the text found the members the parser found.

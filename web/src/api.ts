@@ -125,6 +125,22 @@ export interface CacheModelStats {
 export interface CacheStats {
   models: CacheModelStats[];
   memory: { bytes: number; max_bytes: number; entries: number; evictions: number } | null;
+  /** The Redis tier, when configured. */
+  shared?: { up: boolean; hits: number; errors: number } | null;
+}
+
+/** GET /api/v1/gateway/provider-cache: the gateway's live TTFT split by provider prompt-cache
+ *  hit (the upstream's usage reported cached prompt tokens) or miss, since it started. */
+export interface ProviderCacheSide {
+  samples: number;
+  mean_ms: number | null;
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+export interface ProviderCacheStats {
+  scope: string;
+  rows: Array<{ provider: string; model: string; hit: ProviderCacheSide; miss: ProviderCacheSide }>;
 }
 
 export class ApiError extends Error {

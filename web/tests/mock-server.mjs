@@ -64,11 +64,15 @@ function addSynthetic(m, ts) {
   const client = pick(kClientRegions);
   const far = (client === 'eu-west') !== m.region.startsWith('europe');
   const ok = rand() > 0.012;
-  const ttft = lognormal(m.ttft * slow * (far ? 1.25 : 1), 0.25);
+  let ttft = lognormal(m.ttft * slow * (far ? 1.25 : 1), 0.25);
   const tpot = lognormal(m.tpot, 0.12);
   const n = 50 + Math.floor(rand() * 450);
   const source = pick(kSources);
   const cacheRoll = rand();
+  // A third of the gateway's attempts find their prompt prefix in the provider's cache, which
+  // saves prefill. Derived from the draws above, so the other values stay as they were.
+  const promptCacheHit = source === 'gateway' && Math.floor(ttft * 1000) % 3 === 0;
+  if (promptCacheHit) ttft *= 0.6;
   records.push({
     ts,
     provider: m.provider,
@@ -87,6 +91,7 @@ function addSynthetic(m, ts) {
     cache: source === 'gateway' ? (cacheRoll < 0.12 ? 'exact' : cacheRoll < 0.15 ? 'semantic' : 'miss') : 'bypass',
     route: source === 'gateway' && rand() < 0.03 ? 'fallback' : 'primary',
     overhead_ms: source === 'gateway' ? lognormal(0.05, 0.4) : null,
+    prompt_cache_hit: promptCacheHit,
   });
 }
 
@@ -306,7 +311,8 @@ function gateway(q) {
   };
 }
 
-// GET /api/v1/gateway/cache: the gateway's live counters (no ETag, as the real one); fixed
+// GET /api/v1/gateway/cache: the gateway's live counters (served here without an ETag: the
+// page must also take an answer that has none); fixed
 // numbers, so a test can compute what the page must show.
 const kCacheStats = {
   models: [
@@ -327,6 +333,29 @@ const kCacheStats = {
   ],
   memory: { bytes: 1_572_864, max_bytes: 268_435_456, entries: 80, evictions: 0 },
 };
+
+// GET /api/v1/gateway/provider-cache: the real one reads the gateway's live metrics (every ok
+// streamed attempt since start); here every gateway record with a TTFT, any window.
+const cmp = (a, b) => (a < b ? -1 : a > b ? 1 : 0);  // by code unit, as the gateway sorts
+
+function providerCache() {
+  const groups = new Map();
+  for (const r of records) {
+    if (r.source !== 'gateway' || r.status !== 'ok' || r.ttft_ms === null) continue;
+    const key = `${r.provider}\u0000${r.model}`;
+    if (!groups.has(key)) groups.set(key, { provider: r.provider, model: r.model, hit: [], miss: [] });
+    groups.get(key)[r.prompt_cache_hit ? 'hit' : 'miss'].push(r.ttft_ms);
+  }
+  const side = (list) => {
+    const sorted = [...list].sort((a, b) => a - b);
+    const mean = sorted.length ? Math.round((sorted.reduce((a, b) => a + b, 0) / sorted.length) * 1000) / 1000 : null;
+    return { samples: sorted.length, mean_ms: mean, p50_ms: quantile(sorted, 0.5), p95_ms: quantile(sorted, 0.95) };
+  };
+  const rows = [...groups.values()]
+    .sort((a, b) => cmp(a.provider, b.provider) || cmp(a.model, b.model))
+    .map((g) => ({ provider: g.provider, model: g.model, hit: side(g.hit), miss: side(g.miss) }));
+  return { scope: 'since_start', rows };
+}
 
 function ingest(body, contentType) {
   let list;
@@ -362,6 +391,7 @@ function ingest(body, contentType) {
       cache: String(m.cache ?? 'bypass'),
       route: String(m.route ?? 'primary'),
       overhead_ms: ms(m.overhead_ns),
+      prompt_cache_hit: (m.cached_prompt_tokens ?? 0) > 0,
     });
     accepted++;
   });
@@ -405,6 +435,15 @@ const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname === '/api/v1/gateway/cache' && req.method === 'GET') {
     return send(res, 200, kCacheStats, { 'cache-control': 'no-store' });
+  }
+  if (url.pathname === '/api/v1/gateway/provider-cache') {
+    if (req.method !== 'GET') return send(res, 405, errorBody('use GET'));
+    const etag = `"pc${generation}"`;
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { etag, 'cache-control': 'no-cache' });
+      return res.end();
+    }
+    return send(res, 200, providerCache(), { etag, 'cache-control': 'no-cache' });
   }
   const m = /^\/api\/v1\/([a-z]+)$/.exec(url.pathname);
   if (m && req.method === 'POST' && m[1] === 'measurements') {

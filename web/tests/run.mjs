@@ -359,9 +359,51 @@ async function checkGateway(context) {
       return p;
     },
   );
+  // TTFT with and without a provider prompt-cache hit: every row of the live API, its sample
+  // counts and p50s as numbers and as text, and the p50 saved.
+  const cacheNote = await matchesApi(
+    page,
+    record,
+    'gateway/provider-cache',
+    {},
+    () => ({
+      note: document.querySelector('[data-figure=provider_cache] p')?.textContent ?? null,
+      rows: Array.from(document.querySelectorAll('#gw-provider-cache tbody tr')).map((tr) => ({
+        key: `${tr.dataset.provider}|${tr.dataset.model}`,
+        cells: Object.fromEntries(Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { value: td.dataset.value ?? null, text: td.textContent }])),
+      })),
+    }),
+    (dom, body) => {
+      if (body.rows.length === 0) return dom.note && dom.rows.length === 0 ? [] : ['no provider-cache rows in the API, but the page neither says so nor is empty'];
+      const p = [];
+      if (dom.rows.length !== body.rows.length) p.push(`provider-cache rows: page ${dom.rows.length}, API ${body.rows.length}`);
+      const byKey = new Map(dom.rows.map((r) => [r.key, r.cells]));
+      const same = (cells, col, want) => {
+        const c = cells[col];
+        if (want === null) return c && c.value === null && c.text === '–';
+        return c && Number(c.value) === want && shows(c.text, want);
+      };
+      for (const r of body.rows) {
+        const k = `${r.provider}|${r.model}`;
+        const cells = byKey.get(k);
+        if (!cells) {
+          p.push(`${k}: missing`);
+          continue;
+        }
+        for (const side of ['hit', 'miss']) {
+          if (Number(cells[`${side}_samples`]?.value) !== r[side].samples) p.push(`${k} ${side} samples: page ${cells[`${side}_samples`]?.value}, API ${r[side].samples}`);
+          if (!same(cells, `${side}_p50`, r[side].p50_ms)) p.push(`${k} ${side} p50: page ${JSON.stringify(cells[`${side}_p50`])}, API ${r[side].p50_ms}`);
+          if (!same(cells, `${side}_mean`, r[side].mean_ms)) p.push(`${k} ${side} mean: page ${JSON.stringify(cells[`${side}_mean`])}, API ${r[side].mean_ms}`);
+        }
+        const saved = r.hit.p50_ms !== null && r.miss.p50_ms !== null ? r.miss.p50_ms - r.hit.p50_ms : null;
+        if (saved === null ? cells.saved_p50?.value !== null : Math.abs(Number(cells.saved_p50?.value) - saved) > 1e-9) p.push(`${k} p50 saved: page ${cells.saved_p50?.value}, API ${saved}`);
+      }
+      return p;
+    },
+  );
   expectNoConsoleErrors(record);
   await page.close();
-  return note;
+  return `${note} ${cacheNote}`;
 }
 
 /** The Gateway page's "Response cache" section shows GET /api/v1/gateway/cache: per model the

@@ -40,6 +40,7 @@ class AnthropicStreamDecoder final : public StreamDecoder {
   private:
     std::unique_ptr<EventJson> json_;
     std::map<std::int64_t, int> tool_index_by_block_;
+    Usage started_;  // message_start's usage (its cache reads and writes)
 };
 
 // message_start (sent lazily with the usage known by then), one content block per run of

@@ -31,6 +31,10 @@ struct ContentPart {
     std::string url;         // image_url
     std::string media_type;  // image_base64 (required), image_url (optional)
     std::string data;        // image_base64: the base64 payload
+    // Anthropic prompt-cache breakpoint on this block, as JSON text (`{"type":"ephemeral"}`,
+    // with its `ttl` when given), sent untouched to an Anthropic upstream; empty when none.
+    // OpenAI-format clients put it on content parts (LiteLLM's and Anthropic's shape).
+    std::string cache_control;
 
     static ContentPart make_text(std::string t) {
         ContentPart p;
@@ -63,8 +67,9 @@ struct Message {
 struct ToolDefinition {
     std::string name;
     std::string description;
-    std::string parameters;  // JSON schema text; empty when none
-    bool strict = false;     // OpenAI / Anthropic strict schema adherence; Gemini has none
+    std::string parameters;     // JSON schema text; empty when none
+    bool strict = false;        // OpenAI / Anthropic strict schema adherence; Gemini has none
+    std::string cache_control;  // as ContentPart::cache_control, on the tool definition
     bool operator==(const ToolDefinition&) const = default;
 };
 

@@ -19,6 +19,7 @@
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/dialect/openai.hpp>
+#include <tokenradar/dialect/prompt_cache.hpp>
 #include <tokenradar/dialect/stream_delta.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
 
@@ -35,9 +36,14 @@ namespace tokenradar::dialect {
 // `upstream_api`. `base_path` and the headers follow make_http_call (http_call.hpp).
 // `client_text` is the body the request was parsed from: an OpenAI upstream gets those bytes
 // with only `model` and stream_options changed; empty, the body is serialized from `original`.
+// `prompt_cache` automatic adds Anthropic cache breakpoints to a request that has none
+// (add_prompt_cache_breakpoints, prompt_cache.hpp); it changes nothing for the other upstreams
+// (OpenAI caches prefixes by itself, Gemini implicitly). A client's cache_control goes to an
+// Anthropic upstream untouched and is dropped for Gemini, which has no inline equivalent.
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,
                                     std::string_view base_path, std::string_view upstream_model,
-                                    const Secret& key, std::string_view client_text = {});
+                                    const Secret& key, std::string_view client_text = {},
+                                    PromptCache prompt_cache = PromptCache::off);
 
 // A non-streaming upstream response body (2xx) as an OpenAI chat.completion. An OpenAI
 // upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini:

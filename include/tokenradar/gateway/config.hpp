@@ -8,6 +8,7 @@
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/secret.hpp>
 #include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/prompt_cache.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
 
@@ -61,6 +62,8 @@ struct VirtualModel {
     std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
     std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
     ModelCache cache;
+    // "auto": Anthropic cache breakpoints on long stable prefixes the client left unmarked.
+    dialect::PromptCache prompt_cache = dialect::PromptCache::off;
 };
 
 // [cache]: what every model's cache shares.

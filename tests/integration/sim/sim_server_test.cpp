@@ -441,10 +441,13 @@ constexpr std::string_view kWeatherSchema =
 
 dialect::ChatRequest with_tools(bool stream, std::int64_t max_tokens) {
     auto r = chat("gpt-4o", stream, max_tokens, "What is the weather in Paris?");
-    r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeatherSchema), false});
+    r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeatherSchema), false, {}});
     r.tools.push_back(
-        {"get_time", "Time in a zone",
-         R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})", false});
+        {"get_time",
+         "Time in a zone",
+         R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})",
+         false,
+         {}});
     return r;
 }
 

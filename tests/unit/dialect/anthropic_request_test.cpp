@@ -32,8 +32,11 @@ TEST(AnthropicRequest, ParsesSystemToolsImagesAndResults) {
     EXPECT_EQ(req->messages[3].tool_call_id, "toolu_01A");
     EXPECT_EQ(req->messages[3].content[0].text, "18C, cloudy");
     ASSERT_EQ(req->tools.size(), 1u);
-    // cache_control survives in the original for passthrough.
+    // cache_control survives in the original for passthrough, and in the neutral model for
+    // translation (RoundTrips emits it back).
     EXPECT_TRUE(req->original.at("system").as_array()[0].as_object().contains("cache_control"));
+    EXPECT_EQ(req->messages[0].content[0].cache_control, R"({"type":"ephemeral"})");
+    EXPECT_TRUE(req->messages[1].content[0].cache_control.empty());
 }
 
 TEST(AnthropicRequest, RoundTrips) {
@@ -101,11 +104,13 @@ TEST(AnthropicRequest, EmitFromOpenAiShape) {
     req.messages.push_back(t1);
     auto body = emit_anthropic_request(req);
     ASSERT_TRUE(body);
+    // The cache prefix (tools, system, messages) first, max_tokens after it.
     EXPECT_EQ(
         *body,
-        R"({"model":"claude","max_tokens":4096,"system":"be nice","messages":[{"role":"user","content":"hi"},)"
+        R"({"model":"claude","system":"be nice","messages":[{"role":"user","content":"hi"},)"
         R"({"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"f","input":{"x":1}}]},)"
-        R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"r1"}]}]})");
+        R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"r1"}]}],)"
+        R"("max_tokens":4096})");
 }
 
 TEST(AnthropicRequest, ToolResultsMayHoldImagesAndEmptyTextIsNotSent) {

@@ -21,8 +21,8 @@ ChatRequest with_tools() {
     ChatRequest req;
     req.model = "m";
     req.messages.push_back(Message{Role::user, {ContentPart::make_text("hi")}, {}, {}, {}});
-    req.tools.push_back(ToolDefinition{"f", "does f", R"({"type":"object"})", false});
-    req.tools.push_back(ToolDefinition{"g", "", R"({"type":"object"})", false});
+    req.tools.push_back(ToolDefinition{"f", "does f", R"({"type":"object"})", false, {}});
+    req.tools.push_back(ToolDefinition{"g", "", R"({"type":"object"})", false, {}});
     return req;
 }
 

@@ -135,5 +135,25 @@ TEST(OpenAiRequest, GeminiThoughtSignatureInExtraContentRoundTrips) {
               "object");
 }
 
+TEST(OpenAiRequest, CacheControlIsReadAndEmittedWhereTheClientPutIt) {
+    auto req = parse_openai_request(R"({"model":"m","tools":[{"type":"function",
+        "function":{"name":"f"},"cache_control":{"type":"ephemeral"}}],"messages":[
+        {"role":"system","content":"rules","cache_control":{"type":"ephemeral","ttl":"1h"}},
+        {"role":"user","content":[{"type":"text","text":"a"},
+          {"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]}]})");
+    ASSERT_TRUE(req) << req.error().message;
+    EXPECT_EQ(req->tools[0].cache_control, R"({"type":"ephemeral"})");
+    EXPECT_EQ(req->messages[0].content[0].cache_control, R"({"type":"ephemeral","ttl":"1h"})");
+    EXPECT_TRUE(req->messages[1].content[0].cache_control.empty());
+    EXPECT_EQ(req->messages[1].content[1].cache_control, R"({"type":"ephemeral"})");
+    auto emitted = emit_openai_request(*req);
+    ASSERT_TRUE(emitted) << emitted.error().message;
+    auto again = parse_openai_request(*emitted);
+    ASSERT_TRUE(again) << *emitted;
+    EXPECT_EQ(*again, *req) << *emitted;  // cache_control is part of equality
+    req->messages[1].content[1].cache_control.clear();
+    EXPECT_NE(*again, *req);
+}
+
 }  // namespace
 }  // namespace tokenradar::dialect

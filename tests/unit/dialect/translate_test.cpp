@@ -9,8 +9,10 @@
 #include <tokenradar/sse/sse_writer.hpp>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -364,6 +366,163 @@ TEST(TranslateRequest, RefusesImagesWhereTheTargetTakesText) {
     auto anthropic = make_upstream_call(tool, Api::anthropic, "", "m", Secret());
     ASSERT_TRUE(anthropic) << anthropic.error().message;
     EXPECT_TRUE(parse_anthropic_request(anthropic->body)) << anthropic->body;
+}
+
+// cache_control as LiteLLM and Anthropic's OpenAI-compatible endpoint take it: on content parts
+// of every role, on a message (its last block), and on a tool object.
+constexpr std::string_view kCacheMarked = R"({"model":"m","tools":[
+    {"type":"function","function":{"name":"a","parameters":{"type":"object"}}},
+    {"type":"function","function":{"name":"b"},"cache_control":{"type":"ephemeral","ttl":"1h"}}],
+  "messages":[
+    {"role":"system","content":[{"type":"text","text":"rules","cache_control":{"type":"ephemeral"}}]},
+    {"role":"user","content":[{"type":"text","text":"look"},
+      {"type":"image_url","image_url":{"url":"https://x/a.png"},"cache_control":{"type":"ephemeral"}}]},
+    {"role":"assistant","content":"calling","cache_control":{"type":"ephemeral","ttl":"5m"},
+      "tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}]},
+    {"role":"tool","tool_call_id":"c1","content":[
+      {"type":"text","text":"42","cache_control":{"type":"ephemeral"}}]},
+    {"role":"user","content":"thanks"}]})";
+
+TEST(TranslateRequest, CacheControlReachesAnthropicBlocksUntouched) {
+    const auto body = upstream_body(client_request(kCacheMarked), Api::anthropic);
+    const json::value ephemeral = parse_json(R"({"type":"ephemeral"})");
+    const auto& tools = body.at("tools").as_array();
+    EXPECT_FALSE(tools.at(0).as_object().contains("cache_control"));
+    EXPECT_EQ(tools.at(1).at("cache_control"), parse_json(R"({"type":"ephemeral","ttl":"1h"})"));
+    EXPECT_EQ(
+        body.at("system"),
+        parse_json(R"([{"type":"text","text":"rules","cache_control":{"type":"ephemeral"}}])"));
+    const auto& messages = body.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 3u) << json::serialize(body);
+    const auto& user = messages.at(0).at("content").as_array();
+    EXPECT_FALSE(user.at(0).as_object().contains("cache_control"));
+    EXPECT_EQ(user.at(1).at("type"), "image");
+    EXPECT_EQ(user.at(1).at("cache_control"), ephemeral);
+    // A string content with a message-level mark becomes a marked text block, before the
+    // tool_use block.
+    EXPECT_EQ(messages.at(1).at("content").at(0), parse_json(R"({"type":"text","text":"calling",
+                  "cache_control":{"type":"ephemeral","ttl":"5m"}})"));
+    EXPECT_EQ(messages.at(1).at("content").at(1).at("type"), "tool_use");
+    // The tool result opens the last user turn; the unmarked text after it carries no mark.
+    const auto& result = messages.at(2).at("content").at(0);
+    EXPECT_EQ(result.at("type"), "tool_result");
+    EXPECT_EQ(result.at("content").at(0).at("cache_control"), ephemeral);
+    EXPECT_EQ(messages.at(2).at("content").at(1), parse_json(R"({"type":"text","text":"thanks"})"));
+    // What we send, our Anthropic parser reads back with the same marks.
+    auto back = parse_anthropic_request(json::serialize(body));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(back->tools.at(1).cache_control, R"({"type":"ephemeral","ttl":"1h"})");
+    EXPECT_EQ(back->messages.at(0).content.at(0).cache_control, R"({"type":"ephemeral"})");
+}
+
+TEST(TranslateRequest, CacheControlIsDroppedForGeminiAndKeptForOpenAi) {
+    const ChatRequest req = client_request(kCacheMarked);
+    auto gemini = make_upstream_call(req, Api::gemini, "", "m", Secret());
+    ASSERT_TRUE(gemini) << gemini.error().message;
+    EXPECT_EQ(gemini->body.find("cache_control"), std::string::npos) << gemini->body;
+    EXPECT_EQ(gemini->body.find("ephemeral"), std::string::npos) << gemini->body;
+    auto openai = make_upstream_call(req, Api::openai, "", "m", Secret(), kCacheMarked);
+    ASSERT_TRUE(openai);
+    json::object expected = parse_json(kCacheMarked).as_object();
+    EXPECT_EQ(parse_json(openai->body), json::value(expected));
+}
+
+TEST(TranslateRequest, MoreThanFourBreakpointsAreTheUpstreamsToRefuse) {
+    std::string body = R"({"model":"m","messages":[{"role":"user","content":[)";
+    for (int i = 0; i < 5; ++i) {
+        body += fmt::format(
+            R"({}{{"type":"text","text":"t{}","cache_control":{{"type":"ephemeral"}}}})",
+            i == 0 ? "" : ",", i);
+    }
+    body += "]}]}";
+    auto call = make_upstream_call(client_request(body), Api::anthropic, "", "m", Secret());
+    ASSERT_TRUE(call) << call.error().message;
+    std::size_t marks = 0;
+    for (std::size_t at = 0; (at = call->body.find("cache_control", at)) != std::string::npos; ++at)
+        ++marks;
+    EXPECT_EQ(marks, 5u) << call->body;
+}
+
+TEST(TranslateRequest, CacheControlMustBeAnObject) {
+    auto bad = parse_openai_request(R"({"model":"m","messages":[{"role":"user","content":[
+        {"type":"text","text":"x","cache_control":"ephemeral"}]}]})");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, Errc::bad_request);
+    EXPECT_NE(bad.error().message.find("messages[0].content[0].cache_control"), std::string::npos)
+        << bad.error().message;
+}
+
+// A long, stable tools + system prefix and a conversation; `last` is the final user turn.
+std::string conversation(std::string_view last, double temperature, int max_tokens) {
+    const std::string rules(6000, 'r');  // ~1,500 tokens of system prompt
+    return fmt::format(
+        R"({{"model":"m","temperature":{},"max_tokens":{},"tools":[{{"type":"function",
+        "function":{{"name":"lookup","description":"Find a record",
+        "parameters":{{"type":"object","properties":{{"id":{{"type":"string"}}}}}}}}}}],
+        "messages":[{{"role":"system","content":"{}"}},{{"role":"user","content":"first question"}},
+        {{"role":"assistant","content":"first answer"}},{{"role":"user","content":"{}"}}]}})",
+        temperature, max_tokens, rules, last);
+}
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+    return static_cast<std::size_t>(std::mismatch(a.begin(), a.end(), b.begin(), b.end()).first -
+                                    a.begin());
+}
+
+TEST(TranslateRequest, UpstreamBodiesAreByteStableAndShareTheirPrefix) {
+    for (Api api : {Api::anthropic, Api::gemini}) {
+        for (PromptCache mode : {PromptCache::off, PromptCache::automatic}) {
+            const std::string text_a = conversation("second question A", 0.5, 100);
+            const std::string text_b = conversation("other question B", 0.25, 300);
+            auto a1 =
+                make_upstream_call(client_request(text_a), api, "", "up", Secret(), text_a, mode);
+            auto a2 =
+                make_upstream_call(client_request(text_a), api, "", "up", Secret(), text_a, mode);
+            auto b =
+                make_upstream_call(client_request(text_b), api, "", "up", Secret(), text_b, mode);
+            ASSERT_TRUE(a1 && a2 && b) << to_string(api);
+            EXPECT_EQ(a1->body, a2->body) << to_string(api);
+            // Tools, then system, then the turns; per-request parameters after them, so the
+            // bodies agree up to the final user turn.
+            const std::string& body = a1->body;
+            const bool gemini = api == Api::gemini;
+            const std::size_t tools = body.find(R"("tools":)");
+            const std::size_t system =
+                body.find(gemini ? R"("systemInstruction":)" : R"("system":)");
+            const std::size_t turns = body.find(gemini ? R"("contents":)" : R"("messages":)");
+            EXPECT_LT(tools, system) << body;
+            EXPECT_LT(system, turns) << body;
+            const std::size_t last_turn = body.find("second question A");
+            ASSERT_NE(last_turn, std::string::npos);
+            EXPECT_GE(common_prefix(body, b->body), last_turn) << body << "\n" << b->body;
+        }
+    }
+}
+
+TEST(TranslateRequest, AutomaticPromptCacheMarksAnthropicRequestsOnly) {
+    const std::string text = conversation("second question", 0.5, 100);
+    const ChatRequest req = client_request(text);
+    const auto marked = [&](Api api, PromptCache mode) {
+        auto call = make_upstream_call(req, api, "", "up", Secret(), text, mode);
+        EXPECT_TRUE(call);
+        std::size_t marks = 0;
+        for (std::size_t at = 0;
+             call && (at = call->body.find("cache_control", at)) != std::string::npos; ++at)
+            ++marks;
+        return marks;
+    };
+    EXPECT_EQ(marked(Api::anthropic, PromptCache::off), 0u);
+    // The system block (tools alone are short) and the assistant turn before the last question.
+    EXPECT_EQ(marked(Api::anthropic, PromptCache::automatic), 2u);
+    EXPECT_EQ(marked(Api::gemini, PromptCache::automatic), 0u);
+    EXPECT_EQ(marked(Api::openai, PromptCache::automatic), 0u);  // the client's bytes
+    auto call =
+        make_upstream_call(req, Api::anthropic, "", "up", Secret(), text, PromptCache::automatic);
+    ASSERT_TRUE(call);
+    const json::value v = parse_json(call->body);
+    EXPECT_EQ(v.at("system").at(0).at("cache_control"), parse_json(R"({"type":"ephemeral"})"));
+    EXPECT_EQ(v.at("messages").at(1).at("content").at(0).at("cache_control"),
+              parse_json(R"({"type":"ephemeral"})"));
 }
 
 TEST(TranslateRequest, DropsHarmlessFieldsSilently) {

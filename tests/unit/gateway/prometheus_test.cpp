@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 namespace tokenradar::gateway {
@@ -82,6 +83,54 @@ TEST(GatewayMetrics, LabelSetsThatConcatenateAlikeStayApart) {
     EXPECT_THAT(
         text,
         HasSubstr("gen_ai_usage_tokens_total{provider=\"a\",model=\"b\0c\",type=\"output\"} 5"s));
+}
+
+TEST(GatewayMetrics, HistogramQuantilesInterpolateWithinTheirBucket) {
+    constexpr std::array<double, 3> bounds{0.1, 0.2, 0.4};
+    HistogramSeries h(bounds);
+    EXPECT_FALSE(h.quantile(0.5));
+    for (int i = 0; i < 4; ++i) h.observe(0.15);  // (0.1, 0.2]
+    EXPECT_DOUBLE_EQ(*h.quantile(0.5), 0.15);     // rank 2 of 4 in that bucket
+    EXPECT_DOUBLE_EQ(*h.quantile(1.0), 0.2);
+    h.observe(0.05);  // [0, 0.1]
+    h.observe(9.0);   // +Inf: reported as the highest bound
+    EXPECT_DOUBLE_EQ(*h.quantile(0.99), 0.4);
+    EXPECT_NEAR(*h.quantile(0.1), 0.06, 1e-12);  // rank 0.6 of the first bucket's 1
+    EXPECT_EQ(h.count(), 6u);
+    EXPECT_NEAR(h.sum_seconds(), 4 * 0.15 + 0.05 + 9.0, 1e-9);
+}
+
+TEST(GatewayMetrics, TtftIsSplitByProviderCacheHitForOkStreamsOnly) {
+    Metrics metrics;
+    Measurement cold = attempt("p", "m", "ok", 300);
+    cold.cached_prompt_tokens = 0;
+    Measurement warm = attempt("p", "m", "ok", 100);
+    warm.cached_prompt_tokens = 2048;
+    Measurement unreported = attempt("p", "m", "ok", 500);  // no cached count: a miss
+    metrics.observe_attempt(cold);
+    metrics.observe_attempt(warm);
+    metrics.observe_attempt(unreported);
+    metrics.observe_attempt(attempt("p", "m", "ok"));            // whole: no TTFT
+    metrics.observe_attempt(attempt("p", "m", "http_500", 50));  // not ok
+    metrics.observe_attempt(attempt("a", "z", "ok", 40));
+    const auto rows = metrics.provider_cache_ttft();
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].provider, "a");  // by provider, then model
+    const ProviderCacheTtft& p = rows[1];
+    EXPECT_EQ(p.provider, "p");
+    EXPECT_EQ(p.model, "m");
+    EXPECT_EQ(p.hit.samples, 1u);
+    EXPECT_EQ(p.miss.samples, 2u);
+    EXPECT_NEAR(*p.hit.mean_ms, 100.0, 1e-6);
+    EXPECT_NEAR(*p.miss.mean_ms, 400.0, 1e-6);
+    EXPECT_GT(*p.miss.p50_ms, *p.hit.p50_ms);
+    EXPECT_FALSE(rows[0].hit.mean_ms);
+    const std::string text = metrics.render();
+    EXPECT_THAT(text, HasSubstr(R"(tokenradar_provider_cache_ttft_seconds_count{provider="p",)"
+                                R"(model="m",provider_cache="hit"} 1)"));
+    EXPECT_THAT(text, HasSubstr(R"(tokenradar_provider_cache_ttft_seconds_count{provider="p",)"
+                                R"(model="m",provider_cache="miss"} 2)"));
+    EXPECT_THAT(text, Not(HasSubstr(R"(provider="a",model="z",provider_cache="hit")")));
 }
 
 }  // namespace

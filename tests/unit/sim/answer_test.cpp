@@ -112,11 +112,13 @@ class AnswerTest : public ::testing::Test {
         r.model = "m";
         r.messages.push_back(
             {dialect::Role::user, {dialect::ContentPart::make_text("weather?")}, {}, {}, {}});
-        r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeather), false});
+        r.tools.push_back({"get_weather", "Weather of a city", std::string(kWeather), false, {}});
         r.tools.push_back(
-            {"get_time", "",
+            {"get_time",
+             "",
              R"({"type":"object","properties":{"tz":{"type":"string"}},"required":["tz"]})",
-             false});
+             false,
+             {}});
         return r;
     }
 

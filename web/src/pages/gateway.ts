@@ -1,7 +1,8 @@
 // Gateway: what `tokenradar serve` did for its clients: cache hits, fallbacks and hedges,
-// statuses, the latency the gateway itself added, and its response cache per model.
+// statuses, the latency the gateway itself added, its response cache per model, and TTFT with
+// and without a provider prompt-cache hit.
 
-import type { CacheModelStats, CacheStats, GatewayStats } from '../api';
+import type { CacheModelStats, CacheStats, GatewayStats, ProviderCacheSide, ProviderCacheStats } from '../api';
 import { h } from '../dom';
 import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtRate, fmtSeconds } from '../format';
 import type { Page } from '../page';
@@ -15,6 +16,8 @@ interface Data {
   values: LabelValues;
   /** null when the server has no cache endpoint (an observatory without a gateway). */
   cache: CacheStats | null;
+  /** null when the server does not answer it (an observatory without a gateway). */
+  providerCache: ProviderCacheStats | null;
 }
 
 function sum(o: Record<string, number>): number {
@@ -167,22 +170,94 @@ function cacheSection(cache: CacheStats | null): HTMLElement | null {
   return h('section', { class: 'cache', 'aria-labelledby': 'cache-heading', 'data-section': 'cache' }, h('h2', { id: 'cache-heading' }, 'Response cache'), h('p', { class: 'lede' }, 'Since the gateway started: answers served from memory, and the upstream time they saved.'), body);
 }
 
+const msOrDash = (v: number | null | undefined) => (v === null || v === undefined ? '–' : fmtMsUnit(v));
+
+function msCell(col: string, v: number | null): HTMLElement {
+  return h('td', { class: 'num', 'data-col': col, 'data-value': v }, msOrDash(v));
+}
+
+function sideCells(prefix: string, side: ProviderCacheSide): HTMLElement[] {
+  return [
+    h('td', { class: 'num', 'data-col': `${prefix}_samples`, 'data-value': side.samples }, fmtCount(side.samples)),
+    msCell(`${prefix}_p50`, side.p50_ms),
+    msCell(`${prefix}_mean`, side.mean_ms),
+  ];
+}
+
+/** TTFT of streamed attempts whose upstream reported cached prompt tokens (hit) or none (miss),
+ *  per provider and model, from the gateway's live metrics. */
+function providerCacheFigure(stats: ProviderCacheStats | null): HTMLElement {
+  const caption = 'Provider prompt cache: TTFT with and without a hit';
+  const body =
+    stats === null
+      ? h('p', { class: 'muted' }, 'Not available from this server.')
+      : stats.rows.length === 0
+        ? h('p', { class: 'muted' }, 'No streamed gateway attempt since the gateway started.')
+        : h(
+            'div',
+            { class: 'table-scroll' },
+            h(
+            'table',
+            { class: 'data compact', id: 'gw-provider-cache' },
+            h('caption', { class: 'sr-only' }, caption),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                h('th', { scope: 'col' }, 'provider / model'),
+                h('th', { scope: 'col', class: 'num' }, 'hits'),
+                h('th', { scope: 'col', class: 'num' }, 'hit p50'),
+                h('th', { scope: 'col', class: 'num' }, 'hit mean'),
+                h('th', { scope: 'col', class: 'num' }, 'misses'),
+                h('th', { scope: 'col', class: 'num' }, 'miss p50'),
+                h('th', { scope: 'col', class: 'num' }, 'miss mean'),
+                h('th', { scope: 'col', class: 'num' }, 'p50 saved'),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              stats.rows.map((r) => {
+                const saved = r.hit.p50_ms !== null && r.miss.p50_ms !== null ? r.miss.p50_ms - r.hit.p50_ms : null;
+                return h(
+                  'tr',
+                  { 'data-provider': r.provider, 'data-model': r.model },
+                  h('th', { scope: 'row' }, `${r.provider} / ${r.model}`),
+                  ...sideCells('hit', r.hit),
+                  ...sideCells('miss', r.miss),
+                  msCell('saved_p50', saved),
+                );
+              }),
+            ),
+            ),
+          );
+  return h(
+    'figure',
+    { class: 'card', 'data-figure': 'provider_cache' },
+    h('figcaption', null, caption, h('span', { class: 'n' }, ' since the gateway started (p50 from histogram buckets)')),
+    body,
+  );
+}
+
 export const gatewayPage: Page<Data> = {
   title: () => 'Gateway',
 
   async load(ctx) {
     const params = apiParams(ctx.route, kDefaultWindow);
-    const [gw, values, cache] = await Promise.all([
+    const [gw, values, cache, providerCache] = await Promise.all([
       ctx.get<GatewayStats>('gateway', params),
       loadLabelValues(ctx, params.get('window') ?? kDefaultWindow),
-      // The gateway's own counters, not the window's records; an observatory-only server has
-      // none, and the rest of the page stands without them.
+      // The gateway's own live counters, not the window's records (no parameters); an
+      // observatory-only server has none, and the rest of the page stands without them.
       ctx.get<CacheStats>('gateway/cache').catch(() => null),
+      ctx.get<ProviderCacheStats>('gateway/provider-cache').catch(() => null),
     ]);
-    return { gw, values, cache };
+    return { gw, values, cache, providerCache };
   },
 
-  render(ctx, { gw, values, cache }) {
+  render(ctx, { gw, values, cache, providerCache }) {
     const cacheHits = (gw.cache['exact'] ?? 0) + (gw.cache['semantic'] ?? 0);
     const cacheTotal = sum(gw.cache);
     const fallbacks = gw.route['fallback'] ?? 0;
@@ -195,7 +270,7 @@ export const gatewayPage: Page<Data> = {
       'section',
       { class: 'page' },
       heading('Gateway'),
-      h('p', { class: 'lede' }, `What the gateway did in the last ${gw.window}: cache hits, fallbacks and hedges, and the time it added to each request.`),
+      h('p', { class: 'lede' }, `What the gateway did in the last ${gw.window}: cache hits, fallbacks and hedges, and the time it added to each request; and since it started, what a provider prompt-cache hit took off TTFT.`),
       filterBar(ctx, values, ['window'], kDefaultWindow),
       gw.attempts === 0
         ? emptyState('No gateway traffic in this window.')
@@ -222,6 +297,7 @@ export const gatewayPage: Page<Data> = {
               breakdown('status', 'Status', gw.status),
             ),
           ],
+      h('div', { class: 'grid-3' }, providerCacheFigure(providerCache)),
       cacheSection(cache),
     );
   },
