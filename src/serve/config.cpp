@@ -33,9 +33,8 @@ bool ServeConfig::serves_observatory() const noexcept {
 }
 
 ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup& getenv_fn) {
-    root.reject_unknown_keys(
-        {"listener", "auth", "limits", "cache", "store", "dashboard", "observatory", "providers",
-         "models"});
+    root.reject_unknown_keys({"listener", "auth", "limits", "cache", "store", "dashboard",
+                              "observatory", "providers", "models"});
     ServeConfig c;
     c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     c.store = load_store(root.table("store"));
