@@ -30,4 +30,14 @@ struct LookupBenchOptions {
 };
 int run_lookup(const LookupBenchOptions& options);
 
+// One scope of `entries` entries; erases just over half of them (the last erase runs the
+// graph rebuild on its thread) while one thread looks up and another inserts.
+struct RebuildBenchOptions {
+    std::size_t entries = 100'000;
+    std::size_t dimension = 256;
+    std::uint64_t seed = 1;
+    std::size_t insert_interval_us = 2000;  // the inserter's pause between inserts; 0: none
+};
+int run_rebuild(const RebuildBenchOptions& options);
+
 }  // namespace tokenradar::bench_cache

@@ -3,6 +3,8 @@
 //   guard   precision and hit rate per threshold on a paraphrase set, with and without the
 //           lexical guard
 //   lookup  embed + find latency over 100k synthetic entries (one scope and many)
+//   rebuild a graph rebuild of a 50k-entry scope with lookups and inserts going on: how
+//           long find() came back busy in a row, how long the rebuild took
 
 #include "bench_modes.hpp"
 
@@ -44,6 +46,19 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     lookup->add_option("--seed", l.seed, "Question generator seed")->capture_default_str();
     lookup->callback([&] { run = [&] { return bc::run_lookup(l); }; });
+
+    bc::RebuildBenchOptions r;
+    auto* rebuild = app.add_subcommand(
+        "rebuild", "Rebuild one scope's graph while lookups and inserts go on; busy lookups");
+    rebuild->add_option("--entries", r.entries, "Entries in the scope (just over half erased)")
+        ->capture_default_str();
+    rebuild->add_option("--dim", r.dimension, "Embedding dimension")->capture_default_str();
+    rebuild->add_option("--seed", r.seed, "Question generator seed")->capture_default_str();
+    rebuild
+        ->add_option("--insert-interval-us", r.insert_interval_us,
+                     "Another thread inserts one entry per interval meanwhile; 0: no inserts")
+        ->capture_default_str();
+    rebuild->callback([&] { run = [&] { return bc::run_rebuild(r); }; });
 
     CLI11_PARSE(app, argc, argv);
     try {

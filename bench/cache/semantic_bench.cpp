@@ -16,13 +16,16 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tokenradar::bench_cache {
@@ -390,6 +393,151 @@ int run_lookup(const LookupBenchOptions& options) {
     const std::vector<std::size_t> scopes =
         options.scopes.empty() ? std::vector<std::size_t>{1, 10, 1000} : options.scopes;
     for (const std::size_t s : scopes) lookup_run(options, std::max<std::size_t>(s, 1));
+    return 0;
+}
+
+int run_rebuild(const RebuildBenchOptions& o) {
+    QuestionGenerator gen{o.seed};
+    const std::size_t extra = o.entries / 10;  // at most, inserted while erasing and rebuilding
+    std::vector<std::string> questions(o.entries + extra);
+    for (auto& q : questions) q = gen.next();
+    std::vector<std::string> rephrased(o.entries);
+    for (std::size_t i = 0; i < o.entries; ++i) rephrased[i] = gen.rephrase(questions[i]);
+    const BuiltinEmbedder embedder{o.dimension};
+    cache::SemanticIndexOptions io;
+    io.dimension = o.dimension;
+    io.max_entries = o.entries + extra;
+    const std::string scope = "tenant-0001/model-a/ctx-9f2c41d07e8b3a65";
+    constexpr std::int64_t now = 1'000'000;
+    constexpr std::int64_t expires = now + 3'600'000'000;
+    const auto payload = [](std::size_t i) { return fmt::format("{:032x}", i); };
+    cache::SemanticIndex index{io};
+    std::vector<float> v(o.dimension);
+    const auto fill_start = Clock::now();
+    for (std::size_t i = 0; i < o.entries; ++i) {
+        embedder.embed_into(questions[i], v);
+        index.insert(scope, v, questions[i], payload(i), expires, now);
+    }
+    fmt::print("{} entries in one scope, dimension {}: filled in {:.1f} s\n", o.entries,
+               o.dimension, std::chrono::duration<double>(Clock::now() - fill_start).count());
+
+    // Erased in order 0, 1, 2...: the lookup thread asks for stored questions, any of them.
+    std::atomic<std::size_t> erased_below{0};
+    std::atomic<bool> done{false};
+    struct Probe {
+        double start_us = 0;  // since `base`
+        double end_us = 0;
+        bool busy = false;
+    };
+    std::vector<Probe> probes;
+    std::size_t wrong = 0;  // hits on an entry erased before the lookup began
+    const auto base = Clock::now();
+    std::thread looker([&] {
+        std::vector<float> q(o.dimension);
+        std::mt19937_64 rng{o.seed + 1};
+        std::uniform_int_distribution<std::size_t> pick(0, o.entries - 1);
+        while (!done.load()) {
+            const std::size_t target = pick(rng);
+            embedder.embed_into(rephrased[target], q);
+            const std::size_t erased_before = erased_below.load();
+            const auto t0 = Clock::now();
+            const auto found = index.find(scope, q, rephrased[target],
+                                          BuiltinEmbedder::kDefaultThreshold, now + 1);
+            probes.push_back({micros(t0 - base), micros(Clock::now() - base), found.busy});
+            if (found.hit) {
+                const std::size_t i = std::stoull(found.hit->payload, nullptr, 16);
+                if (i < erased_before) ++wrong;
+            }
+            // Paced like requests arriving, so that the busy share is the chance that a
+            // lookup at a random moment finds the lock held (busy lookups return in ~1 us).
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+    });
+    std::atomic<std::size_t> inserted{0};
+    std::thread inserter([&] {
+        std::vector<float> w(o.dimension);
+        for (std::size_t i = o.entries;
+             o.insert_interval_us != 0 && i < o.entries + extra && !done.load(); ++i) {
+            embedder.embed_into(questions[i], w);
+            index.insert(scope, w, questions[i], payload(i), expires, now);
+            inserted.fetch_add(1);
+            // Paced (a busy gateway's background inserter): back to back, inserts would hold
+            // the lock nearly all the time and a run of busy lookups would span many holds.
+            std::this_thread::sleep_for(std::chrono::microseconds(o.insert_interval_us));
+        }
+    });
+    const auto erase_start = Clock::now();
+    double rebuild_from_us = 0;  // the longest erase: the one that ran the rebuild
+    double rebuild_to_us = 0;
+    std::size_t erases = 0;
+    for (std::size_t i = 0; i < o.entries && index.stats().rebuilds == 0; ++i) {
+        const auto t0 = Clock::now();
+        index.erase(scope, payload(i));
+        const auto t1 = Clock::now();
+        if (micros(t1 - t0) > rebuild_to_us - rebuild_from_us) {
+            rebuild_from_us = micros(t0 - base);
+            rebuild_to_us = micros(t1 - base);
+        }
+        erased_below.store(i + 1);
+        ++erases;
+    }
+    done.store(true);
+    inserter.join();
+    looker.join();
+    const auto st = index.stats();
+    fmt::print(
+        "  erased {} (the last ran the rebuild: {:.1f} s) in {:.1f} s; {} inserted meanwhile "
+        "by another thread (one per {} us + the insert); rebuilds {}, entries {}\n",
+        erases, (rebuild_to_us - rebuild_from_us) / 1e6,
+        std::chrono::duration<double>(Clock::now() - erase_start).count(), inserted.load(),
+        o.insert_interval_us, st.rebuilds, st.entries);
+    fmt::print(
+        "  most entries a rebuild added under the exclusive lock: {}; hits on erased "
+        "entries: {}\n",
+        st.rebuild_max_locked_adds, wrong);
+    // A run of busy lookups: from the first one's start to the next free one's end, an upper
+    // bound of how long one writer held the lock as the looker saw it (preemption included).
+    const auto report = [&](const char* what, double from_us, double to_us) {
+        std::size_t n = 0;
+        std::size_t busy = 0;
+        std::size_t run = 0;
+        std::size_t longest_run = 0;
+        double run_from = 0;
+        double longest_run_us = 0;
+        std::vector<double> find_us;
+        for (const Probe& p : probes) {
+            if (p.start_us < from_us || p.start_us > to_us) continue;
+            ++n;
+            find_us.push_back(p.end_us - p.start_us);
+            if (p.busy) {
+                ++busy;
+                if (run++ == 0) run_from = p.start_us;
+            } else if (run != 0) {
+                longest_run = std::max(longest_run, run);
+                longest_run_us = std::max(longest_run_us, p.end_us - run_from);
+                run = 0;
+            }
+        }
+        if (n == 0) return;
+        fmt::print(
+            "  {}: {} lookups, {} busy ({:.1f}%); longest busy run {} lookups, {:.0f} us\n"
+            "    find us (wall): {}\n",
+            what, n, busy, 100.0 * static_cast<double>(busy) / static_cast<double>(n), longest_run,
+            longest_run_us, percentiles_us(find_us));
+    };
+    report("during the rebuild", rebuild_from_us, rebuild_to_us);
+    report("whole run (erases back to back, then the rebuild)", 0, 1e18);
+    std::size_t found = 0;  // afterwards: every surviving original and every inserted one
+    std::size_t live = 0;
+    for (std::size_t i = erases; i < o.entries + inserted.load(); i += 7) {
+        ++live;
+        embedder.embed_into(i < o.entries ? rephrased[i] : questions[i], v);
+        const auto r = index.find(scope, v, i < o.entries ? rephrased[i] : questions[i],
+                                  BuiltinEmbedder::kDefaultThreshold, now + 1);
+        if (r.hit && r.hit->question == questions[i]) ++found;
+    }
+    fmt::print("  afterwards: {} of {} live entries sampled (every 7th) found ({:.1f}%)\n", found,
+               live, 100.0 * static_cast<double>(found) / static_cast<double>(live));
     return 0;
 }
 
