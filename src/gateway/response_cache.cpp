@@ -4,9 +4,9 @@
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/gateway/prometheus.hpp>
+#include <tokenradar/net/log_completion.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
@@ -93,6 +93,11 @@ struct ResponseCache::Semantic {
             index = std::make_unique<cache::SemanticIndex>(options);
         }
         return index->dimension() == dimension ? index.get() : nullptr;
+    }
+    // The index once made (it is never replaced), without waiting on anything but the mutex.
+    cache::SemanticIndex* existing() {
+        const std::lock_guard lock(mutex);
+        return index.get();
     }
     bool sweep_due(std::int64_t now_us) {
         const std::lock_guard lock(mutex);
@@ -279,8 +284,9 @@ net::asio::awaitable<void> ResponseCache::find_similar(CacheLookup& l, std::stri
     if (!found.hit) co_return;
     auto answer = co_await find(found.hit->payload, now_us, max_age_us, ttl_us(model));
     if (!answer) {
-        // Its exact twin is gone (expired, evicted, or older than max-age accepts).
-        if (!max_age_us) index->erase(l.semantic->scope, found.hit->payload);
+        // Its exact twin is gone (expired or evicted; not merely older than max-age accepts):
+        // erased on the indexer thread (an erase may start a graph rebuild).
+        if (!max_age_us) forget_question(*l.model, l.semantic->scope, found.hit->payload);
         co_return;
     }
     l.hit = std::move(answer);
@@ -300,7 +306,7 @@ void ResponseCache::store(const CacheLookup& lookup, cache::CachedAnswer answer)
             executor_,
             write_shared({redis_, shared_errors_}, std::move(key), cache::encode(answer),
                          std::chrono::duration_cast<std::chrono::milliseconds>(model.cache.ttl)),
-            net::asio::detached);
+            net::LogCompletion{"cache: shared write"});
     }
     memory_.put(lookup.key, std::make_shared<const cache::CachedAnswer>(std::move(answer)),
                 expires_at_us);
@@ -324,6 +330,13 @@ void ResponseCache::index_question(const CacheLookup& lookup, std::int64_t expir
             if (semantic->sweep_due(now_us)) index->remove_expired(now_us);
         }
         pending_inserts_.fetch_sub(1, std::memory_order_relaxed);
+    });
+}
+
+void ResponseCache::forget_question(const VirtualModel& model, std::string scope, std::string key) {
+    Semantic* semantic = semantic_[static_cast<std::size_t>(&model - config_.models.data())].get();
+    net::asio::post(indexer_, [semantic, scope = std::move(scope), key = std::move(key)] {
+        if (cache::SemanticIndex* index = semantic->existing()) index->erase(scope, key);
     });
 }
 
@@ -402,8 +415,9 @@ void ResponseCache::render(PrometheusText& out) const {
         if (!semantic_[m]) continue;
         series_[m]->similarity.render("tokenradar_cache_semantic_similarity", series_[m]->labels,
                                       out);
-        const std::lock_guard lock(semantic_[m]->mutex);
-        if (semantic_[m]->index) semantic_entries += semantic_[m]->index->stats().entries;
+        if (cache::SemanticIndex* index = semantic_[m]->existing()) {
+            semantic_entries += index->stats().entries;
+        }
     }
     out.family("tokenradar_cache_semantic_entries", MetricType::gauge,
                "Questions held by the semantic indexes.");

@@ -110,6 +110,8 @@ class ResponseCache {
                                             const Embed& embed);
     // Queues the question's insert into its model's index (the indexer thread).
     void index_question(const CacheLookup& lookup, std::int64_t expires_at_us, std::int64_t now_us);
+    // Erases a question whose answer is gone from every tier (the indexer thread).
+    void forget_question(const VirtualModel& model, std::string scope, std::string key);
     void shared_failed(const Error& error);
     void shared_answered();
 

@@ -6,6 +6,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/net/http_server.hpp>
+#include <tokenradar/net/log_completion.hpp>
 
 #include "message_head.hpp"
 #include "peer_watch.hpp"
@@ -51,21 +52,6 @@ constexpr std::size_t kBodyReadRoom = 64 * 1024;
 // before closing avoids a RST that would destroy the response in flight.
 constexpr std::chrono::milliseconds kLingerTime{500};
 constexpr std::size_t kLingerBytes = 256 * 1024;
-
-// co_spawn completion: every spawned coroutine's exception is logged, never dropped.
-struct LogCompletion {
-    const char* what;
-    void operator()(const std::exception_ptr& ex) const {
-        if (!ex) return;
-        try {
-            std::rethrow_exception(ex);
-        } catch (const std::exception& e) {
-            spdlog::error("net: {} failed: {}", what, e.what());
-        } catch (...) {
-            spdlog::error("net: {} failed with an unknown exception", what);
-        }
-    }
-};
 
 }  // namespace
 
@@ -351,7 +337,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
         // The slot is taken before conn is moved into the coroutine (argument order).
         const asio::cancellation_slot slot = conn->handler_cancel.slot();
         asio::co_spawn(executor, run_connection_tracked(std::move(conn)),
-                       asio::bind_cancellation_slot(slot, LogCompletion{"connection"}));
+                       asio::bind_cancellation_slot(slot, LogCompletion{"net: connection"}));
     }
 }
 
@@ -431,7 +417,7 @@ void HttpServer::set_head_check(HeadCheck check) { state_->head_check = std::mov
 
 void HttpServer::start() {
     asio::co_spawn(state_->acceptor.get_executor(), accept_loop(state_),
-                   LogCompletion{"accept loop"});
+                   LogCompletion{"net: accept loop"});
 }
 
 std::uint16_t HttpServer::port() const { return state_->port; }
@@ -455,7 +441,7 @@ void HttpServer::stop(std::chrono::milliseconds grace) {
         auto ex = conn->socket.get_executor();
         asio::post(ex, [c = std::move(conn)] { c->begin_stop(); });
     }
-    asio::co_spawn(state_->ioc, cancel_after_grace(state_, grace), LogCompletion{"shutdown"});
+    asio::co_spawn(state_->ioc, cancel_after_grace(state_, grace), LogCompletion{"net: shutdown"});
 }
 
 }  // namespace tokenradar::net

@@ -2,6 +2,8 @@
 
 #include "lazy_deadline.hpp"
 
+#include <tokenradar/net/log_completion.hpp>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/async_result.hpp>
@@ -156,19 +158,6 @@ using detail::tcp;
 
 // What a socket read asks for: a GET of a few KB in one read, a large value in few.
 constexpr std::size_t kReadSize = 64 * 1024;
-
-struct LogCompletion {
-    void operator()(const std::exception_ptr& ex) const {
-        if (!ex) return;
-        try {
-            std::rethrow_exception(ex);
-        } catch (const std::exception& e) {
-            spdlog::error("net: redis connection failed: {}", e.what());
-        } catch (...) {
-            spdlog::error("net: redis connection failed with an unknown exception");
-        }
-    }
-};
 
 // Completions are posted, never run inside the reader's loop: a caller that resumed there
 // could queue commands or destroy the client under it.
@@ -442,7 +431,8 @@ Result<Ticket> enqueue(const std::shared_ptr<RedisState>& state,
         auto conn = std::make_shared<RedisConn>(state);
         s.conn = conn.get();
         c = conn.get();
-        asio::co_spawn(s.ex, run_connection(std::move(conn)), LogCompletion{});
+        asio::co_spawn(s.ex, run_connection(std::move(conn)),
+                       LogCompletion{"net: redis connection"});
     }
     if (c->waiters.size() >= s.options.max_pending) {
         s.errors.fetch_add(1, std::memory_order_relaxed);

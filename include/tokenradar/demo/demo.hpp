@@ -52,7 +52,7 @@ struct DemoProvider {
 
 // gpt-4o-like (OpenAI API), claude-3.5-sonnet-like (Anthropic), gemini-1.5-pro-like (Gemini),
 // llama-3-70b-like (OpenAI-compatible, as on Together), in that order; every model caches
-// exact repeats.
+// exact repeats, gpt-4o also reworded ones (semantic).
 const std::vector<DemoProvider>& demo_providers();
 
 // The task types of the traffic and of the history (workloads/*.toml).

@@ -89,9 +89,11 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
         capture("curl -s " + url + "/api/v1/measurements -H 'content-type: application/json' -d '" +
                 record + "'");
     EXPECT_THAT(submitted, HasSubstr("\"accepted\":1")) << submitted;
-    // Every virtual model caches exact repeats (the faq traffic asks questions again).
+    // Every virtual model caches repeats (the faq traffic asks questions again); gpt-4o's
+    // also reworded ones.
     const std::string cache = capture("curl -s " + url + "/api/v1/gateway/cache");
-    for (const char* model : {"gpt-4o", "claude-3-5-sonnet", "gemini-1.5-pro", "llama-3-70b"}) {
+    EXPECT_THAT(cache, HasSubstr(R"({"model":"gpt-4o","mode":"semantic")")) << cache;
+    for (const char* model : {"claude-3-5-sonnet", "gemini-1.5-pro", "llama-3-70b"}) {
         EXPECT_THAT(cache,
                     HasSubstr(std::string("{\"model\":\"") + model + "\",\"mode\":\"exact\""))
             << cache;
