@@ -284,11 +284,29 @@ std::string describe(const GatewayConfig& c, std::string_view services) {
                            p.base.target, p.key_env.empty() ? "none" : "from $" + p.key_env,
                            p.region.empty() ? "" : ", region " + p.region);
     }
+    bool caches = false;
     for (const auto& m : c.models) {
         out += fmt::format("model     {} (task {}) ->", m.name, m.task);
         for (const auto& u : m.upstreams)
             out += fmt::format(" {}/{}", c.providers[u.provider].name, u.model);
+        if (m.cache.mode != ModelCache::Mode::off) {
+            caches = true;
+            out += fmt::format(", cache {} for {} s",
+                               m.cache.mode == ModelCache::Mode::semantic ? "semantic" : "exact",
+                               m.cache.ttl.count());
+        }
         out += '\n';
+    }
+    if (caches) {
+        // The Redis URL's host and port only: its user info may hold a password.
+        const auto redis = c.cache.redis_url.empty()
+                               ? std::optional<net::RedisUrl>()
+                               : net::parse_redis_url(c.cache.redis_url).value();
+        out += fmt::format("cache     memory {} MiB{}{}\n", c.cache.memory_bytes >> 20,
+                           redis ? ", shared redis " + redis->authority() : std::string(),
+                           !c.auth_required && !c.cache.keyless
+                               ? " (keyless listener without [cache] keyless: nothing cached)"
+                               : "");
     }
     return out;
 }
