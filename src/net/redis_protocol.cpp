@@ -1,5 +1,7 @@
 #include <tokenradar/net/redis_protocol.hpp>
 
+#include "url_parts.hpp"
+
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 #include <boost/url/parse.hpp>
@@ -47,35 +49,16 @@ Result<RedisUrl> parse_redis_url(std::string_view text) {
     if (!parsed) return fail(fmt::format("not an absolute URL ({})", parsed.error().message()));
     const boost::urls::url_view& u = *parsed;
 
-    std::string scheme(u.scheme());
-    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string scheme = detail::lowercase_scheme(u);
     if (scheme == "rediss") return fail("TLS (rediss://) is not supported");
     if (scheme != "redis") return fail("the scheme must be redis");
     if (!u.has_authority() || u.encoded_host().empty()) return fail("missing host");
 
     RedisUrl out;
-    switch (u.host_type()) {
-        case boost::urls::host_type::ipv6:
-            out.host = u.host_ipv6_address().to_string();
-            break;
-        case boost::urls::host_type::ipv4:
-            out.host = u.host_ipv4_address().to_string();
-            break;
-        default:
-            out.host = u.host();
-            break;
-    }
-    if (u.has_port()) {
-        const std::string_view p = u.port();
-        unsigned value = 0;
-        auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-        if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || value == 0 ||
-            value > 65535) {
-            return fail("the port must be 1-65535");
-        }
-        out.port = static_cast<std::uint16_t>(value);
-    }
+    out.host = detail::url_host(u);
+    const auto port = detail::url_port(u, out.port);
+    if (!port) return fail("the port must be 1-65535");
+    out.port = *port;
     if (u.has_userinfo()) {
         out.user = u.user();
         if (!u.has_password() || u.password().empty()) {

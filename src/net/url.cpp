@@ -1,5 +1,7 @@
 #include <tokenradar/net/url.hpp>
 
+#include "url_parts.hpp"
+
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <fmt/format.h>
@@ -34,37 +36,16 @@ Result<Url> parse_url(std::string_view text) {
     const boost::urls::url_view& u = *parsed;
 
     Url out;
-    out.scheme = std::string(u.scheme());
-    std::transform(out.scheme.begin(), out.scheme.end(), out.scheme.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    out.scheme = detail::lowercase_scheme(u);
     if (out.scheme != "http" && out.scheme != "https") {
         return fail("scheme must be http or https");
     }
     if (!u.has_authority() || u.encoded_host().empty()) return fail("missing host");
     if (u.has_userinfo()) return fail("user info in URLs is not supported");
-    switch (u.host_type()) {
-        case boost::urls::host_type::ipv6:
-            out.host = u.host_ipv6_address().to_string();
-            break;
-        case boost::urls::host_type::ipv4:
-            out.host = u.host_ipv4_address().to_string();
-            break;
-        default:
-            out.host = u.host();
-            break;  // percent-decoded registered name
-    }
-    if (u.has_port()) {
-        std::string_view p = u.port();
-        unsigned value = 0;
-        auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-        if (p.empty() || ec != std::errc() || ptr != p.data() + p.size() || value == 0 ||
-            value > 65535) {
-            return fail("bad port");
-        }
-        out.port = static_cast<std::uint16_t>(value);
-    } else {
-        out.port = out.tls() ? 443 : 80;
-    }
+    out.host = detail::url_host(u);
+    const auto port = detail::url_port(u, out.tls() ? 443 : 80);
+    if (!port) return fail("bad port");
+    out.port = *port;
     // fmt rather than `+= '?'`: GCC 12 -O2 reports a false -Wrestrict on the latter.
     std::string_view path = u.encoded_path();
     if (path.empty()) path = "/";

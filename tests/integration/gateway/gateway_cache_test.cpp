@@ -65,21 +65,17 @@ testing::Script whole_answer() {
 constexpr std::string_view kKeyA = "tr-key-team-a";
 constexpr std::string_view kKeyB = "tr-key-team-b";
 
-// Model "m" on the scripted upstream, caching as `model_keys` say, behind two client keys.
+// Two client keys, "team-a" and "team-b".
+std::string two_keys() {
+    return "[auth]\n[[auth.keys]]\nname = \"team-a\"\nsha256 = \"" + net::hash_api_key(kKeyA) +
+           "\"\n[[auth.keys]]\nname = \"team-b\"\nsha256 = \"" + net::hash_api_key(kKeyB) + "\"\n";
+}
+
+// Model "m" on the scripted upstream, caching as `model_keys` say, behind `auth` (and
+// whatever tables come with it).
 std::string config(const ScriptedServer& upstream, std::string_view model_keys = "",
-                   std::string_view extra = "") {
-    return R"(
-[auth]
-[[auth.keys]]
-name = "team-a"
-sha256 = ")" +
-           net::hash_api_key(kKeyA) +
-           R"("
-[[auth.keys]]
-name = "team-b"
-sha256 = ")" +
-           net::hash_api_key(kKeyB) +
-           R"("
+                   std::string_view extra = "", const std::string& auth = two_keys()) {
+    return auth + R"(
 [store]
 path = ""
 [[providers]]
@@ -273,25 +269,7 @@ TEST(GatewayCache, SampledAnswersAreCachedOnlyWhenTheModelSaysSo) {
 TEST(GatewayCache, AKeylessListenerSharesAnswersOnlyWhenConfigured) {
     ScriptedServer upstream(whole_answer());
     const auto keyless = [&](std::string_view cache_table) {
-        return R"(
-[auth]
-mode = "none"
-)" + std::string(cache_table) +
-               R"(
-[store]
-path = ""
-[[providers]]
-name = "up"
-api = "openai"
-base_url = ")" +
-               upstream.base_url() +
-               R"(/v1"
-key_env = "TEST_UPSTREAM_KEY"
-[[models]]
-name = "m"
-upstreams = ["up/up-model"]
-cache = "exact"
-)";
+        return config(upstream, "", "", "[auth]\nmode = \"none\"\n" + std::string(cache_table));
     };
     {
         GatewayFixture gw(keyless(""));
