@@ -114,13 +114,13 @@ std::string exact_key(std::string_view tenant, std::string_view virtual_model,
 }
 
 std::string hex(std::string_view digest) {
-    constexpr std::string_view digits = "0123456789abcdef";
+    constexpr std::string_view kDigits = "0123456789abcdef";
     std::string out;
     out.reserve(digest.size() * 2);
     for (const char c : digest) {
         const auto b = static_cast<unsigned char>(c);
-        out += digits[b >> 4];
-        out += digits[b & 0xf];
+        out += kDigits[b >> 4];
+        out += kDigits[b & 0xf];
     }
     return out;
 }
