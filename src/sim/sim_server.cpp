@@ -298,7 +298,7 @@ std::size_t encode_due_chunks(StreamWriter& stream, const RequestPlan& plan, std
 // Awaited at once by serve_completion, whose frame holds everything passed by reference.
 asio::awaitable<bool> stream_chunks(SimServer::State* state, net::ResponseWriter& writer,
                                     Pacer& pacer, StreamWriter& stream, const RequestPlan& plan,
-                                    std::int64_t t_first, const TraceRecord& trace) {
+                                    std::int64_t t_first, TraceRecord& trace) {
     std::string bytes;
     for (std::size_t chunk = 0; chunk < plan.chunks.size(); ++chunk) {
         const std::int64_t due = t_first + plan.chunks[chunk].offset_ns;
@@ -313,6 +313,7 @@ asio::awaitable<bool> stream_chunks(SimServer::State* state, net::ResponseWriter
         if (last + 1 == plan.chunks.size()) stream.finish(bytes);
         if (co_await writer.write_chunk(bytes)) co_return false;
         const std::int64_t written = steady_now_ns();
+        if (chunk == 0) trace.ttft_sent_ns = trace.ttft_ns + (written - t_first);
         for (std::size_t c = chunk; c <= last; ++c) {
             state->lateness.record_ns(written - (t_first + plan.chunks[c].offset_ns));
         }

@@ -40,6 +40,11 @@ std::string TraceRecord::to_json_line() const {
     o["output_tokens"] = output_tokens;
     o["queue_wait_ns"] = queue_wait_ns;
     o["ttft_ns"] = ttft_ns;
+    if (ttft_sent_ns >= 0) {
+        o["ttft_sent_ns"] = ttft_sent_ns;
+    } else {
+        o["ttft_sent_ns"] = nullptr;
+    }
     o["peak_multiplier"] = peak_multiplier;
     o["chunk_offsets_ns"] = boost::json::value_from(chunk_offsets_ns);
     o["chunk_tokens"] = boost::json::value_from(chunk_tokens);

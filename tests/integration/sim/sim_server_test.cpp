@@ -413,6 +413,11 @@ TEST_F(SimServerTest, TraceLinesJoinOnResponseIds) {
         EXPECT_EQ(ttft - queue_wait, 250'000'000);
         ASSERT_TRUE(out.acc.times().first_token.has_value());
         EXPECT_LE(ttft, *out.acc.times().first_token - out.t_send);
+        // What the sim did: its first token went out no earlier than planned, and before
+        // the client read it.
+        const std::int64_t sent = v.at("ttft_sent_ns").as_int64();
+        EXPECT_GE(sent, ttft);
+        EXPECT_LE(sent, *out.acc.times().first_token - out.t_send);
     }
 }
 

@@ -33,6 +33,9 @@ TEST(TraceRecord, FromPlanAndJsonLine) {
     EXPECT_EQ(v.at("output_tokens").as_int64(), 5);
     EXPECT_EQ(v.at("queue_wait_ns").as_int64(), 30'000'000);
     EXPECT_EQ(v.at("ttft_ns").as_int64(), 130'000'000);
+    EXPECT_TRUE(v.at("ttft_sent_ns").is_null());  // filled when the first token goes out
+    r.ttft_sent_ns = 130'400'000;
+    EXPECT_EQ(boost::json::parse(r.to_json_line()).at("ttft_sent_ns").as_int64(), 130'400'000);
     EXPECT_EQ(v.at("chunk_offsets_ns").as_array().size(), 3u);
     EXPECT_EQ(v.at("chunk_offsets_ns").as_array()[1].as_int64(), 60'000'000);
     EXPECT_EQ(v.at("chunk_tokens").as_array()[2].as_int64(), 1);
