@@ -80,4 +80,72 @@ describe('openai SDK -> serve -> sim', () => {
     const completion = await client.chat.completions.create({ model: 'fast', max_tokens: 1, messages: user('Hi') });
     assert.match(completion._request_id ?? '', /^chatcmpl-/);
   });
+
+  // A cached answer read back through the SDK: the hit must parse as the miss did, whether
+  // the entry was made by a stream or a JSON answer, and never reach the upstream.
+  for (const model of ['fast-cached', 'claude-cached']) {
+    test(`${model}: a hit reads as the miss did, JSON and stream, from one entry`, async () => {
+      const body = { model, max_tokens: 6, temperature: 0, messages: user(`Cache me (${model})`) };
+      const miss = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      assert.equal(miss.response.headers.get('x-tokenradar-cache'), 'miss');
+      let missText = '';
+      let missUsage;
+      for await (const chunk of miss.data) {
+        missText += chunk.choices[0]?.delta?.content ?? '';
+        if (chunk.usage) missUsage = chunk.usage;
+      }
+      assert.ok(missText.length > 0);
+      const upstreamRequests = (await simStats(sim.url)).requests;
+
+      const json = await client.chat.completions.create(body).withResponse();
+      assert.equal(json.response.headers.get('x-tokenradar-cache'), 'exact');
+      assert.equal(json.data.choices[0].message.content, missText);
+      assert.equal(json.data.choices[0].finish_reason, 'length');
+      assert.equal(json.data.usage.completion_tokens, missUsage.completion_tokens);
+      assert.equal(json.data.usage.prompt_tokens, missUsage.prompt_tokens);
+
+      const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } })
+        .withResponse();
+      assert.equal(stream.response.headers.get('x-tokenradar-cache'), 'exact');
+      let text = '';
+      let chunks = 0;
+      let usage;
+      for await (const chunk of stream.data) {
+        const delta = chunk.choices[0]?.delta?.content ?? '';
+        if (delta) chunks += 1;
+        text += delta;
+        if (chunk.usage) usage = chunk.usage;
+      }
+      assert.equal(text, missText);
+      assert.ok(chunks > 1, `the original chunks, not one collapsed chunk (${chunks})`);
+      assert.equal(usage.completion_tokens, missUsage.completion_tokens);
+      // The sim counts every request it reads, /sim/stats too: one more is this one.
+      assert.equal((await simStats(sim.url)).requests, upstreamRequests + 1, 'hits never reach the upstream');
+    });
+
+    test(`${model}: a cached tool call arrives whole`, async () => {
+      const body = {
+        model, max_tokens: 6, temperature: 0, messages: user(`Weather in Oslo? (${model})`),
+        tools: [weatherTool], tool_choice: 'required',
+      };
+      const first = await client.chat.completions.stream(body).finalChatCompletion();
+      const again = client.chat.completions.stream(body);
+      const completion = await again.finalChatCompletion();
+      const choice = completion.choices[0];
+      assert.equal(choice.finish_reason, 'tool_calls');
+      assert.equal(choice.message.tool_calls[0].function.name, 'get_weather');
+      assert.deepEqual(JSON.parse(choice.message.tool_calls[0].function.arguments),
+        JSON.parse(first.choices[0].message.tool_calls[0].function.arguments));
+      checkWeatherArguments(assert, JSON.parse(choice.message.tool_calls[0].function.arguments));
+    });
+  }
+
+  test('Cache-Control: no-store bypasses the cache', async () => {
+    const body = { model: 'fast-cached', max_tokens: 2, temperature: 0, messages: user('Never stored') };
+    const headers = { 'Cache-Control': 'no-store' };
+    await client.chat.completions.create(body, { headers });
+    const again = await client.chat.completions.create(body, { headers }).withResponse();
+    assert.equal(again.response.headers.get('x-tokenradar-cache'), 'bypass');
+  });
 });

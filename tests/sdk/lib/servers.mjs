@@ -76,13 +76,17 @@ export function startSim(profile = 'instant') {
 }
 
 // `tokenradar serve` on a free port in front of the sim at simUrl: model `fast` on its OpenAI
-// dialect, `claude` on its Anthropic dialect (translated), no client auth, a throwaway store.
+// dialect, `claude` on its Anthropic dialect (translated), and their cached twins
+// `fast-cached` and `claude-cached` (exact cache; the keyless listener's one tenant may share
+// answers); no client auth, a throwaway store.
 export function startServe(simUrl) {
   const dir = tempDir();
   const config = join(dir, 'gateway.toml');
   writeFileSync(config, `
 [auth]
 mode = "none"
+[cache]
+keyless = true
 [store]
 path = "${join(dir, 'gateway.db')}"
 [[providers]]
@@ -101,6 +105,14 @@ upstreams = ["sim-openai/gpt-4o"]
 [[models]]
 name = "claude"
 upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
+[[models]]
+name = "fast-cached"
+upstreams = ["sim-openai/gpt-4o"]
+cache = "exact"
+[[models]]
+name = "claude-cached"
+upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
+cache = "exact"
 `);
   return start(['serve', '--port', '0', '--config', config], { TOKENRADAR_SDK_SIM_KEY: SIM_KEY });
 }
