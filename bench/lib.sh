@@ -50,3 +50,11 @@ stop_children() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
+
+# machine_jitter BUILD_DIR: one line saying how late this machine wakes an idle thread right
+# now (bench/machine/wake_jitter: 2000 sleeps of 1 ms, ~2.5 s), the floor under the p99s that
+# follow; a note instead when the program is not built.
+machine_jitter() {
+    local probe=$1/bench/machine/wake_jitter
+    if [ -x "$probe" ]; then "$probe"; else echo "(no $probe: build target wake_jitter for the machine's wake-up lateness)"; fi
+}

@@ -8,8 +8,9 @@
 #       and p99); the whole hit under 0.3 ms p99.
 #   (b) a 500-token streamed hit replayed at once, c=1: time to the last byte (E2E). Target:
 #       under 2 ms (p99).
-#   (c) the faq workload (30% exact repeats, 20% reworded) against the gpt-4o-like sim, cache on
-#       vs off. Target: median TTFT and E2E at least 40% lower with the cache.
+#   (c) the faq workload (30% exact repeats, 20% reworded) against the gpt-4o-like sim, the
+#       semantic cache (built-in embedder) on vs off. Target: median TTFT and E2E at least
+#       40% lower with the cache.
 #   (d) the same with every repeat exact (repeat_exact = 0.5, repeat_reworded = 0): what (c)
 #       reads once the semantic tier catches the rewordings too (its ceiling).
 #   bench/cache/run.sh [seconds]           (default 10 s for each of (a) and (b); ~3 min)
@@ -61,6 +62,7 @@ wait_ready "http://127.0.0.1:$gw_port/healthz" || die "tokenradar serve did not 
 gw="http://127.0.0.1:$gw_port/v1"
 direct="http://127.0.0.1:$instant_port/v1"
 echo "seconds=$seconds faq_requests=$faq_requests faq_concurrency=$faq_concurrency pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
+machine_jitter "$(dirname "$bin")" > "$tmp/jitter.txt"
 
 # bench_json OUT WORKLOAD SHAPE... -- TARGET...: one run, its JSON summary in $tmp/OUT.
 bench_json() {
@@ -117,6 +119,7 @@ def verdict(ok):
     return "met" if ok else "**NOT MET**"
 
 print(open(f"{tmp}/run.txt").read().strip().replace("\n", " "))
+print(open(f"{tmp}/jitter.txt").read().strip())
 print()
 print("| measure | direct | hit | miss | ratio | target | |")
 print("| --- | ---: | ---: | ---: | ---: | --- | --- |")
