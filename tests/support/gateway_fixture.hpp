@@ -65,6 +65,51 @@ inline gateway::GatewayConfig gateway_config(const std::string& toml) {
     return serve_config(toml).gateway;
 }
 
+// A keyless gateway without a store in front of one server that speaks all three dialects
+// (the sim): providers sim-openai (region "local"), sim-anthropic and sim-gemini, and a
+// virtual model on each, via-openai, via-anthropic and via-gemini. `anthropic_keys`:
+// via-anthropic's further keys; `extra`: TOML appended.
+inline std::string three_dialects_config(std::string_view sim_url, std::string_view extra = "",
+                                         std::string_view anthropic_keys = R"(task = "code")") {
+    const std::string url(sim_url);
+    return R"(
+[auth]
+mode = "none"
+[store]
+path = ""
+[[providers]]
+name = "sim-openai"
+api = "openai"
+base_url = ")" +
+           url + R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+region = "local"
+[[providers]]
+name = "sim-anthropic"
+api = "anthropic"
+base_url = ")" +
+           url + R"("
+key_env = "TEST_UPSTREAM_KEY"
+[[providers]]
+name = "sim-gemini"
+api = "gemini"
+base_url = ")" +
+           url + R"("
+key_env = "TEST_UPSTREAM_KEY"
+[[models]]
+name = "via-openai"
+upstreams = ["sim-openai/gpt-4o"]
+[[models]]
+name = "via-anthropic"
+upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
+)" + std::string(anthropic_keys) +
+           R"(
+[[models]]
+name = "via-gemini"
+upstreams = ["sim-gemini/gemini-1.5-pro"]
+)" + std::string(extra);
+}
+
 class GatewayFixture {
   public:
     explicit GatewayFixture(const std::string& toml, gateway::GatewayHooks hooks = {})

@@ -47,38 +47,10 @@ capacity_blocks = 10000
                               "cache-test.toml");
 }
 
-std::string config(const std::string& openai_url, const std::string& other_url,
-                   std::string_view anthropic_cache = "off") {
-    return fmt::format(R"(
-[auth]
-mode = "none"
-[[providers]]
-name = "sim-openai"
-api = "openai"
-base_url = "{0}/v1"
-key_env = "TEST_UPSTREAM_KEY"
-[[providers]]
-name = "sim-anthropic"
-api = "anthropic"
-base_url = "{1}"
-key_env = "TEST_UPSTREAM_KEY"
-[[providers]]
-name = "sim-gemini"
-api = "gemini"
-base_url = "{1}"
-key_env = "TEST_UPSTREAM_KEY"
-[[models]]
-name = "via-openai"
-upstreams = ["sim-openai/gpt-4o"]
-[[models]]
-name = "via-anthropic"
-upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
-prompt_cache = "{2}"
-[[models]]
-name = "via-gemini"
-upstreams = ["sim-gemini/gemini-1.5-pro"]
-)",
-                       openai_url, other_url, anthropic_cache);
+// The three dialects on one server; `anthropic_cache`: via-anthropic's prompt_cache.
+std::string config(const std::string& url, std::string_view anthropic_cache = "off") {
+    return testing::three_dialects_config(url, "",
+                                          fmt::format(R"(prompt_cache = "{}")", anthropic_cache));
 }
 
 // A request with a long system prompt (the shared prefix) and its own question.
@@ -95,7 +67,7 @@ std::string chat_body(std::string_view model, std::string_view question, bool st
 
 TEST(GatewayPromptCache, CachedTokensOfEveryDialectSplitTheTtftMetrics) {
     SimFixture sim(caching_profile());
-    GatewayFixture gw(config(sim.base_url(), sim.base_url()));
+    GatewayFixture gw(config(sim.base_url()));
     for (const char* model : {"via-openai", "via-anthropic", "via-gemini"}) {
         for (const bool stream : {true, false}) {
             SCOPED_TRACE(fmt::format("{} stream={}", model, stream));
@@ -169,7 +141,7 @@ TEST(GatewayPromptCache, AutoMarksTheAnthropicUpstreamsPrefixAndOffLeavesItAlone
     for (const char* mode : {"auto", "off"}) {
         SCOPED_TRACE(mode);
         ScriptedServer upstream(testing::sse_script({{milliseconds(0), answer}}));
-        GatewayFixture gw(config(upstream.base_url(), upstream.base_url(), mode));
+        GatewayFixture gw(config(upstream.base_url(), mode));
         auto f = testing::post_json(gw.url("/v1/chat/completions"),
                                     chat_body("via-anthropic", "question", true));
         ASSERT_EQ(f.status, 200u) << f.body;
@@ -192,19 +164,15 @@ TEST(GatewayPromptCache, AutoMarksTheAnthropicUpstreamsPrefixAndOffLeavesItAlone
 
 TEST(GatewayPromptCache, TheModelOptionIsCheckedAtLoad) {
     try {
-        testing::gateway_config(config("http://127.0.0.1:9", "http://127.0.0.1:9", "always"));
+        testing::gateway_config(config("http://127.0.0.1:9", "always"));
         FAIL() << "no error";
     } catch (const ConfigError& e) {
         EXPECT_THAT(std::string(e.what()), HasSubstr("models[1].prompt_cache"));
         EXPECT_THAT(std::string(e.what()), HasSubstr(R"("off" or "auto")"));
     }
-    EXPECT_EQ(testing::gateway_config(config("http://127.0.0.1:9", "http://127.0.0.1:9", "auto"))
-                  .models[1]
-                  .prompt_cache,
+    EXPECT_EQ(testing::gateway_config(config("http://127.0.0.1:9", "auto")).models[1].prompt_cache,
               dialect::PromptCache::automatic);
-    EXPECT_EQ(testing::gateway_config(config("http://127.0.0.1:9", "http://127.0.0.1:9"))
-                  .models[0]
-                  .prompt_cache,
+    EXPECT_EQ(testing::gateway_config(config("http://127.0.0.1:9")).models[0].prompt_cache,
               dialect::PromptCache::off);
 }
 

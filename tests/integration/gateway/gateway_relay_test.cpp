@@ -34,6 +34,7 @@ using testing::GatewayFixture;
 using testing::ScriptedServer;
 using testing::SimFixture;
 using testing::sse_script;
+using testing::three_dialects_config;
 
 constexpr std::string_view kUpstreamKey = "sk-upstream-secret-1234";
 
@@ -43,43 +44,6 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
         s.replace(at, from.size(), to);
     }
     return s;
-}
-
-// One provider per dialect in front of the same sim, one virtual model per provider.
-std::string three_dialects_config(const std::string& sim_url, std::string extra = {}) {
-    std::string toml = R"(
-[auth]
-mode = "none"
-[store]
-path = ""
-[[providers]]
-name = "sim-openai"
-api = "openai"
-base_url = "@SIM@/v1"
-key_env = "TEST_UPSTREAM_KEY"
-region = "local"
-[[providers]]
-name = "sim-anthropic"
-api = "anthropic"
-base_url = "@SIM@"
-key_env = "TEST_UPSTREAM_KEY"
-[[providers]]
-name = "sim-gemini"
-api = "gemini"
-base_url = "@SIM@"
-key_env = "TEST_UPSTREAM_KEY"
-[[models]]
-name = "via-openai"
-upstreams = ["sim-openai/gpt-4o"]
-[[models]]
-name = "via-anthropic"
-upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
-task = "code"
-[[models]]
-name = "via-gemini"
-upstreams = ["sim-gemini/gemini-1.5-pro"]
-)";
-    return replace_all(toml, "@SIM@", sim_url) + extra;
 }
 
 std::string chat_body(std::string_view model, bool stream, int max_tokens,
