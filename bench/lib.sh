@@ -58,3 +58,26 @@ machine_jitter() {
     local probe=$1/bench/machine/wake_jitter
     if [ -x "$probe" ]; then "$probe"; else echo "(no $probe: build target wake_jitter for the machine's wake-up lateness)"; fi
 }
+
+# work_dir NAME: a fresh directory /tmp/tokenradar-NAME.XXXXXX in `tmp` and an empty `pids`;
+# at exit (and on INT or TERM) the processes in `pids` are stopped and the directory removed,
+# or kept and named on stderr with KEEP=1.
+work_dir() {
+    tmp=$(mktemp -d "/tmp/tokenradar-$1.XXXXXX")
+    pids=()
+    trap 'stop_children; if [ -n "${KEEP:-}" ] && [ "${KEEP}" != 0 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi' EXIT
+    trap 'exit 130' INT TERM
+}
+
+# pin_cpus DEFAULT: the arrays `client` (taskset -c 0) and `server` (taskset -c 1) when PIN
+# (DEFAULT when unset) is not 0 and there are two CPUs and taskset; both empty otherwise.
+# Latency at concurrency 1 is mostly process wake-ups, whose cost depends on where the
+# scheduler puts the processes: unpinned, back-to-back runs flipped between two levels;
+# pinned, every route has the same hops and the server side one core. `pinned` says which.
+pin_cpus() {
+    client=() server=()
+    if [ "${PIN:-$1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+        client=(taskset -c 0) server=(taskset -c 1)
+    fi
+}
+pinned() { if [ ${#client[@]} -gt 0 ]; then echo yes; else echo no; fi; }

@@ -31,21 +31,9 @@ faq_concurrency=${FAQ_CONCURRENCY:-16}
 ulimit -n "$(ulimit -Hn)"
 export TOKENRADAR_BENCH_KEY=sk-bench OPENAI_API_KEY=sk-bench  # the sims take any bearer key
 
-# The client on CPU 0, the sims and the gateway on CPU 1 (docs/NOTES.md "How to measure":
-# c=1 latency is mostly process wake-ups; pinned, every route has the same hops).
-client=() server=()
-if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-    client=(taskset -c 0) server=(taskset -c 1)
-fi
-
-tmp=$(mktemp -d /tmp/tokenradar-cachebench.XXXXXX)
-pids=()
-cleanup() {
-    stop_children
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# The client on CPU 0, the sims and the gateway on CPU 1.
+pin_cpus 1
+work_dir cachebench
 die() { echo "bench/cache: $*" >&2; exit 1; }
 
 start_sim_server "$bin" instant "$tmp/sim-instant.log" "${server[@]}" || exit 1
@@ -61,7 +49,7 @@ pids+=($!)
 wait_ready "http://127.0.0.1:$gw_port/healthz" || die "tokenradar serve did not start: $(tail -3 "$tmp/gw.log")"
 gw="http://127.0.0.1:$gw_port/v1"
 direct="http://127.0.0.1:$instant_port/v1"
-echo "seconds=$seconds faq_requests=$faq_requests faq_concurrency=$faq_concurrency pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
+echo "seconds=$seconds faq_requests=$faq_requests faq_concurrency=$faq_concurrency pinned=$(pinned) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
 machine_jitter "$(dirname "$bin")" > "$tmp/jitter.txt"
 
 # bench_json OUT WORKLOAD SHAPE... -- TARGET...: one run, its JSON summary in $tmp/OUT.

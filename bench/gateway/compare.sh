@@ -15,13 +15,7 @@ cd "$(dirname "$0")/../.."
 secs=$1 rounds=$2
 shift 2
 bins=("$@")
-tmp=$(mktemp -d /tmp/tokenradar-gwcompare.XXXXXX)
-pids=()
-cleanup() {
-    stop_children
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+work_dir gwcompare
 export TOKENRADAR_BENCH_KEY=sk-bench
 ulimit -n "$(ulimit -Hn)"
 

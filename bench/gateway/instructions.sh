@@ -14,13 +14,7 @@ mode=nonstream
 if [ "${1:-}" = stream ]; then mode=stream; shift; fi
 [ $# -ge 1 ] || { echo "usage: $0 [stream] BINARY..." >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "valgrind is not installed (scripts/install-deps.sh)" >&2; exit 1; }
-tmp=$(mktemp -d /tmp/tokenradar-instructions.XXXXXX)
-pids=()
-cleanup() {
-    stop_children
-    if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
+work_dir instructions
 export TOKENRADAR_BENCH_KEY=sk-bench
 
 script=bench/client/nonstream.lua env=()

@@ -42,24 +42,10 @@ fi
 ulimit -n "$(ulimit -Hn)"
 export TOKENRADAR_BENCH_KEY=sk-bench OPENAI_API_KEY=sk-bench  # the sim takes any bearer key
 
-# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1. Latency at
-# concurrency 1 is mostly process wake-ups, whose cost depends on where the scheduler puts
-# the three processes: unpinned, back-to-back runs flipped between two levels. Pinned, every
-# route has the same hops and the server side the same single core.
-client=() server=()
-if [ "${PIN:-1}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-    client=(taskset -c 0) server=(taskset -c 1)
-fi
-
-tmp=$(mktemp -d /tmp/tokenradar-gwbench.XXXXXX)
-echo "seconds=$seconds rounds=$rounds stream_tokens=$stream_tokens pinned=$([ ${#client[@]} -gt 0 ] && echo yes || echo no) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
-pids=()
-cleanup() {
-    stop_children
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# The clients (wrk, bench) run on CPU 0, the upstream and the proxy on CPU 1.
+pin_cpus 1
+work_dir gwbench
+echo "seconds=$seconds rounds=$rounds stream_tokens=$stream_tokens pinned=$(pinned) loadavg_start=$(cut -d' ' -f1 /proc/loadavg)" > "$tmp/run.txt"
 
 die() { echo "bench/gateway: $*" >&2; exit 1; }
 # start_sim NAME PROFILE -> sets sim_port, sim_pid (bench/lib.sh start_sim_server)

@@ -14,10 +14,7 @@ bin=${TOKENRADAR:-build/release/tokenradar}
 [ -x "$bin" ] || { echo "build first: make build" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
 ulimit -n 65536 2>/dev/null || true
-client=() server=()
-if [ "${PIN:-0}" != 0 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
-    client=(taskset -c 0) server=(taskset -c 1)
-fi
+pin_cpus 0
 read -r -a prefix <<< "${SIM_PREFIX:-}"
 server+=("${prefix[@]}")
 
