@@ -148,8 +148,6 @@ void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
     EXPECT_LT(e.p99, a.error_bound_ms())
         << "TTFT error vs the sim's trace, ms: p50 " << e.p50 << " p90 " << e.p90 << " p99 "
         << e.p99 << " max " << e.max << "; the sim's lateness p99 " << a.sim_late_ms.p99;
-    // Not a systematic offset: most requests are measured within half a millisecond.
-    EXPECT_LT(e.p50, 0.5);
 }
 
 TEST(BenchAccuracy, FixedProfileAtConcurrencyOne) { expect_fixed_accuracy(1, 12); }
