@@ -414,6 +414,49 @@ key_env = "TEST_UPSTREAM_KEY"
     EXPECT_EQ(embedding_records, 3u);
 }
 
+// llama-server (c392e50) started with --embeddings but without --pooling mean answers
+// /v1/embeddings with this 400. The semantic tier then has no vector: the request goes on as
+// an exact-cache lookup, the client never sees the embedder's error, and the failed call is
+// a record (http_400) like any upstream call.
+TEST(GatewayCache, AnEmbedderThatRefusesLeavesTheExactCacheWorking) {
+    ScriptedServer upstream(whole_answer());
+    testing::Script refusal;
+    refusal.status = 400;
+    refusal.content_type = "application/json; charset=utf-8";
+    refusal.pieces = {{milliseconds(0),
+                       R"({"error":{"code":400,"message":"Pooling type 'none' is not OAI )"
+                       R"(compatible. Please use a different pooling type","type":)"
+                       R"("invalid_request_error"}})"}};
+    ScriptedServer embedder(refusal);
+    const std::string extra = R"(
+semantic_embedder = "emb/e"
+semantic_threshold = 0.95
+[[providers]]
+name = "emb"
+api = "openai"
+base_url = ")" + embedder.base_url() +
+                              R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+)";
+    GatewayFixture gw(with_mode(config(upstream, extra), "semantic"));
+    const auto first = ask(gw, body(false, "What does a CDN do?"));
+    EXPECT_EQ(first.status, 200u);
+    EXPECT_EQ(header(first, "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(header(ask(gw, body(false, "What does a CDN do?")), "x-tokenradar-cache"), "exact");
+    const auto reworded = ask(gw, body(false, "what does a cdn do"));
+    EXPECT_EQ(reworded.status, 200u);
+    EXPECT_EQ(header(reworded, "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(upstream.received_bodies().size(), 2u);
+    std::size_t refused = 0;
+    for (const auto& r : gw.records().wait_for(5)) {
+        if (r.labels.task == "embeddings") {
+            ++refused;
+            EXPECT_EQ(r.status, RequestStatus::http(400));
+        }
+    }
+    EXPECT_EQ(refused, 2u);  // the two misses asked; the exact hit never embeds
+}
+
 TEST(GatewayCache, TwoGatewaysShareAnswersThroughRedis) {
     if (!testing::RedisServer::available()) GTEST_SKIP() << testing::RedisServer::skip_reason();
     testing::RedisServer redis;
