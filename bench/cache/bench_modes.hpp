@@ -48,6 +48,7 @@ struct AdmissionBenchOptions {
     std::size_t requests = 1'000'000;
     std::size_t shards = 16;  // the gateway's
     std::uint64_t seed = 1;
+    std::size_t timed_runs = 3;  // CPU per policy and size: the least of these replays
 };
 int run_admission(const AdmissionBenchOptions& options);
 

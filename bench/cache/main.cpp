@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
     admission->add_option("--requests", a.requests, "Requests a trace")->capture_default_str();
     admission->add_option("--shards", a.shards, "MemoryTier shards")->capture_default_str();
     admission->add_option("--seed", a.seed, "Trace generator seed")->capture_default_str();
+    admission->add_option("--timed-runs", a.timed_runs, "CPU: the least of this many replays")
+        ->capture_default_str();
     admission->callback([&] { run = [&] { return bc::run_admission(a); }; });
 
     CLI11_PARSE(app, argc, argv);

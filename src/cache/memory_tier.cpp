@@ -3,13 +3,22 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 namespace tokenradar::cache {
 namespace {
 
-constexpr std::size_t kWindowPercent = 1;      // Caffeine's starting window
+constexpr std::size_t kWindowPercent = 1;      // the window at first and at least (Caffeine)
+constexpr std::size_t kMaxWindowPercent = 80;  // the hill climber's ceiling
 constexpr std::size_t kProtectedPercent = 80;  // of the main part
+// Caffeine's hill climber: a step of 6.25% of the shard, decaying by 2% a sample, restarted
+// when the hit ratio moves by 5 points; a sample is 10 lookups an entry (at least 1,000).
+constexpr double kStepPercent = 6.25;
+constexpr double kStepDecay = 0.98;
+constexpr double kRestartThreshold = 0.05;
+constexpr std::uint64_t kSamplePerEntry = 10;
+constexpr std::uint64_t kMinSample = 1'000;
 // What a cached answer weighs before the sketch has seen the shard's real entries: it sizes
 // the sketch at first, which then grows with the entry count.
 constexpr std::size_t kAssumedEntryBytes = 2048;
@@ -20,15 +29,17 @@ std::uint64_t hash_of(std::string_view key) noexcept { return XXH3_64bits(key.da
 
 MemoryTier::MemoryTier(MemoryTierOptions options)
     : shard_budget_(options.max_bytes / std::max<std::size_t>(1, options.shards)),
-      window_budget_(options.admission == Admission::tinylfu ? shard_budget_ * kWindowPercent / 100
-                                                             : shard_budget_),
-      protected_budget_((shard_budget_ - window_budget_) * kProtectedPercent / 100),
       admission_(options.admission) {
     const std::size_t n = std::max<std::size_t>(1, options.shards);
-    const std::size_t sketch_capacity =
-        admission_ == Admission::tinylfu ? shard_budget_ / kAssumedEntryBytes : 0;
+    const bool tinylfu = admission_ == Admission::tinylfu;
+    const std::size_t sketch_capacity = tinylfu ? shard_budget_ / kAssumedEntryBytes : 0;
+    const std::size_t window = tinylfu ? shard_budget_ * kWindowPercent / 100 : shard_budget_;
     shards_.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) shards_.push_back(std::make_unique<Shard>(sketch_capacity));
+    for (std::size_t i = 0; i < n; ++i) {
+        shards_.push_back(std::make_unique<Shard>(
+            sketch_capacity, window, (shard_budget_ - window) * kProtectedPercent / 100));
+        shards_.back()->step = -kStepPercent / 100 * static_cast<double>(shard_budget_);
+    }
 }
 
 MemoryTier::Shard& MemoryTier::shard_of(std::string_view key) {
@@ -55,15 +66,44 @@ void MemoryTier::move_to(Shard& shard, EntryList::iterator it, Segment to) {
     it->segment = to;
 }
 
-void MemoryTier::on_hit(Shard& shard, EntryList::iterator it) const {
+void MemoryTier::on_hit(Shard& shard, EntryList::iterator it) {
     if (it->segment != kProbation) {
         move_to(shard, it, it->segment);  // to the front of its own list
         return;
     }
     move_to(shard, it, kProtected);
-    while (shard.segment_bytes[kProtected] > protected_budget_) {
+    while (shard.segment_bytes[kProtected] > shard.protected_budget) {
         move_to(shard, std::prev(shard.lists[kProtected].end()), kProbation);
     }
+}
+
+// Caffeine's climber, per shard: keep moving the window's size the way that raised the hit
+// ratio, turn back when it fell. The entries follow at the next put: a larger window takes
+// room from main's least recently used, a smaller one sends candidates to admission.
+void MemoryTier::climb(Shard& shard) const {
+    const auto lookups = static_cast<double>(shard.sample_hits + shard.sample_misses);
+    const double hit_ratio = static_cast<double>(shard.sample_hits) / lookups;
+    const double change = hit_ratio - shard.previous_hit_ratio;
+    const double amount = change >= 0 ? shard.step : -shard.step;
+    const double restart =
+        (amount >= 0 ? 1 : -1) * kStepPercent / 100 * static_cast<double>(shard_budget_);
+    shard.step = std::abs(change) >= kRestartThreshold ? restart : kStepDecay * amount;
+    shard.previous_hit_ratio = hit_ratio;
+    shard.sample_hits = 0;
+    shard.sample_misses = 0;
+    const auto low = static_cast<double>(shard_budget_ * kWindowPercent / 100);
+    const auto high = static_cast<double>(shard_budget_ * kMaxWindowPercent / 100);
+    const double window = std::clamp(static_cast<double>(shard.window_budget) + amount, low, high);
+    shard.window_budget = static_cast<std::size_t>(window);
+    shard.protected_budget = (shard_budget_ - shard.window_budget) * kProtectedPercent / 100;
+}
+
+void MemoryTier::count_lookup(Shard& shard, bool hit) const {
+    if (admission_ != Admission::tinylfu) return;
+    ++(hit ? shard.sample_hits : shard.sample_misses);
+    const std::uint64_t sample =
+        std::max<std::uint64_t>(kMinSample, kSamplePerEntry * shard.index.size());
+    if (shard.sample_hits + shard.sample_misses >= sample) climb(shard);
 }
 
 AnswerPtr MemoryTier::get(std::string_view key, std::int64_t now_us,
@@ -74,15 +114,23 @@ AnswerPtr MemoryTier::get(std::string_view key, std::int64_t now_us,
     const std::lock_guard lock(shard.mutex);
     if (counts) shard.sketch.record(hash);
     const auto found = shard.index.find(key);
-    if (found == shard.index.end()) return nullptr;
+    if (found == shard.index.end()) {
+        count_lookup(shard, false);
+        return nullptr;
+    }
     const auto it = found->second;
     if (it->expires_at_us <= now_us) {
         ++shard.expired;
         drop(shard, it);
+        count_lookup(shard, false);
         return nullptr;
     }
-    if (max_age_us && now_us - it->answer->stored_at_us > *max_age_us) return nullptr;
+    if (max_age_us && now_us - it->answer->stored_at_us > *max_age_us) {
+        count_lookup(shard, false);
+        return nullptr;
+    }
     on_hit(shard, it);
+    count_lookup(shard, true);
     return it->answer;
 }
 
@@ -110,7 +158,7 @@ void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) {
 }
 
 void MemoryTier::make_room(Shard& shard) {
-    while (shard.segment_bytes[kWindow] > window_budget_) {
+    while (shard.segment_bytes[kWindow] > shard.window_budget) {
         const auto oldest = std::prev(shard.lists[kWindow].end());
         if (admission_ == Admission::lru) {
             ++shard.evictions;

@@ -6,13 +6,16 @@
 // here reads a clock.
 //
 // Two policies per shard (MemoryTierOptions::admission):
+// - tinylfu (the default): W-TinyLFU as in Caffeine. A new entry goes into a window LRU (1%
+//   of the shard's bytes to start); one pushed out of it enters the main part (segmented LRU:
+//   probation 20%, protected 80%; a hit in probation promotes) only if its estimated frequency
+//   beats that of main's victim, else it is dropped. Frequencies are counted on every get (hit
+//   or miss: the gateway's put follows the miss that counted) in a FrequencySketch per shard,
+//   keyed by XXH3_64bits of the key. A hill climber per shard resizes the window (1-80%):
+//   after each sample of lookups (10 an entry) it keeps moving the way that raised the hit
+//   ratio and turns back when it fell, so recency-biased traffic grows it. It keeps frequent
+//   answers through floods of one-off questions and scans.
 // - lru: least recently used evicted first.
-// - tinylfu: W-TinyLFU as in Caffeine. A new entry goes into a window LRU (1% of the shard's
-//   bytes); one pushed out of it enters the main part (segmented LRU: probation 20%, protected
-//   80%; a hit in probation promotes) only if its estimated frequency beats that of main's
-//   victim, else it is dropped. Frequencies are counted on every get (hit or miss: the
-//   gateway's put follows the miss that counted) in a FrequencySketch per shard, keyed by
-//   XXH3_64bits of the key. It keeps frequent answers through scans of one-off questions.
 // bench/README.md ("L1 admission") has the measurement that chose the default.
 
 #include <tokenradar/cache/answer.hpp>
@@ -39,7 +42,7 @@ enum class Admission : std::uint8_t { lru, tinylfu };
 struct MemoryTierOptions {
     std::size_t max_bytes = 256U * 1024 * 1024;
     std::size_t shards = 16;
-    Admission admission = Admission::lru;
+    Admission admission = Admission::tinylfu;  // bench/README.md, "L1 admission"
 };
 
 class MemoryTier {
@@ -78,13 +81,22 @@ class MemoryTier {
     };
     using EntryList = std::list<Entry>;  // most recently used first
     struct Shard {
-        explicit Shard(std::size_t sketch_capacity) : sketch(sketch_capacity) {}
+        Shard(std::size_t sketch_capacity, std::size_t window, std::size_t protected_bytes)
+            : window_budget(window), protected_budget(protected_bytes), sketch(sketch_capacity) {}
         mutable std::mutex mutex;
         std::array<EntryList, kSegments> lists;
         std::array<std::size_t, kSegments> segment_bytes{};
         std::unordered_map<std::string_view, EntryList::iterator> index;
         std::size_t bytes = 0;
-        FrequencySketch sketch;  // tinylfu only
+        std::size_t window_budget;     // lru: the whole shard
+        std::size_t protected_budget;  // tinylfu: 80% of the rest
+        FrequencySketch sketch;        // tinylfu only
+        // tinylfu's hill climber: hits and misses of the current sample, the last sample's
+        // hit ratio, and the next change of the window's size in bytes (signed).
+        std::uint64_t sample_hits = 0;
+        std::uint64_t sample_misses = 0;
+        double previous_hit_ratio = 0;
+        double step = 0;
         std::uint64_t evictions = 0;
         std::uint64_t expired = 0;
         std::uint64_t rejected = 0;
@@ -92,14 +104,14 @@ class MemoryTier {
     Shard& shard_of(std::string_view key);
     static void drop(Shard& shard, EntryList::iterator it);
     static void move_to(Shard& shard, EntryList::iterator it, Segment to);
-    void on_hit(Shard& shard, EntryList::iterator it) const;
+    static void on_hit(Shard& shard, EntryList::iterator it);
     void make_room(Shard& shard);
+    void count_lookup(Shard& shard, bool hit) const;
+    void climb(Shard& shard) const;
     void admit_or_drop(Shard& shard, EntryList::iterator candidate);
 
     std::vector<std::unique_ptr<Shard>> shards_;
     std::size_t shard_budget_;
-    std::size_t window_budget_;     // tinylfu: 1% of a shard; lru: all of it
-    std::size_t protected_budget_;  // tinylfu: 80% of the rest
     Admission admission_;
 };
 
