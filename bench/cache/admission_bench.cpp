@@ -3,7 +3,6 @@
 // put. bench/README.md ("L1 admission") has the command and the last numbers.
 
 #include "bench_modes.hpp"
-#include <time.h>
 
 #include <tokenradar/cache/memory_tier.hpp>
 
@@ -155,12 +154,6 @@ struct Universe {
     const cache::AnswerPtr& answer(std::uint32_t id) const { return answers[answer_of[id]]; }
 };
 
-double thread_cpu_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
 struct Timing {
     double get_ns = 0;      // CPU per get
     double put_ns = 0;      // CPU per put
@@ -199,14 +192,14 @@ Timing timed_replay(const Trace& trace, const Universe& u, const cache::MemoryTi
     for (std::size_t start = 0; start < trace.ids.size(); start += kBatch) {
         const std::size_t end = std::min(trace.ids.size(), start + kBatch);
         misses.clear();
-        const double t0 = thread_cpu_ns();
+        const double t0 = thread_cpu_us();
         for (std::size_t i = start; i < end; ++i) {
             if (tier.get(u.keys[trace.ids[i]], kNow) == nullptr) misses.push_back(trace.ids[i]);
         }
-        const double t1 = thread_cpu_ns();
+        const double t1 = thread_cpu_us();
         for (const std::uint32_t id : misses) tier.put(u.keys[id], u.answer(id), kNever);
-        put_ns += thread_cpu_ns() - t1;
-        get_ns += t1 - t0;
+        put_ns += (thread_cpu_us() - t1) * 1e3;
+        get_ns += (t1 - t0) * 1e3;
         puts += misses.size();
     }
     const auto requests = static_cast<double>(trace.ids.size());

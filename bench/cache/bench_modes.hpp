@@ -9,6 +9,9 @@
 
 namespace tokenradar::bench_cache {
 
+// This thread's CPU time: on a busy machine wall time also counts the time others ran.
+double thread_cpu_us();
+
 struct GuardBenchOptions {
     std::string tsv;                // cached \t query \t yes|no \t kind
     std::size_t dimension = 256;    // BuiltinEmbedder's
