@@ -1,6 +1,6 @@
 #pragma once
-// The modes of cache_bench (bench/README.md, "The semantic cache"): each prints its numbers
-// and returns the exit code.
+// The modes of cache_bench (bench/README.md, "The semantic cache" and "L1 admission"): each
+// prints its numbers and returns the exit code.
 
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,9 @@
 #include <vector>
 
 namespace tokenradar::bench_cache {
+
+// This thread's CPU time: on a busy machine wall time also counts the time others ran.
+double thread_cpu_us();
 
 struct GuardBenchOptions {
     std::string tsv;                // cached \t query \t yes|no \t kind
@@ -39,5 +42,17 @@ struct RebuildBenchOptions {
     std::size_t insert_interval_us = 2000;  // the inserter's pause between inserts; 0: none
 };
 int run_rebuild(const RebuildBenchOptions& options);
+
+// Key traces replayed through MemoryTier under LRU and W-TinyLFU at each size (percent of the
+// distinct questions' answer bytes): hit ratio and CPU per get and per put.
+struct AdmissionBenchOptions {
+    std::vector<std::string> traces = {"faq", "zipf", "scan", "recency"};
+    std::vector<double> sizes_percent = {1, 5, 10, 25};
+    std::size_t requests = 1'000'000;
+    std::size_t shards = 16;  // the gateway's
+    std::uint64_t seed = 1;
+    std::size_t timed_runs = 3;  // CPU per policy and size: the least of these replays
+};
+int run_admission(const AdmissionBenchOptions& options);
 
 }  // namespace tokenradar::bench_cache

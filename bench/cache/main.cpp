@@ -5,6 +5,7 @@
 //   lookup  embed + find latency over 100k synthetic entries (one scope and many)
 //   rebuild a graph rebuild of a 50k-entry scope with lookups and inserts going on: how
 //           long find() came back busy in a row, how long the rebuild took
+//   admission  the in-process tier's LRU against W-TinyLFU on key traces ("L1 admission")
 
 #include "bench_modes.hpp"
 
@@ -16,7 +17,7 @@
 
 int main(int argc, char** argv) {
     namespace bc = tokenradar::bench_cache;
-    CLI::App app{"Semantic cache benchmarks: guard precision, lookup latency"};
+    CLI::App app{"Cache benchmarks: semantic guard precision, lookup latency; L1 admission"};
     app.require_subcommand(1);
     std::function<int()> run;
 
@@ -59,6 +60,21 @@ int main(int argc, char** argv) {
                      "Another thread inserts one entry per interval meanwhile; 0: no inserts")
         ->capture_default_str();
     rebuild->callback([&] { run = [&] { return bc::run_rebuild(r); }; });
+
+    bc::AdmissionBenchOptions a;
+    auto* admission = app.add_subcommand(
+        "admission", "Replay key traces through MemoryTier under LRU and W-TinyLFU admission");
+    admission->add_option("--trace", a.traces, "faq, zipf, scan, recency (repeatable)")
+        ->capture_default_str();
+    admission
+        ->add_option("--size", a.sizes_percent, "% of the distinct answers' bytes (repeatable)")
+        ->capture_default_str();
+    admission->add_option("--requests", a.requests, "Requests a trace")->capture_default_str();
+    admission->add_option("--shards", a.shards, "MemoryTier shards")->capture_default_str();
+    admission->add_option("--seed", a.seed, "Trace generator seed")->capture_default_str();
+    admission->add_option("--timed-runs", a.timed_runs, "CPU: the least of this many replays")
+        ->capture_default_str();
+    admission->callback([&] { run = [&] { return bc::run_admission(a); }; });
 
     CLI11_PARSE(app, argc, argv);
     try {

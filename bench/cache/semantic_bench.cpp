@@ -85,13 +85,6 @@ std::string hit_rate(const Counts& c, std::size_t yes_rows) {
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-// This thread's CPU time: on a busy machine wall time also counts the time others ran.
-double thread_cpu_us() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
-}
-
 std::string percentiles_us(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return fmt::format("p50 {:.1f}  p90 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}",
@@ -106,6 +99,12 @@ std::size_t heap_in_use() {
 }
 
 }  // namespace
+
+double thread_cpu_us() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
 
 int run_guard(const GuardBenchOptions& options) {
     const std::vector<Row> rows = read_rows(options.tsv);
