@@ -3,9 +3,9 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/thread_name.hpp>
 
-#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 namespace tokenradar::serve {
@@ -13,10 +13,23 @@ namespace {
 
 namespace asio = boost::asio;
 
-// Resumes the awaiting coroutine on `pool`'s thread (bound to the pool, the completion is
-// dispatched there rather than to the coroutine's own executor).
-auto onto(asio::thread_pool& pool) {
-    return asio::post(asio::bind_executor(pool.get_executor(), asio::use_awaitable));
+// Runs `work` on `pool`'s thread and completes with its result on the awaiting coroutine's
+// executor. The coroutine itself never leaves that executor: only `work` runs on the pool
+// (a coroutine moved to the pool would race with a cancellation emitted on the I/O thread).
+template <typename T, typename Work>
+net::asio::awaitable<T> run_on(asio::thread_pool& pool, Work work) {
+    return asio::async_initiate<decltype(asio::use_awaitable), void(T)>(
+        [&pool](auto handler, Work w) {
+            asio::post(pool, [handler = std::move(handler), w = std::move(w)]() mutable {
+                T result = w();
+                const auto ex = asio::get_associated_executor(handler);
+                asio::post(ex,
+                           [handler = std::move(handler), result = std::move(result)]() mutable {
+                               std::move(handler)(std::move(result));
+                           });
+            });
+        },
+        asio::use_awaitable, std::move(work));
 }
 
 Error closed() { return Error(Errc::cancelled, "the shared tier (local file) is closed"); }
@@ -43,12 +56,14 @@ LocalTier::~LocalTier() {
 
 net::asio::awaitable<Result<std::optional<std::string>>> LocalTier::get(std::string key) {
     if (closed_.load(std::memory_order_relaxed)) co_return closed();
-    const auto caller = co_await asio::this_coro::executor;
-    co_await onto(pool_);
-    Result<std::optional<std::string>> got = file_->get(key, wall_now_us());
-    failing_.store(!got, std::memory_order_relaxed);
-    co_await asio::post(caller, asio::use_awaitable);
-    co_return got;
+    using Got = Result<std::optional<std::string>>;
+    auto read = [this, key = std::move(key)]() -> Got {
+        Got got = file_->get(key, wall_now_us());
+        failing_.store(!got, std::memory_order_relaxed);
+        return got;
+    };
+    auto op = run_on<Got>(pool_, std::move(read));  // not in the co_await: GCC 12
+    co_return co_await std::move(op);
 }
 
 net::asio::awaitable<Result<void>> LocalTier::set(std::string key, std::string bytes,
@@ -59,16 +74,17 @@ net::asio::awaitable<Result<void>> LocalTier::set(std::string key, std::string b
         dropped_writes_.fetch_add(1, std::memory_order_relaxed);
         co_return Error(Errc::overloaded, "the shared tier (local file) is behind: write dropped");
     }
-    const auto caller = co_await asio::this_coro::executor;
-    co_await onto(pool_);
-    const std::int64_t now_us = wall_now_us();
     const std::int64_t ttl_us = std::chrono::duration_cast<std::chrono::microseconds>(ttl).count();
-    auto stored = file_->put(key, bytes, now_us + ttl_us, now_us);
-    failing_.store(!stored, std::memory_order_relaxed);
-    pending_writes_.fetch_sub(1, std::memory_order_relaxed);
-    co_await asio::post(caller, asio::use_awaitable);
-    if (!stored) co_return stored.error();
-    co_return Result<void>{};
+    auto write = [this, key = std::move(key), bytes = std::move(bytes), ttl_us]() -> Result<void> {
+        const std::int64_t now_us = wall_now_us();
+        auto stored = file_->put(key, bytes, now_us + ttl_us, now_us);
+        failing_.store(!stored, std::memory_order_relaxed);
+        pending_writes_.fetch_sub(1, std::memory_order_relaxed);
+        if (!stored) return stored.error();
+        return {};
+    };
+    auto op = run_on<Result<void>>(pool_, std::move(write));
+    co_return co_await std::move(op);
 }
 
 bool LocalTier::up() const {

@@ -1,11 +1,12 @@
 #pragma once
 // Private to serve: the response cache's shared tier in a local file (`[cache] local`), for a
 // gateway without Redis. A store::CacheFile on a thread of its own ("tr-cache-file"): get()
-// and set() hop there and back, so the gateway's I/O thread never waits on disk.
+// and set() hand their disk work there, so the gateway's I/O thread never waits on disk.
 //
-// Executor: get() and set() are called from the gateway's I/O executor, do their disk work on
-// the tier's thread and resume on the caller's executor. up(), kind(), counters() from any
-// thread.
+// Executor: get() and set() are called from the gateway's I/O executor; their disk work runs
+// on the tier's thread and they complete on the caller's executor (the coroutine never runs
+// on the tier's thread). up(), kind(), counters() from any thread.
+// Cancellation: none; a call completes once the disk has answered.
 // Bounds: at most kMaxPendingWrites set() calls wait for the thread; beyond, a write is
 // dropped (an error, counted) and the answer stays in memory only. A get() is never dropped.
 // close() takes no new calls; those already queued finish. The destructor waits for them and
