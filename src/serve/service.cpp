@@ -86,6 +86,17 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
             if (api != nullptr) api->metrics(out);
         };
     }
+    if (cache_tier_) {
+        std::function<void(PrometheusText&)> also = std::move(hooks.extra_metrics);
+        hooks.extra_metrics = [tier = cache_tier_.get(), also](PrometheusText& out) {
+            if (also) also(out);
+            constexpr std::string_view kDropped = "tokenradar_cache_local_dropped_writes_total";
+            out.family(kDropped, MetricType::counter,
+                       "Answers not written to the local cache file: its thread had 1024 writes "
+                       "waiting (they stay in memory).");
+            out.sample(kDropped, tier->counters().dropped_writes);
+        };
+    }
     if (writer_ || forwarder_) {
         // Every attempt's record: to the forwarder's queue (a copy), the caller's sink (a
         // copy, tests), and the store (moved, the common case: no copy).

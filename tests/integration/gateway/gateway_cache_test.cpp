@@ -497,6 +497,10 @@ TEST(GatewayCache, AnAnswerInTheLocalFileOutlivesARestart) {
     EXPECT_EQ(shared.at("kind").as_string(), "local");
     EXPECT_EQ(shared.at("hits").to_number<std::int64_t>(), 1);
     EXPECT_EQ(shared.at("up").as_bool(), true);
+    const auto m = testing::fetch(boost::beast::http::verb::get, second.url("/metrics"), key);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_hits_total"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_up"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_local_dropped_writes_total"), 0);
 }
 
 TEST(GatewayCache, ALocalFileThatCannotBeOpenedIsAnErrorAtStartNamingIt) {
