@@ -8,7 +8,8 @@
 // prefix and the exact key in hex) and encodes its answers (cache::encode).
 //
 // Executor: get() and set() are called from the gateway's I/O executor and complete on it; a
-// tier that does disk I/O does it elsewhere. up(), kind() from any thread.
+// tier that does disk I/O does it elsewhere. up() and close() on that executor too; kind()
+// from any thread.
 // Failure: errors are values; an error never reaches a client (the cache serves from memory).
 // Cancellation: none beyond what each tier says; a call completes within its own bounds.
 
