@@ -194,8 +194,8 @@ void read_limits(const ConfigTable& l, GatewayConfig& c) {
 }
 
 void read_cache(const ConfigTable& t, GatewayConfig& c) {
-    t.reject_unknown_keys(
-        {"memory_bytes", "redis", "redis_timeout", "keyless", "semantic_max_entries"});
+    t.reject_unknown_keys({"memory_bytes", "redis", "redis_timeout", "keyless",
+                           "semantic_max_entries", "local", "local_bytes"});
     c.cache.memory_bytes = static_cast<std::size_t>(
         t.get_integer("memory_bytes", static_cast<std::int64_t>(c.cache.memory_bytes), 1 << 20,
                       std::int64_t{1} << 40));
@@ -206,6 +206,14 @@ void read_cache(const ConfigTable& t, GatewayConfig& c) {
         }
     }
     c.cache.redis_timeout = ms(t, "redis_timeout", c.cache.redis_timeout);
+    c.cache.local = t.get_string("local", c.cache.local);
+    if (c.cache.local.empty()) t.fail("local", "\"auto\", \"off\" or a file path");
+    if (!c.cache.redis_url.empty() && c.cache.local != "auto" && c.cache.local != "off") {
+        t.fail("local", "\"auto\" or \"off\" with redis set (choose one shared tier)");
+    }
+    c.cache.local_bytes = static_cast<std::uint64_t>(
+        t.get_integer("local_bytes", static_cast<std::int64_t>(c.cache.local_bytes), 1 << 20,
+                      std::int64_t{1} << 50));
     c.cache.keyless = t.get_bool("keyless", c.cache.keyless);
     c.cache.semantic_max_entries = static_cast<std::size_t>(
         t.get_integer("semantic_max_entries",
@@ -239,6 +247,13 @@ void check_has_models(const GatewayConfig& c) {
 }
 
 }  // namespace
+
+bool any_model_caches(const GatewayConfig& config) {
+    for (const auto& m : config.models) {
+        if (m.cache.mode != ModelCache::Mode::off) return true;
+    }
+    return false;
+}
 
 const VirtualModel* GatewayConfig::find_model(std::string_view name) const {
     for (const auto& m : models) {
@@ -302,8 +317,14 @@ std::string describe(const GatewayConfig& c, std::string_view services) {
         const auto redis = c.cache.redis_url.empty()
                                ? std::optional<net::RedisUrl>()
                                : net::parse_redis_url(c.cache.redis_url).value();
-        out += fmt::format("cache     memory {} MiB{}{}\n", c.cache.memory_bytes >> 20,
-                           redis ? ", shared redis " + redis->authority() : std::string(),
+        std::string shared;
+        if (redis) {
+            shared = ", shared redis " + redis->authority();
+        } else if (!c.cache.local_path.empty()) {
+            shared = fmt::format(", shared local file {} (at most {} MiB)",
+                                 c.cache.local_path.string(), c.cache.local_bytes >> 20);
+        }
+        out += fmt::format("cache     memory {} MiB{}{}\n", c.cache.memory_bytes >> 20, shared,
                            !c.auth_required && !c.cache.keyless
                                ? " (keyless listener without [cache] keyless: nothing cached)"
                                : "");

@@ -289,7 +289,11 @@ Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& c
         options.ca_file = hooks.ca_file;
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
-    if (ResponseCache::wanted(config)) cache = std::make_unique<ResponseCache>(config, ex);
+    if (ResponseCache::wanted(config)) {
+        cache = std::make_unique<ResponseCache>(config, ex, hooks.cache_tier);
+    }
+    // The cache alone holds it: closed and released with it at shutdown (close_background).
+    hooks.cache_tier.reset();
     if (config.dashboard) {
         const auto dir =
             config.dashboard_dir.empty() ? find_resource_dir("web/dist") : config.dashboard_dir;

@@ -1,9 +1,11 @@
 #include <tokenradar/gateway/gateway_server.hpp>
 
-#include <boost/asio/post.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/thread_name.hpp>
+#include <tokenradar/net/log_completion.hpp>
 
 #include <algorithm>
 
@@ -14,6 +16,22 @@ namespace {
 net::asio::awaitable<void> dispatch(Gateway* gateway, net::Request& request,
                                     net::ResponseWriter& writer) {
     co_await gateway->handle(request, writer);
+}
+
+// Closes what the gateway keeps open (the response cache's shared tier) once the server's
+// connections are gone: a stream that completes within the grace period still stores its
+// answer in L2 (the local file has to keep it over the restart). Polls, like the server's own
+// drain; `limit` bounds the wait should a connection linger.
+net::asio::awaitable<void> close_when_drained(Gateway* gateway, net::HttpServer* server,
+                                              std::chrono::milliseconds limit) {
+    constexpr std::chrono::milliseconds kPoll{20};
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    net::asio::steady_timer timer(co_await net::asio::this_coro::executor);
+    while (server->active_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+        timer.expires_after(kPoll);
+        co_await timer.async_wait(net::use_nothrow);
+    }
+    gateway->close_background();
 }
 
 }  // namespace
@@ -66,7 +84,9 @@ Result<std::uint16_t> GatewayServer::start() {
 void GatewayServer::stop(std::chrono::milliseconds grace) {
     if (!thread_.joinable()) return;
     server_->stop(grace);
-    boost::asio::post(ioc_, [gw = gateway_.get()] { gw->close_background(); });
+    boost::asio::co_spawn(
+        ioc_, close_when_drained(gateway_.get(), server_.get(), grace + std::chrono::seconds(1)),
+        net::LogCompletion{"gateway: close"});
     guard_.reset();
     thread_.join();
 }

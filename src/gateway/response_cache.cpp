@@ -1,5 +1,7 @@
 #include "response_cache.hpp"
 
+#include "redis_tier.hpp"
+
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/thread_name.hpp>
@@ -109,29 +111,25 @@ struct ResponseCache::Semantic {
 
 namespace {
 
-// The shared tier's write, in the background: the client has its answer already. The client
+// The shared tier's write, in the background: the client has its answer already. The tier
 // and counters are held by shared_ptr, so a write still pending at shutdown is safe.
 struct SharedWrite {
-    std::shared_ptr<net::RedisClient> redis;
+    std::shared_ptr<SharedTier> tier;
     std::shared_ptr<std::atomic<std::uint64_t>> errors;
 };
 
 net::asio::awaitable<void> write_shared(SharedWrite target, std::string key, std::string bytes,
                                         std::chrono::milliseconds ttl) {
-    auto stored = co_await target.redis->set(std::move(key), std::move(bytes), ttl);
+    auto stored = co_await target.tier->set(std::move(key), std::move(bytes), ttl);
     if (!stored) target.errors->fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
 
-bool ResponseCache::wanted(const GatewayConfig& config) {
-    for (const auto& m : config.models) {
-        if (m.cache.mode != ModelCache::Mode::off) return true;
-    }
-    return false;
-}
+bool ResponseCache::wanted(const GatewayConfig& config) { return any_model_caches(config); }
 
-ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex)
+ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex,
+                             std::shared_ptr<SharedTier> local)
     : config_(config), executor_(ex), memory_({config.cache.memory_bytes, 16}) {
     net::asio::post(indexer_, [] { name_this_thread("tr-cache"); });
     std::size_t semantic_models = 0;
@@ -155,11 +153,18 @@ ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_i
         net::RedisOptions options;
         options.command_timeout = config.cache.redis_timeout;
         options.connect_timeout = config.cache.redis_timeout * 2;
-        redis_ = std::make_shared<net::RedisClient>(ex, std::move(*url), options);
+        shared_ = std::make_shared<RedisTier>(ex, std::move(*url), options);
+    } else {
+        shared_ = std::move(local);
     }
 }
 
 ResponseCache::~ResponseCache() = default;
+
+void ResponseCache::close() {
+    if (shared_) shared_->close();
+    shared_.reset();
+}
 
 ResponseCache::ModelSeries& ResponseCache::series_of(const VirtualModel& model) const {
     return *series_[static_cast<std::size_t>(&model - config_.models.data())];
@@ -187,10 +192,10 @@ net::asio::awaitable<cache::AnswerPtr> ResponseCache::find(const std::string& ke
                                                            std::optional<std::int64_t> max_age_us,
                                                            std::int64_t ttl) {
     if (auto answer = memory_.get(key, now_us, max_age_us)) co_return answer;
-    const std::shared_ptr<net::RedisClient> redis = redis_;  // close() may drop redis_ meanwhile
-    if (!redis) co_return nullptr;
+    const std::shared_ptr<SharedTier> shared = shared_;  // close() may drop shared_ meanwhile
+    if (!shared) co_return nullptr;
     std::string shared_key = std::string(kSharedPrefix) + cache::hex(key);
-    auto got = co_await redis->get(std::move(shared_key));
+    auto got = co_await shared->get(std::move(shared_key));
     if (!got) {
         shared_failed(got.error());
         co_return nullptr;
@@ -300,11 +305,11 @@ void ResponseCache::store(const CacheLookup& lookup, cache::CachedAnswer answer)
     const VirtualModel& model = *lookup.model;
     const std::int64_t now_us = answer.stored_at_us;
     const std::int64_t expires_at_us = now_us + ttl_us(model);
-    if (redis_) {
+    if (shared_) {
         std::string key = std::string(kSharedPrefix) + cache::hex(lookup.key);
         net::asio::co_spawn(
             executor_,
-            write_shared({redis_, shared_errors_}, std::move(key), cache::encode(answer),
+            write_shared({shared_, shared_errors_}, std::move(key), cache::encode(answer),
                          std::chrono::duration_cast<std::chrono::milliseconds>(model.cache.ttl)),
             net::LogCompletion{"cache: shared write"});
     }
@@ -373,9 +378,9 @@ std::string ResponseCache::stats_json() const {
     }
     const cache::MemoryTier::Stats memory = memory_.stats();
     json::value shared_value = nullptr;
-    if (redis_) {
-        const net::RedisStats redis = redis_->stats();
-        shared_value = json::object{{"up", redis.up},
+    if (shared_) {
+        shared_value = json::object{{"kind", shared_->kind()},
+                                    {"up", shared_->up()},
                                     {"hits", shared_hits_.load(std::memory_order_relaxed)},
                                     {"errors", shared_errors_->load(std::memory_order_relaxed)}};
     }
@@ -436,19 +441,20 @@ void ResponseCache::render(PrometheusText& out) const {
     out.family("tokenradar_cache_memory_evictions_total", MetricType::counter,
                "Answers the in-process tier dropped for room.");
     out.sample("tokenradar_cache_memory_evictions_total", memory.evictions);
-    if (redis_) {
+    if (shared_) {
         out.family("tokenradar_cache_shared_hits_total", MetricType::counter,
-                   "Answers found in the shared tier (Redis) and not in memory.");
+                   "Answers found in the shared tier (Redis or the local file) and not in "
+                   "memory.");
         out.sample("tokenradar_cache_shared_hits_total",
                    shared_hits_.load(std::memory_order_relaxed));
         out.family("tokenradar_cache_shared_errors_total", MetricType::counter,
-                   "Shared-tier (Redis) calls that failed or returned an unreadable entry; the "
-                   "cache served from memory alone.");
+                   "Shared-tier (Redis or the local file) calls that failed or returned an "
+                   "unreadable entry; the cache served from memory alone.");
         out.sample("tokenradar_cache_shared_errors_total",
                    shared_errors_->load(std::memory_order_relaxed));
         out.family("tokenradar_cache_shared_up", MetricType::gauge,
-                   "1 while the shared tier (Redis) has a connection.");
-        out.sample("tokenradar_cache_shared_up", redis_->stats().up ? 1 : 0);
+                   "1 while the shared tier (Redis or the local file) is reachable.");
+        out.sample("tokenradar_cache_shared_up", shared_->up() ? 1 : 0);
     }
 }
 

@@ -3,15 +3,16 @@
 //
 // look_up() decides, before routing, whether a request may be answered from the cache or its
 // answer stored (tenant, Cache-Control, the model's settings, what the request asks for) and
-// finds a hit: the exact key in the in-process tier (L1), then in Redis (L2, backfilling L1),
+// finds a hit: the exact key in the in-process tier (L1), then in the shared tier (L2: Redis or
+// the local file, shared_tier.hpp; backfilling L1),
 // then, for a semantic model, the nearest cached question of the same scope (its answer by
 // that question's exact key, through the same tiers). It says what the x-tokenradar-cache
 // header and the attempts' `cache` label are. The relay feeds a miss's completed answer to
 // store(); replay_hit() answers a hit.
 //
-// A Redis outage never reaches the client: its calls fail within `redis_timeout` and, while
-// it is down, at once (RedisClient's backoff); the cache then works from L1 alone, with a
-// warning per outage and tokenradar_cache_shared_errors_total.
+// An L2 outage never reaches the client: Redis calls fail within `redis_timeout` and, while
+// it is down, at once (RedisClient's backoff), a local file's errors are values too; the cache
+// then works from L1 alone, with a warning per outage and tokenradar_cache_shared_errors_total.
 
 #include <tokenradar/cache/answer.hpp>
 #include <tokenradar/cache/cache_control.hpp>
@@ -23,8 +24,8 @@
 #include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/gateway/config.hpp>
+#include <tokenradar/gateway/shared_tier.hpp>
 #include <tokenradar/net/http_server.hpp>
-#include <tokenradar/net/redis_client.hpp>
 
 #include <boost/asio/thread_pool.hpp>
 
@@ -59,8 +60,10 @@ struct CacheLookup {
 
 class ResponseCache {
   public:
-    // `ex`: the gateway's I/O executor (the Redis client's).
-    ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex);
+    // `ex`: the gateway's I/O executor (the Redis client's). `local`: the shared tier when
+    // `[cache] redis` is empty (serve's file; may be null: memory alone).
+    ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex,
+                  std::shared_ptr<SharedTier> local = nullptr);
     ~ResponseCache();
     ResponseCache(const ResponseCache&) = delete;
     ResponseCache& operator=(const ResponseCache&) = delete;
@@ -81,9 +84,10 @@ class ResponseCache {
     // hit's).
     void observe_hit(const CacheLookup& lookup, std::int64_t saved_ns);
 
-    // Drops the Redis connection (calls in flight finish with it); later lookups and stores
-    // use memory alone. On the gateway's executor, at shutdown.
-    void close() { redis_.reset(); }
+    // Closes the shared tier (calls in flight finish with it: Redis's connection closes
+    // after them); later lookups and stores use memory alone. On the gateway's executor, at
+    // shutdown.
+    void close();
 
     // tokenradar_cache_* families for /metrics.
     void render(PrometheusText& out) const;
@@ -118,7 +122,7 @@ class ResponseCache {
     const GatewayConfig& config_;
     net::asio::any_io_executor executor_;
     cache::MemoryTier memory_;
-    std::shared_ptr<net::RedisClient> redis_;  // L2, when configured
+    std::shared_ptr<SharedTier> shared_;  // L2, when configured
     cache::BuiltinEmbedder builtin_;
     std::vector<std::unique_ptr<ModelSeries>> series_;  // by model index
     std::vector<std::unique_ptr<Semantic>> semantic_;   // by model index; null unless semantic

@@ -26,6 +26,20 @@ StoreConfig load_store(const std::optional<ConfigTable>& table) {
     return c;
 }
 
+// The response cache's local shared tier: only when a model caches and there is no Redis;
+// "auto" puts it beside the store (tokenradar.db -> tokenradar.cache.db), or nowhere
+// without a store.
+std::filesystem::path local_cache_path(const gateway::GatewayConfig& g, const StoreConfig& store) {
+    const gateway::CacheConfig& cache = g.cache;
+    if (!gateway::any_model_caches(g) || !cache.redis_url.empty() || cache.local == "off") {
+        return {};
+    }
+    if (cache.local != "auto") return cache.local;
+    if (store.path.empty()) return {};
+    std::filesystem::path path = store.path;
+    return path.replace_extension(".cache.db");
+}
+
 }  // namespace
 
 bool ServeConfig::serves_observatory() const noexcept {
@@ -39,6 +53,7 @@ ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup&
     c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     c.store = load_store(root.table("store"));
     c.gateway = gateway::load_gateway_config(root, getenv_fn);
+    c.gateway.cache.local_path = local_cache_path(c.gateway, c.store);
     // No providers and no models: an observatory that relays nothing, which is fine when it
     // serves the observatory.
     if (c.gateway.providers.empty() && !c.serves_observatory()) {

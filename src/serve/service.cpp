@@ -1,5 +1,7 @@
 #include <tokenradar/serve/service.hpp>
 
+#include "local_tier.hpp"
+
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/observatory/http_api.hpp>
@@ -52,6 +54,15 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         forwarder_ = std::make_unique<observatory::Forwarder>(
             observatory::SubmitTarget{*net::parse_url(obs.forward_to), obs.forward_key}, options);
     }
+    if (const auto& cache = config_.gateway.cache; !cache.local_path.empty()) {
+        auto tier = LocalTier::open(cache.local_path.string(), cache.local_bytes);
+        if (!tier) {
+            throw ConfigError(
+                fmt::format("{}: cache.local: {}", config_.gateway.source, tier.error().message));
+        }
+        cache_tier_ = std::move(*tier);
+        hooks.cache_tier = cache_tier_;
+    }
     const StoreConfig& sc = config_.store;
     if (!sc.path.empty()) {
         store::SqliteOptions store_options;
@@ -73,6 +84,17 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         hooks.extra_metrics = [w, api](PrometheusText& out) {
             store_metrics(w->counters(), out);
             if (api != nullptr) api->metrics(out);
+        };
+    }
+    if (cache_tier_) {
+        std::function<void(PrometheusText&)> also = std::move(hooks.extra_metrics);
+        hooks.extra_metrics = [tier = cache_tier_.get(), also](PrometheusText& out) {
+            if (also) also(out);
+            constexpr std::string_view kDropped = "tokenradar_cache_local_dropped_writes_total";
+            out.family(kDropped, MetricType::counter,
+                       "Answers not written to the local cache file: its thread had 1024 writes "
+                       "waiting (they stay in memory).");
+            out.sample(kDropped, tier->counters().dropped_writes);
         };
     }
     if (writer_ || forwarder_) {
@@ -111,6 +133,9 @@ void Service::stop() {
     server_->stop(config_.gateway.shutdown_grace);
     if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();
+    // The gateway dropped its reference at close; its writes are done (the I/O thread waited
+    // for them): this closes the file.
+    cache_tier_.reset();
     if (forwarder_) forwarder_->stop();
 }
 

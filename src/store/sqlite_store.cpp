@@ -258,34 +258,6 @@ void read_record(sqlite3_stmt* s, Measurement& m) {
     }
 }
 
-// Steps a statement that returns no rows and resets it, so it holds no lock afterwards.
-int step_once(sqlite3_stmt* s) {
-    const int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    return rc;
-}
-
-// WAL: readers (stats, the dashboard) never block the writer and a commit is one
-// sequential append. NORMAL: no fsync per commit, still safe against a killed process.
-Result<void> set_journal(sqlite3* db, const std::string& path) {
-    {
-        auto statement = prepare(db, path, "PRAGMA journal_mode=WAL");
-        if (!statement) return sqlite_error(path, db, "set WAL journal");
-        if (sqlite3_step(statement->get()) != SQLITE_ROW) {
-            return sqlite_error(path, db, "set WAL journal");
-        }
-        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
-        if (mode == nullptr || std::string_view(mode) != "wal") {
-            spdlog::warn("{}: journal mode is {}, not WAL (readers will block the writer)", path,
-                         mode == nullptr ? "unknown" : mode);
-        }
-    }
-    if (auto set = exec(db, path, "PRAGMA synchronous=NORMAL", "set synchronous"); !set) {
-        return set.error();
-    }
-    return {};
-}
-
 // The schema version once migrated; refused for a file that is not ours, or (without
 // options.migrate) older than this build.
 Result<int> open_schema(sqlite3* db, const std::string& path, const SqliteOptions& options) {

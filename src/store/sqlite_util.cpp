@@ -1,6 +1,7 @@
 #include "sqlite_util.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace tokenradar::store {
 
@@ -33,6 +34,28 @@ Result<std::int64_t> query_integer(sqlite3* db, std::string_view path, const cha
     if (!statement) return statement.error();
     if (sqlite3_step(statement->get()) != SQLITE_ROW) return sqlite_error(path, db, sql);
     return sqlite3_column_int64(statement->get(), 0);
+}
+
+int step_once(sqlite3_stmt* s) {
+    const int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc;
+}
+
+Result<void> set_journal(sqlite3* db, std::string_view path) {
+    {
+        auto statement = prepare(db, path, "PRAGMA journal_mode=WAL");
+        if (!statement) return sqlite_error(path, db, "set WAL journal");
+        if (sqlite3_step(statement->get()) != SQLITE_ROW) {
+            return sqlite_error(path, db, "set WAL journal");
+        }
+        const auto* mode = reinterpret_cast<const char*>(sqlite3_column_text(statement->get(), 0));
+        if (mode == nullptr || std::string_view(mode) != "wal") {
+            spdlog::warn("{}: journal mode is {}, not WAL (readers will block the writer)", path,
+                         mode == nullptr ? "unknown" : mode);
+        }
+    }
+    return exec(db, path, "PRAGMA synchronous=NORMAL", "set synchronous");
 }
 
 }  // namespace tokenradar::store

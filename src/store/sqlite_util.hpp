@@ -29,6 +29,14 @@ Result<void> exec(sqlite3* db, std::string_view path, const char* sql, std::stri
 
 Result<Statement> prepare(sqlite3* db, std::string_view path, std::string_view sql);
 
+// Steps a statement that returns no rows and resets it, so it holds no lock afterwards.
+int step_once(sqlite3_stmt* s);
+
+// journal_mode=WAL (readers never block the writer; a commit is one sequential append; a
+// warning when the file cannot have it) and synchronous=NORMAL (no fsync per commit, still
+// safe against a killed process).
+Result<void> set_journal(sqlite3* db, std::string_view path);
+
 // The single integer a PRAGMA or SELECT returns.
 Result<std::int64_t> query_integer(sqlite3* db, std::string_view path, const char* sql);
 

@@ -71,6 +71,13 @@ struct CacheConfig {
     std::size_t memory_bytes = 256U * 1024 * 1024;  // the in-process tier (L1)
     std::string redis_url;                          // the shared tier (L2); "" = none
     std::chrono::milliseconds redis_timeout{50};    // per command: an outage costs at most this
+    // Without Redis, the shared tier in a local file: "auto" (beside the store: serve
+    // resolves it), "off", or a path. A path together with `redis` is refused.
+    std::string local = "auto";
+    std::uint64_t local_bytes = std::uint64_t{1} << 30;  // the file's values, at most
+    // The file the local tier uses, "" = none: `local` resolved by serve::load_serve_config
+    // (it knows the store's path), and only when a model caches.
+    std::filesystem::path local_path;
     // A keyless listener has one tenant for every client: its answers are shared only when
     // this says so.
     bool keyless = false;
@@ -115,6 +122,9 @@ struct GatewayConfig {
 
     const VirtualModel* find_model(std::string_view name) const;
 };
+
+// Whether any model has a response cache.
+bool any_model_caches(const GatewayConfig& config);
 
 // Reads the environment variable of each provider's key_env through `getenv` (tests pass
 // their own). Throws ConfigError.

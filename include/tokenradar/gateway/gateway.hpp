@@ -12,6 +12,7 @@
 #include <tokenradar/core/measurement.hpp>
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/gateway/prometheus.hpp>
+#include <tokenradar/gateway/shared_tier.hpp>
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
 
@@ -34,7 +35,8 @@ using RouteHandler = std::function<net::asio::awaitable<bool>(net::Request&, net
 using RouteHeadCheck =
     std::function<std::optional<net::HeadVerdict>(const net::Request&, std::size_t)>;
 
-// How `serve` plugs the store and the observatory in: the gateway knows neither.
+// How `serve` plugs the store, the observatory and the response cache's local file in: the
+// gateway knows none of them.
 struct GatewayHooks {
     RecordSink sink;  // every attempt's record; may be empty
     // More families for /metrics after the gateway's (the store's and observatory's counters).
@@ -46,6 +48,9 @@ struct GatewayHooks {
     // The largest body api_routes take (ingestion's); the listener reads bodies up to the
     // larger of this and [limits] max_body_bytes, and api_head_check gives each route its own.
     std::size_t api_max_body_bytes = 0;
+    // The response cache's shared tier when `[cache] redis` is empty (serve's local file,
+    // `[cache] local`); ignored with Redis, and when no model caches.
+    std::shared_ptr<SharedTier> cache_tier;
 };
 
 class Gateway {

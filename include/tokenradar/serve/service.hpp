@@ -29,10 +29,13 @@ class RollupKeeper;
 
 namespace tokenradar::serve {
 
+class LocalTier;
+
 class Service {
   public:
-    // Opens the store (ConfigError naming the config file when it cannot). The hooks' sink,
-    // extra_metrics, ready, api_routes, api_head_check and api_max_body_bytes are set here
+    // Opens the store and the response cache's local file (ConfigError naming the config
+    // file and the data file when it cannot). The hooks' sink, extra_metrics, ready,
+    // api_routes, api_head_check, api_max_body_bytes and cache_tier are set here
     // (a caller's sink and ready are kept and called too); ca_file is the caller's.
     explicit Service(ServeConfig config, gateway::GatewayHooks hooks = {});
     ~Service();
@@ -40,7 +43,8 @@ class Service {
     Service& operator=(const Service&) = delete;
 
     Result<std::uint16_t> start();
-    // Streams in flight get the gateway's shutdown_grace; then every queued record is written.
+    // Streams in flight get the gateway's shutdown_grace; then every queued record and cache
+    // write is written.
     void stop();
 
     [[nodiscard]] gateway::GatewayServer& server() noexcept { return *server_; }
@@ -56,6 +60,7 @@ class Service {
     std::unique_ptr<observatory::HttpApi> api_;
     std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
+    std::shared_ptr<LocalTier> cache_tier_;  // [cache] local: the response cache's L2
     std::unique_ptr<gateway::GatewayServer> server_;
 };
 

@@ -5,12 +5,17 @@
 #include "../../support/gateway_fixture.hpp"
 #include "../../support/redis_server.hpp"
 #include "../../support/scripted_server.hpp"
+#include "../../support/service_fixture.hpp"
+#include "../../support/temp_path.hpp"
 
 #include <tokenradar/net/api_keys.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 
 namespace tokenradar::gateway {
 namespace {
@@ -499,6 +504,97 @@ TEST(GatewayCache, ARedisOutageIsNeverTheClientsError) {
                             {{"authorization", "Bearer " + std::string(kKeyA)}});
     EXPECT_GE(testing::metric_value(m.body, "tokenradar_cache_shared_errors_total"), 1);
     EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_up"), 0);
+}
+
+// config() with the store at `store` (the local shared tier goes beside it).
+std::string with_store(std::string toml, const std::string& store) {
+    const std::string none = "[store]\npath = \"\"";
+    return toml.replace(toml.find(none), none.size(), "[store]\npath = \"" + store + "\"");
+}
+
+TEST(GatewayCache, AnAnswerInTheLocalFileOutlivesARestart) {
+    ScriptedServer upstream(three_chunks());
+    // A directory of its own: the store, its lock and the cache file beside it.
+    const testing::TempPath dir("cache_local", "");
+    std::filesystem::create_directories(dir.path());
+    const std::string store = dir.path() + "/tokenradar.db";
+    const std::string cache_file = dir.path() + "/tokenradar.cache.db";
+    const std::string toml = with_store(config(upstream), store);
+    const testing::HeaderPairs key = {{"authorization", "Bearer " + std::string(kKeyA)}};
+    {
+        testing::ServiceFixture first(toml);
+        const auto miss = testing::post_json(first.url("/v1/chat/completions"), body(true), key);
+        EXPECT_EQ(header(miss, "x-tokenradar-cache"), "miss");
+        first.stop();  // the write to the file is done when stop() returns
+    }
+    ASSERT_TRUE(std::filesystem::exists(cache_file)) << cache_file;
+    testing::ServiceFixture second(toml);
+    const auto hit = testing::post_json(second.url("/v1/chat/completions"), body(true), key);
+    EXPECT_EQ(header(hit, "x-tokenradar-cache"), "exact");
+    EXPECT_EQ(contents(hit.body), (std::vector<std::string>{"Hel", "lo, ", "world"}));
+    EXPECT_EQ(upstream.received_bodies().size(), 1u);  // not asked again
+    const auto stats =
+        testing::fetch(boost::beast::http::verb::get, second.url("/api/v1/gateway/cache"));
+    ASSERT_EQ(stats.status, 200u) << stats.body;
+    const auto shared = json::parse(stats.body).at("shared").as_object();
+    EXPECT_EQ(shared.at("kind").as_string(), "local");
+    EXPECT_EQ(shared.at("hits").to_number<std::int64_t>(), 1);
+    EXPECT_EQ(shared.at("up").as_bool(), true);
+    const auto m = testing::fetch(boost::beast::http::verb::get, second.url("/metrics"), key);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_hits_total"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_shared_up"), 1);
+    EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_local_dropped_writes_total"), 0);
+}
+
+TEST(GatewayCache, ALocalFileThatCannotBeOpenedIsAnErrorAtStartNamingIt) {
+    ScriptedServer upstream(whole_answer());
+    const std::string missing_dir =
+        testing::unique_temp_path("cache_local", "").string() + "/no/such/dir/x.cache.db";
+    try {
+        testing::ServiceFixture service("[cache]\nlocal = \"" + missing_dir + "\"\n" +
+                                        config(upstream));
+        ADD_FAILURE() << "the service started";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr(missing_dir));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("cache.local"));
+    }
+    // A file of something else is refused too, and left as it was.
+    const testing::TempPath text("cache_local", ".txt");
+    text.write("not a database, not a cache\n");
+    try {
+        testing::ServiceFixture service("[cache]\nlocal = \"" + text.path() + "\"\n" +
+                                        config(upstream));
+        ADD_FAILURE() << "the service started";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr(text.path()));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("not a TokenRadar cache file"));
+    }
+}
+
+TEST(GatewayCache, ALocalFileAndRedisTogetherAreAConfigError) {
+    ScriptedServer upstream(whole_answer());
+    try {
+        (void)testing::serve_config(
+            "[cache]\nredis = \"redis://127.0.0.1:1\"\nlocal = \"/tmp/x.cache.db\"\n" +
+            config(upstream));
+        ADD_FAILURE() << "accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("test.toml"));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("cache.local"));
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("choose one shared tier"));
+    }
+    // "auto" with Redis is Redis; "auto" without a store is no shared tier at all.
+    EXPECT_TRUE(
+        testing::serve_config("[cache]\nredis = \"redis://127.0.0.1:1\"\n" + config(upstream))
+            .gateway.cache.local_path.empty());
+    EXPECT_TRUE(testing::serve_config(config(upstream)).gateway.cache.local_path.empty());
+    const auto beside = testing::serve_config(with_store(config(upstream), "/data/tokenradar.db"));
+    EXPECT_EQ(beside.gateway.cache.local_path, "/data/tokenradar.cache.db");
+    EXPECT_THAT(serve::describe(beside),
+                ::testing::HasSubstr("shared local file /data/tokenradar.cache.db"));
+    EXPECT_TRUE(testing::serve_config("[cache]\nlocal = \"off\"\n" +
+                                      with_store(config(upstream), "/data/tokenradar.db"))
+                    .gateway.cache.local_path.empty());
 }
 
 }  // namespace
