@@ -102,16 +102,17 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
     a.errors = report.errors;
     a.ttft_p50_ms = report.ttft_ms ? report.ttft_ms->p50 : 0;
     a.tpot_p50_ms = report.tpot_ms ? report.tpot_ms->p50 : 0;
-    // Per request, joined with the sim's intended timings on the response id.
+    // Per request, joined with the sim's trace on the response id.
     const auto truth = read_trace_ttft(trace);
     std::vector<double> errors_ms;
     std::vector<double> late_ms;
     for (const auto& m : result.records) {
         auto it = truth.find(m.response_id);
         if (it == truth.end() || !m.ok()) continue;
-        const TraceTtft& sim = it->second;
-        errors_ms.push_back(std::abs(*derive(m).ttft_ms - static_cast<double>(sim.sent_ns) / 1e6));
-        late_ms.push_back(static_cast<double>(sim.sent_ns - sim.planned_ns) / 1e6);
+        const TraceTtft& traced = it->second;
+        errors_ms.push_back(
+            std::abs(*derive(m).ttft_ms - static_cast<double>(traced.sent_ns) / 1e6));
+        late_ms.push_back(static_cast<double>(traced.sent_ns - traced.planned_ns) / 1e6);
     }
     a.joined = errors_ms.size();
     a.trace_error_ms = stats::summarize(errors_ms).value_or(stats::Summary{});
