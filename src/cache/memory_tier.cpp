@@ -91,8 +91,9 @@ void MemoryTier::climb(Shard& shard) const {
     shard.previous_hit_ratio = hit_ratio;
     shard.sample_hits = 0;
     shard.sample_misses = 0;
-    const auto low = static_cast<double>(shard_budget_ * kWindowPercent / 100);
-    const auto high = static_cast<double>(shard_budget_ * kMaxWindowPercent / 100);
+    const double budget = static_cast<double>(shard_budget_);
+    const double low = budget * kWindowPercent / 100;
+    const double high = budget * kMaxWindowPercent / 100;
     const double window = std::clamp(static_cast<double>(shard.window_budget) + amount, low, high);
     shard.window_budget = static_cast<std::size_t>(window);
     shard.protected_budget = (shard_budget_ - shard.window_budget) * kProtectedPercent / 100;
@@ -137,7 +138,7 @@ AnswerPtr MemoryTier::get(std::string_view key, std::int64_t now_us,
 // The candidate (the window's least recently used) moves to probation and stays only while it
 // is more frequent than each victim it takes room from: probation's least recently used, or
 // protected's when probation holds the candidate alone. A tie keeps the victim.
-void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) {
+void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) const {
     move_to(shard, candidate, kProbation);
     const unsigned frequency = shard.sketch.estimate(candidate->hash);
     while (shard.bytes > shard_budget_) {

@@ -108,7 +108,7 @@ class MemoryTier {
     void make_room(Shard& shard);
     void count_lookup(Shard& shard, bool hit) const;
     void climb(Shard& shard) const;
-    void admit_or_drop(Shard& shard, EntryList::iterator candidate);
+    void admit_or_drop(Shard& shard, EntryList::iterator candidate) const;
 
     std::vector<std::unique_ptr<Shard>> shards_;
     std::size_t shard_budget_;
