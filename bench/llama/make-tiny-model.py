@@ -57,6 +57,7 @@ def main():
     tokens = field_value(vocab.fields["tokenizer.ggml.tokens"])
     n_vocab = len(tokens)
 
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     w = gguf.GGUFWriter(args.out, "llama")
     w.add_name("tokenradar-tiny-random-llama")
     w.add_context_length(CONTEXT)
