@@ -125,8 +125,8 @@ export interface CacheModelStats {
 export interface CacheStats {
   models: CacheModelStats[];
   memory: { bytes: number; max_bytes: number; entries: number; evictions: number } | null;
-  /** The Redis tier, when configured. */
-  shared?: { up: boolean; hits: number; errors: number } | null;
+  /** The shared tier (L2), when there is one: Redis, or the local SQLite file. */
+  shared?: { kind: 'redis' | 'local'; up: boolean; hits: number; errors: number } | null;
 }
 
 /** GET /api/v1/gateway/provider-cache: the gateway's live TTFT split by provider prompt-cache

@@ -332,6 +332,7 @@ const kCacheStats = {
     },
   ],
   memory: { bytes: 1_572_864, max_bytes: 268_435_456, entries: 80, evictions: 0 },
+  shared: { kind: 'local', up: true, hits: 12, errors: 0 },
 };
 
 // GET /api/v1/gateway/provider-cache: the real one reads the gateway's live metrics (every ok

@@ -420,12 +420,18 @@ async function checkGatewayCache(context) {
       const num = (c) => (cell(c)?.dataset.value === undefined ? null : Number(cell(c).dataset.value));
       return { model: tr.dataset.model, mode: cell('mode')?.textContent, rate: num('hit_rate'), rateText: cell('hit_rate')?.textContent, exact: num('exact'), semantic: num('semantic'), miss: num('miss'), saved: num('saved'), savedText: cell('saved')?.textContent };
     }),
+    shared: (() => {
+      const note = document.querySelector('section.cache [data-key=cache-shared]');
+      return note ? { kind: note.dataset.kind, hits: Number(note.dataset.hits) } : null;
+    })(),
     histograms: Object.fromEntries(Array.from(document.querySelectorAll('section.cache figure[data-figure^="similarity:"]')).map((f) => [f.dataset.figure.slice('similarity:'.length), Array.from(f.querySelectorAll('tbody td[data-value]')).map((td) => Number(td.dataset.value))])),
   });
   const compare = (dom, body) => {
     const p = [];
     if (body.models.length === 0) return dom.empty ? [] : ['no model caches, but the page shows no empty state'];
     if (dom.rows.length !== body.models.length) p.push(`${dom.rows.length} rows, API ${body.models.length} models`);
+    const shared = body.shared ? { kind: body.shared.kind, hits: body.shared.hits } : null;
+    if (JSON.stringify(dom.shared) !== JSON.stringify(shared)) p.push(`shared tier: page ${JSON.stringify(dom.shared)}, API ${JSON.stringify(shared)}`);
     for (const m of body.models) {
       const d = dom.rows.find((r) => r.model === m.model);
       if (!d) {

@@ -101,6 +101,17 @@ function similarityHistogram(m: CacheModelStats): HTMLElement {
   );
 }
 
+/** One line on the shared tier (L2): which, whether it answers, what it found. */
+function sharedTierNote(shared: NonNullable<CacheStats['shared']>): HTMLElement {
+  const which = shared.kind === 'redis' ? 'Redis' : 'local file';
+  const state = shared.up ? 'up' : 'down: serving from memory alone';
+  return h(
+    'p',
+    { class: 'note', 'data-key': 'cache-shared', 'data-kind': shared.kind, 'data-hits': shared.hits },
+    `Shared tier (${which}): ${state}; ${fmtCount(shared.hits)} answers found there and not in memory, ${fmtCount(shared.errors)} errors.`,
+  );
+}
+
 /** The response cache since the gateway started: hit rate and time saved per model. */
 function cacheSection(cache: CacheStats | null): HTMLElement | null {
   if (cache === null) return null;
@@ -163,6 +174,7 @@ function cacheSection(cache: CacheStats | null): HTMLElement | null {
                 `Memory: ${fmtBytes(cache.memory.bytes)} of ${fmtBytes(cache.memory.max_bytes)}, ${fmtCount(cache.memory.entries)} answers, ${fmtCount(cache.memory.evictions)} evicted.`,
               )
             : null,
+          cache.shared ? sharedTierNote(cache.shared) : null,
           cache.models.some((m) => m.mode === 'semantic')
             ? h('div', { class: 'grid-3' }, cache.models.filter((m) => m.mode === 'semantic').map(similarityHistogram))
             : null,
