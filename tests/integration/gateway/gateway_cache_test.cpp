@@ -380,6 +380,20 @@ TEST(GatewayCache, ANearDuplicateIsASemanticHitAndAFlippedQuestionIsNot) {
         3);
 }
 
+// Model m's keys and the provider for an OpenAI-compatible embedder at `embedder`.
+std::string upstream_embedder(const ScriptedServer& embedder) {
+    return R"(
+semantic_embedder = "emb/e"
+semantic_threshold = 0.95
+[[providers]]
+name = "emb"
+api = "openai"
+base_url = ")" +
+           embedder.base_url() + R"(/v1"
+key_env = "TEST_UPSTREAM_KEY"
+)";
+}
+
 TEST(GatewayCache, AnUpstreamEmbedderIsCalledAndRecorded) {
     ScriptedServer upstream(whole_answer());
     // Every question gets the same vector: the similarity is 1 and the guard decides.
@@ -389,17 +403,7 @@ TEST(GatewayCache, AnUpstreamEmbedderIsCalledAndRecorded) {
                        R"({"object":"list","data":[{"object":"embedding","index":0,)"
                        R"("embedding":[0.1,0.2,0.3,0.4]}],"model":"e"})"}};
     ScriptedServer embedder(vectors);
-    const std::string extra = R"(
-semantic_embedder = "emb/e"
-semantic_threshold = 0.95
-[[providers]]
-name = "emb"
-api = "openai"
-base_url = ")" + embedder.base_url() +
-                              R"(/v1"
-key_env = "TEST_UPSTREAM_KEY"
-)";
-    GatewayFixture gw(with_mode(config(upstream, extra), "semantic"));
+    GatewayFixture gw(with_mode(config(upstream, upstream_embedder(embedder)), "semantic"));
     EXPECT_EQ(header(ask(gw, body(false, "What does a CDN do?")), "x-tokenradar-cache"), "miss");
     wait_until_indexed(gw, 1);
     EXPECT_EQ(header(ask(gw, body(false, "what does a cdn do")), "x-tokenradar-cache"), "semantic");
@@ -433,17 +437,7 @@ TEST(GatewayCache, AnEmbedderThatRefusesLeavesTheExactCacheWorking) {
                        R"(compatible. Please use a different pooling type","type":)"
                        R"("invalid_request_error"}})"}};
     ScriptedServer embedder(refusal);
-    const std::string extra = R"(
-semantic_embedder = "emb/e"
-semantic_threshold = 0.95
-[[providers]]
-name = "emb"
-api = "openai"
-base_url = ")" + embedder.base_url() +
-                              R"(/v1"
-key_env = "TEST_UPSTREAM_KEY"
-)";
-    GatewayFixture gw(with_mode(config(upstream, extra), "semantic"));
+    GatewayFixture gw(with_mode(config(upstream, upstream_embedder(embedder)), "semantic"));
     const auto first = ask(gw, body(false, "What does a CDN do?"));
     EXPECT_EQ(first.status, 200u);
     EXPECT_EQ(header(first, "x-tokenradar-cache"), "miss");
