@@ -486,14 +486,16 @@ TEST(GatewayCache, ARedisOutageIsNeverTheClientsError) {
     GatewayFixture gw("[cache]\nredis = \"" + redis.url() + "\"\n" + config(upstream));
     EXPECT_EQ(header(ask(gw, body(false, "one")), "x-tokenradar-cache"), "miss");
     redis.kill();
-    // Misses and hits go on from memory; each request is answered in time.
+    // Misses and hits go on from memory, each within redis_timeout (50 ms) of its usual time:
+    // the bound only catches a request left waiting on the dead connection (a TCP timeout
+    // is minutes); 2 s was missed once at 2.05 s with the machine at load 8.
     const auto t0 = std::chrono::steady_clock::now();
     const auto miss = ask(gw, body(false, "two"));
     EXPECT_EQ(miss.status, 200u) << miss.body;
     EXPECT_EQ(header(miss, "x-tokenradar-cache"), "miss");
     EXPECT_EQ(header(ask(gw, body(false, "two")), "x-tokenradar-cache"), "exact");
     EXPECT_EQ(header(ask(gw, body(false, "one")), "x-tokenradar-cache"), "exact");
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
     auto m = testing::fetch(boost::beast::http::verb::get, gw.url("/metrics"),
                             {{"authorization", "Bearer " + std::string(kKeyA)}});
     EXPECT_GE(testing::metric_value(m.body, "tokenradar_cache_shared_errors_total"), 1);
