@@ -209,7 +209,10 @@ net::asio::awaitable<cache::AnswerPtr> ResponseCache::find(const std::string& ke
         co_return nullptr;
     }
     if (max_age_us && now_us - decoded->stored_at_us > *max_age_us) co_return nullptr;
+    // The model's TTL now, not the one the entry was written with (a lowered TTL applies to
+    // the answers a shared tier already holds).
     const std::int64_t expires_at_us = decoded->stored_at_us + ttl;
+    if (expires_at_us <= now_us) co_return nullptr;
     auto answer = std::make_shared<const cache::CachedAnswer>(std::move(*decoded));
     memory_.put(key, answer, expires_at_us);
     shared_hits_.fetch_add(1, std::memory_order_relaxed);

@@ -90,11 +90,17 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         std::function<void(PrometheusText&)> also = std::move(hooks.extra_metrics);
         hooks.extra_metrics = [tier = cache_tier_.get(), also](PrometheusText& out) {
             if (also) also(out);
+            const LocalTier::Counters counters = tier->counters();
             constexpr std::string_view kDropped = "tokenradar_cache_local_dropped_writes_total";
             out.family(kDropped, MetricType::counter,
                        "Answers not written to the local cache file: its thread had 1024 writes "
-                       "waiting (they stay in memory).");
-            out.sample(kDropped, tier->counters().dropped_writes);
+                       "or 64 MiB waiting (they stay in memory).");
+            out.sample(kDropped, counters.dropped_writes);
+            constexpr std::string_view kSkipped = "tokenradar_cache_local_skipped_reads_total";
+            out.family(kSkipped, MetricType::counter,
+                       "Lookups that did not read the local cache file (a miss at once): over 64 "
+                       "writes were queued ahead of them.");
+            out.sample(kSkipped, counters.skipped_reads);
         };
     }
     if (writer_ || forwarder_) {

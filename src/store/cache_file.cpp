@@ -1,3 +1,4 @@
+#include "owner_lock.hpp"
 #include "sqlite_util.hpp"
 
 #include <tokenradar/store/cache_file.hpp>
@@ -30,10 +31,12 @@ constexpr std::string_view kOldBytesSql = "SELECT bytes FROM entries WHERE key =
 constexpr std::string_view kPutSql =
     "INSERT OR REPLACE INTO entries (key, value, bytes, stored_at_us, expires_at_us) "
     "VALUES (?1, ?2, ?3, ?4, ?5)";
-// The soonest to expire, then the oldest: what a bounded cache loses least by dropping.
+// The soonest to expire, then the oldest: what a bounded cache loses least by dropping; never
+// the entry being stored (?1).
 constexpr std::string_view kEvictSql =
-    "DELETE FROM entries WHERE rowid = (SELECT rowid FROM entries "
+    "DELETE FROM entries WHERE rowid = (SELECT rowid FROM entries WHERE key != ?1 "
     "ORDER BY expires_at_us, stored_at_us LIMIT 1) RETURNING bytes";
+constexpr std::string_view kDeleteSql = "DELETE FROM entries WHERE key = ?1 RETURNING bytes";
 constexpr std::string_view kSweepSql =
     "DELETE FROM entries WHERE expires_at_us <= ?1 RETURNING bytes";
 
@@ -62,11 +65,12 @@ Result<void> check_or_create(sqlite3* db, const std::string& path) {
 }  // namespace
 
 struct CacheFile::Statements {
-    Statement begin, commit, rollback, get, old_bytes, put, evict, sweep;
+    Statement begin, commit, rollback, get, old_bytes, put, evict, sweep, erase;
 };
 
-CacheFile::CacheFile(std::string path, sqlite3* db, const CacheFileOptions& options)
-    : path_(std::move(path)), db_(db), options_(options) {}
+CacheFile::CacheFile(std::string path, sqlite3* db, const CacheFileOptions& options,
+                     std::unique_ptr<OwnerLock> owner)
+    : path_(std::move(path)), db_(db), options_(options), owner_(std::move(owner)) {}
 
 CacheFile::~CacheFile() {
     statements_.reset();  // statements first: close_v2 would otherwise defer the close
@@ -75,6 +79,10 @@ CacheFile::~CacheFile() {
 
 Result<std::unique_ptr<CacheFile>> CacheFile::open(const std::string& path,
                                                    const CacheFileOptions& options) {
+    // One process per file: the byte total is kept in memory, and another process's
+    // evictions and sweeps would make it drift.
+    auto owner = OwnerLock::acquire(path);
+    if (!owner) return owner.error();
     sqlite3* raw = nullptr;
     const int rc =
         sqlite3_open_v2(path.c_str(), &raw,
@@ -85,7 +93,7 @@ Result<std::unique_ptr<CacheFile>> CacheFile::open(const std::string& path,
     if (auto checked = check_or_create(db.get(), path); !checked) return checked.error();
     if (auto journal = set_journal(db.get(), path); !journal) return journal.error();
 
-    std::unique_ptr<CacheFile> file(new CacheFile(path, db.release(), options));
+    std::unique_ptr<CacheFile> file(new CacheFile(path, db.release(), options, std::move(*owner)));
     auto statements = std::make_unique<Statements>();
     for (auto [slot, text] :
          {std::pair{&statements->begin, std::string_view("BEGIN IMMEDIATE")},
@@ -93,7 +101,7 @@ Result<std::unique_ptr<CacheFile>> CacheFile::open(const std::string& path,
           std::pair{&statements->rollback, std::string_view("ROLLBACK")},
           std::pair{&statements->get, kGetSql}, std::pair{&statements->old_bytes, kOldBytesSql},
           std::pair{&statements->put, kPutSql}, std::pair{&statements->evict, kEvictSql},
-          std::pair{&statements->sweep, kSweepSql}}) {
+          std::pair{&statements->sweep, kSweepSql}, std::pair{&statements->erase, kDeleteSql}}) {
         auto prepared = prepare(file->db_, path, text);
         if (!prepared) return prepared.error();
         *slot = std::move(*prepared);
@@ -132,7 +140,11 @@ Result<std::optional<std::string>> CacheFile::get(std::string_view key, std::int
 
 Result<bool> CacheFile::put(std::string_view key, std::string_view bytes,
                             std::int64_t expires_at_us, std::int64_t now_us) {
-    if (bytes.size() > options_.max_bytes) return false;
+    if (bytes.size() > options_.max_bytes) {
+        // Nothing is stored, and an older answer under the key must not outlive this one.
+        if (auto erased = erase(key); !erased) return erased.error();
+        return false;
+    }
     if (now_us >= next_sweep_us_) {
         next_sweep_us_ = now_us + options_.sweep_interval.count();
         if (auto swept = remove_expired(now_us); !swept) return swept.error();
@@ -162,6 +174,7 @@ Result<bool> CacheFile::put(std::string_view key, std::string_view bytes,
         after.bytes += bytes.size();
         while (after.bytes > options_.max_bytes) {
             sqlite3_stmt* evict = s.evict.get();
+            bind_bytes(evict, 1, key);
             const int evicted = sqlite3_step(evict);
             if (evicted == SQLITE_ROW) {
                 after.bytes -= static_cast<std::uint64_t>(sqlite3_column_int64(evict, 0));
@@ -184,6 +197,25 @@ Result<bool> CacheFile::put(std::string_view key, std::string_view bytes,
     }
     stats_ = after;
     return true;
+}
+
+Result<void> CacheFile::erase(std::string_view key) {
+    sqlite3_stmt* s = statements_->erase.get();
+    bind_bytes(s, 1, key);
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        stats_.bytes -= static_cast<std::uint64_t>(sqlite3_column_int64(s, 0));
+        --stats_.entries;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+        }
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        Error error = sqlite_error(path_, db_, "delete an entry");
+        sqlite3_reset(s);
+        return error;
+    }
+    sqlite3_reset(s);
+    return {};
 }
 
 Result<std::uint64_t> CacheFile::remove_expired(std::int64_t now_us) {

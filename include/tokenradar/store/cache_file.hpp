@@ -21,9 +21,11 @@ struct sqlite3;
 
 namespace tokenradar::store {
 
+class OwnerLock;
+
 struct CacheFileOptions {
     std::uint64_t max_bytes = std::uint64_t{1} << 30;  // total value bytes kept
-    std::chrono::milliseconds busy_timeout{1'000};     // another process writing the file
+    std::chrono::milliseconds busy_timeout{1'000};     // a checkpoint or a backup holding a lock
     // put() sweeps expired rows at most this often.
     std::chrono::microseconds sweep_interval = std::chrono::minutes(1);
 };
@@ -38,8 +40,9 @@ struct CacheFileStats {
 class CacheFile {
   public:
     // Opens or creates `path`. Refused, with a message naming the file, when it cannot be
-    // opened or created, or when it is a SQLite file of something else (the measurement store,
-    // say) or not a SQLite file at all.
+    // opened or created, when another process (or another CacheFile or store here) has it open
+    // (flock on "<path>.lock", as the store's OwnerLock), or when it is a SQLite file of
+    // something else (the measurement store, say) or not a SQLite file at all.
     static Result<std::unique_ptr<CacheFile>> open(const std::string& path,
                                                    const CacheFileOptions& options = {});
     ~CacheFile();
@@ -50,7 +53,9 @@ class CacheFile {
     Result<std::optional<std::string>> get(std::string_view key, std::int64_t now_us);
     // Stores (or replaces) `key` until `expires_at_us`, in one transaction with the deletions
     // that keep the total under max_bytes (the soonest to expire first, then the oldest).
-    // False when `bytes` alone is over max_bytes (nothing stored). Sweeps expired rows first
+    // False when `bytes` alone is over max_bytes: nothing stored, and an older entry under
+    // `key` deleted (it must not outlive a newer answer). Never evicts `key` itself. Sweeps
+    // expired rows first
     // when the last sweep is over sweep_interval old.
     Result<bool> put(std::string_view key, std::string_view bytes, std::int64_t expires_at_us,
                      std::int64_t now_us);
@@ -62,13 +67,14 @@ class CacheFile {
 
   private:
     struct Statements;
-    CacheFile(std::string path, sqlite3* db, const CacheFileOptions& options);
-    // Deletes rows, soonest to expire first, until the values fit in max_bytes.
-    Result<void> evict_to_bound();
+    CacheFile(std::string path, sqlite3* db, const CacheFileOptions& options,
+              std::unique_ptr<OwnerLock> owner);
+    Result<void> erase(std::string_view key);
 
     std::string path_;
     sqlite3* db_;
     CacheFileOptions options_;
+    std::unique_ptr<OwnerLock> owner_;
     std::unique_ptr<Statements> statements_;
     CacheFileStats stats_;
     std::int64_t next_sweep_us_ = 0;

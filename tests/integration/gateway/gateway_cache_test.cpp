@@ -542,6 +542,26 @@ TEST(GatewayCache, AnAnswerInTheLocalFileOutlivesARestart) {
     EXPECT_EQ(testing::metric_value(m.body, "tokenradar_cache_local_dropped_writes_total"), 0);
 }
 
+TEST(GatewayCache, ALoweredTtlAppliesToAnswersTheLocalFileKeeps) {
+    ScriptedServer upstream(three_chunks());
+    const testing::TempPath dir("cache_local", "");
+    std::filesystem::create_directories(dir.path());
+    const std::string store = dir.path() + "/tokenradar.db";
+    const testing::HeaderPairs key = {{"authorization", "Bearer " + std::string(kKeyA)}};
+    {
+        testing::ServiceFixture first(with_store(config(upstream), store));
+        EXPECT_EQ(header(testing::post_json(first.url("/v1/chat/completions"), body(true), key),
+                         "x-tokenradar-cache"),
+                  "miss");
+        first.stop();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    testing::ServiceFixture second(with_store(config(upstream, "cache_ttl = \"1s\"\n"), store));
+    const auto again = testing::post_json(second.url("/v1/chat/completions"), body(true), key);
+    EXPECT_EQ(header(again, "x-tokenradar-cache"), "miss");
+    EXPECT_EQ(upstream.received_bodies().size(), 2u);
+}
+
 TEST(GatewayCache, ALocalFileThatCannotBeOpenedIsAnErrorAtStartNamingIt) {
     ScriptedServer upstream(whole_answer());
     const std::string missing_dir =

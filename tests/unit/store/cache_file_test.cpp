@@ -120,5 +120,44 @@ TEST(CacheFile, APathThatCannotBeCreatedIsAnErrorNamingIt) {
     EXPECT_THAT(refused.error().message, HasSubstr(path));
 }
 
+TEST(CacheFile, AnAnswerTooLargeToKeepDeletesTheOlderOne) {
+    const TempPath path("cache_file", ".cache.db");
+    CacheFileOptions options;
+    options.max_bytes = 10;
+    auto file = open_file(path, options);
+    ASSERT_TRUE(file->put("k", "old", kNow + kMinute, kNow).value());
+    EXPECT_FALSE(file->put("k", "eleven byte", kNow + kMinute, kNow).value());
+    EXPECT_EQ(file->get("k", kNow).value(), std::nullopt);
+    EXPECT_EQ(file->stats().entries, 0u);
+    EXPECT_EQ(file->stats().bytes, 0u);
+}
+
+TEST(CacheFile, TheEntryBeingStoredIsNeverItsOwnVictim) {
+    // A full file of long-lived answers and a short-lived newcomer: the newcomer expires
+    // soonest, yet the long-lived ones make room for it.
+    const TempPath path("cache_file", ".cache.db");
+    CacheFileOptions options;
+    options.max_bytes = 8;
+    auto file = open_file(path, options);
+    ASSERT_TRUE(file->put("week1", "aaaa", kNow + 10'000 * kMinute, kNow).value());
+    ASSERT_TRUE(file->put("week2", "bbbb", kNow + 10'000 * kMinute, kNow + 1).value());
+    ASSERT_TRUE(file->put("hour", "cccc", kNow + kMinute, kNow + 2).value());
+    EXPECT_EQ(file->get("hour", kNow + 2).value(), "cccc");
+    EXPECT_EQ(file->get("week1", kNow + 2).value(), std::nullopt);  // the older of the two
+    EXPECT_EQ(file->get("week2", kNow + 2).value(), "bbbb");
+    EXPECT_EQ(file->stats().bytes, 8u);
+}
+
+TEST(CacheFile, OneProcessAtATime) {
+    // The byte total lives in memory: a second owner's evictions would make it drift.
+    const TempPath path("cache_file", ".cache.db");
+    auto first = open_file(path);
+    auto second = CacheFile::open(path.path());
+    ASSERT_FALSE(second);
+    EXPECT_THAT(second.error().message, HasSubstr(path.path()));
+    first.reset();
+    EXPECT_TRUE(CacheFile::open(path.path()));
+}
+
 }  // namespace
 }  // namespace tokenradar::store
