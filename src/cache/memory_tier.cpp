@@ -137,8 +137,11 @@ AnswerPtr MemoryTier::get(std::string_view key, std::int64_t now_us,
 
 // The candidate (the window's least recently used) moves to probation and stays only while it
 // is more frequent than each victim it takes room from: probation's least recently used, or
-// protected's when probation holds the candidate alone. A tie keeps the victim.
-void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) const {
+// protected's when probation holds the candidate alone. A tie keeps the victim; an expired
+// victim goes without a contest (its past popularity buys nothing now). "Now" is the newest
+// answer's storing time (`stored_at`), which nothing here can read later than it is.
+void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate,
+                               std::int64_t now_us) const {
     move_to(shard, candidate, kProbation);
     const unsigned frequency = shard.sketch.estimate(candidate->hash);
     while (shard.bytes > shard_budget_) {
@@ -146,6 +149,11 @@ void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) cons
         if (victim == candidate) {
             if (shard.lists[kProtected].empty()) return;  // nothing in main to take room from
             victim = std::prev(shard.lists[kProtected].end());
+        }
+        if (victim->expires_at_us <= now_us) {
+            ++shard.expired;
+            drop(shard, victim);
+            continue;
         }
         ++shard.evictions;
         if (frequency > shard.sketch.estimate(victim->hash)) {
@@ -158,14 +166,14 @@ void MemoryTier::admit_or_drop(Shard& shard, EntryList::iterator candidate) cons
     }
 }
 
-void MemoryTier::make_room(Shard& shard) {
+void MemoryTier::make_room(Shard& shard, std::int64_t now_us) {
     while (shard.segment_bytes[kWindow] > shard.window_budget) {
         const auto oldest = std::prev(shard.lists[kWindow].end());
         if (admission_ == Admission::lru) {
             ++shard.evictions;
             drop(shard, oldest);
         } else {
-            admit_or_drop(shard, oldest);
+            admit_or_drop(shard, oldest, now_us);
         }
     }
     // The bound holds whatever the policy left: the least valuable go first.
@@ -181,6 +189,7 @@ bool MemoryTier::put(const std::string& key, AnswerPtr answer, std::int64_t expi
     const std::size_t bytes = answer->bytes() + 2 * key.size() + sizeof(Entry) + 64;
     if (bytes > shard_budget_ / 8) return false;
     const std::uint64_t hash = admission_ == Admission::tinylfu ? hash_of(key) : 0;
+    const std::int64_t now_us = answer->stored_at_us;
     Shard& shard = shard_of(key);
     const std::lock_guard lock(shard.mutex);
     if (const auto found = shard.index.find(key); found != shard.index.end()) {
@@ -200,7 +209,7 @@ bool MemoryTier::put(const std::string& key, AnswerPtr answer, std::int64_t expi
         shard.segment_bytes[kWindow] += bytes;
         if (admission_ == Admission::tinylfu) shard.sketch.ensure_capacity(shard.index.size());
     }
-    make_room(shard);
+    make_room(shard, now_us);
     return shard.index.contains(key);
 }
 

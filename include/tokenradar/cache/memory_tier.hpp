@@ -61,7 +61,7 @@ class MemoryTier {
         std::size_t entries = 0;
         std::size_t bytes = 0;
         std::uint64_t evictions = 0;  // dropped for room (rejected ones included)
-        std::uint64_t expired = 0;    // dropped when found past their expiry
+        std::uint64_t expired = 0;    // dropped past their expiry: when found, or as a victim
         std::uint64_t rejected = 0;   // tinylfu: left the window and lost to main's victim
     };
     [[nodiscard]] Stats stats() const;
@@ -105,10 +105,10 @@ class MemoryTier {
     static void drop(Shard& shard, EntryList::iterator it);
     static void move_to(Shard& shard, EntryList::iterator it, Segment to);
     static void on_hit(Shard& shard, EntryList::iterator it);
-    void make_room(Shard& shard);
+    void make_room(Shard& shard, std::int64_t now_us);
     void count_lookup(Shard& shard, bool hit) const;
     void climb(Shard& shard) const;
-    void admit_or_drop(Shard& shard, EntryList::iterator candidate) const;
+    void admit_or_drop(Shard& shard, EntryList::iterator candidate, std::int64_t now_us) const;
 
     std::vector<std::unique_ptr<Shard>> shards_;
     std::size_t shard_budget_;

@@ -109,6 +109,24 @@ TEST(MemoryTier, TinyLfuAdmitsANewcomerOnlyWhenMoreFrequentThanTheVictim) {
     EXPECT_NE(tier.get(key_of(600), 1), nullptr);
 }
 
+TEST(MemoryTier, TinyLfuLetsANewcomerPastAnExpiredVictim) {
+    // Keys asked for many times until time 1,000, when they expire; then answers seen once
+    // arrive (stored at 2,000): an expired victim's old frequency must not turn them away.
+    MemoryTier tier({64 * 1024, 1, Admission::tinylfu});
+    for (int round = 0; round < 5; ++round) {
+        for (int i = 0; i < 40; ++i) request(tier, i);
+    }
+    const std::uint64_t rejected_before = tier.stats().rejected;
+    int kept = 0;
+    for (int i = 500; i < 520; ++i) {
+        tier.put(key_of(i), answer_of(2'000, 2'000), 10'000);
+        kept += tier.get(key_of(i), 2'000) != nullptr ? 1 : 0;
+    }
+    EXPECT_EQ(kept, 20);
+    EXPECT_EQ(tier.stats().rejected, rejected_before);
+    EXPECT_GT(tier.stats().expired, 0U);
+}
+
 TEST(MemoryTier, TinyLfuGrowsItsWindowWhenRecencyPays) {
     // Every key asked twice, the second time 1-12 requests later: a repeat misses unless the
     // window holds it (a fixed 1% window holds none of these 2 KB answers), while an LRU of ~27
