@@ -164,9 +164,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
         m.t.sched = m.t.send;
         m.status = status_of(result.error().code);
         gw.record(std::move(m));
-        const Errc code = result.error().code.category() == error_category()
-                              ? static_cast<Errc>(result.error().code.value())
-                              : Errc::connection_error;
+        const Errc code = errc_of(result.error(), Errc::connection_error);
         if (code == Errc::cancelled) co_return;
         co_await send_error(gw, writer, code,
                             fmt::format("upstream {}: {}", provider.name, result.error().message),

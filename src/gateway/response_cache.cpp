@@ -197,7 +197,8 @@ net::asio::awaitable<cache::AnswerPtr> ResponseCache::find(const std::string& ke
     std::string shared_key = std::string(kSharedPrefix) + cache::hex(key);
     auto got = co_await shared->get(std::move(shared_key));
     if (!got) {
-        shared_failed(got.error());
+        // A tier closed under the lookup (shutdown) is a miss, not an outage to warn of.
+        if (errc_of(got.error(), Errc::internal) != Errc::cancelled) shared_failed(got.error());
         co_return nullptr;
     }
     shared_answered();

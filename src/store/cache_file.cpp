@@ -203,11 +203,9 @@ Result<void> CacheFile::erase(std::string_view key) {
     sqlite3_stmt* s = statements_->erase.get();
     bind_bytes(s, 1, key);
     const int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
+    if (rc == SQLITE_ROW) {  // the key is unique: one row at most, deleted by this step
         stats_.bytes -= static_cast<std::uint64_t>(sqlite3_column_int64(s, 0));
         --stats_.entries;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-        }
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         Error error = sqlite_error(path_, db_, "delete an entry");
