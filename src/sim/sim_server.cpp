@@ -311,12 +311,14 @@ asio::awaitable<bool> stream_chunks(SimServer::State* state, net::ResponseWriter
         bytes.clear();
         const std::size_t last = encode_due_chunks(stream, plan, chunk, t_first, bytes);
         if (last + 1 == plan.chunks.size()) stream.finish(bytes);
-        if (co_await writer.write_chunk(bytes)) co_return false;
-        const std::int64_t written = steady_now_ns();
-        if (chunk == 0) trace.ttft_sent_ns = trace.ttft_ns + (written - t_first);
+        // Stamped as the bytes are handed to the socket: a stamp after the write returns
+        // can be later than the client's read of those bytes on the other core.
+        const std::int64_t handed = steady_now_ns();
+        if (chunk == 0) trace.ttft_sent_ns = trace.ttft_ns + (handed - t_first);
         for (std::size_t c = chunk; c <= last; ++c) {
-            state->lateness.record_ns(written - (t_first + plan.chunks[c].offset_ns));
+            state->lateness.record_ns(handed - (t_first + plan.chunks[c].offset_ns));
         }
+        if (co_await writer.write_chunk(bytes)) co_return false;
         state->chunks.fetch_add(last - chunk + 1, std::memory_order_relaxed);
         chunk = last;
     }

@@ -23,7 +23,7 @@ struct TraceRecord {
     std::int64_t output_tokens = 0;
     std::int64_t queue_wait_ns = 0;  // filled by the server
     std::int64_t ttft_ns = 0;        // intended: request read -> first token write, incl. queue
-    // Done: request read -> the first token's write returned; -1 when no token was streamed.
+    // Done: request read -> the first token handed to the socket; -1 when none was streamed.
     std::int64_t ttft_sent_ns = -1;
     double peak_multiplier = 1.0;
     std::vector<std::int64_t> chunk_offsets_ns;  // write schedule after the first chunk
