@@ -12,13 +12,16 @@ namespace tokenradar::observatory {
 namespace {
 
 constexpr double kNsPerMs = 1e6;
-constexpr std::uint8_t kEncodingVersion = 1;
+// 2: the route counts are preceded by their number (1 had exactly 3: primary, fallback,
+// hedge), so a route value added at the end needs no new version.
+constexpr std::uint8_t kEncodingVersion = 2;
 // A rollup row never holds more than this many distinct statuses (there are about 60).
 constexpr std::uint64_t kMaxStatuses = 1024;
 constexpr std::uint64_t kMaxStatusBytes = 64;
-static_assert(kCacheNames.size() == 4 && kRouteNames.size() == 3,
-              "encoding 1 holds 4 cache and 3 route counts: a new value needs encoding 2, and "
-              "decode() must still read 1");
+constexpr std::uint64_t kVersion1Routes = 3;
+static_assert(kCacheNames.size() == 4,
+              "encodings 1 and 2 hold 4 cache counts: a new value needs encoding 3, and "
+              "decode() must still read 1 and 2");
 
 void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
     while (v >= 0x80) {
@@ -159,6 +162,7 @@ std::vector<std::uint8_t> Aggregate::encode() const {
         put_varint(out, v);
     }
     for (std::uint64_t v : cache) put_varint(out, v);
+    put_varint(out, route.size());
     for (std::uint64_t v : route) put_varint(out, v);
     for (const stats::DdSketch& sketch : sketches) {
         const std::vector<std::uint8_t> bytes = sketch.encode();
@@ -169,12 +173,13 @@ std::vector<std::uint8_t> Aggregate::encode() const {
 }
 
 Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
-    if (bytes.empty() || bytes[0] != kEncodingVersion) {
+    if (bytes.empty() || bytes[0] == 0 || bytes[0] > kEncodingVersion) {
         return Error(
             Errc::protocol_error,
-            fmt::format("rollup row: version: expected {}, got {}", kEncodingVersion,
+            fmt::format("rollup row: version: expected 1 to {}, got {}", kEncodingVersion,
                         bytes.empty() ? std::string("no data") : std::to_string(bytes[0])));
     }
+    const std::uint8_t version = bytes[0];
     Reader r(bytes.subspan(1));
     Aggregate a;
     std::uint64_t n_statuses = 0;
@@ -200,7 +205,12 @@ Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
         ok = ok && r.varint("tokens", *v);
     }
     for (std::uint64_t& v : a.cache) ok = ok && r.varint("cache", v);
-    for (std::uint64_t& v : a.route) ok = ok && r.varint("route", v);
+    std::uint64_t n_routes = kVersion1Routes;
+    if (ok && version >= 2) ok = r.varint("routes", n_routes);
+    if (ok && n_routes > a.route.size()) {
+        ok = r.fail("routes", fmt::format("at most {} route counts", a.route.size()));
+    }
+    for (std::uint64_t i = 0; ok && i < n_routes; ++i) ok = r.varint("route", a.route[i]);
     for (stats::DdSketch& sketch : a.sketches) {
         std::uint64_t len = 0;
         std::span<const std::uint8_t> body;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tokenradar::observatory {
 namespace {
 
@@ -29,7 +31,7 @@ TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
     EXPECT_EQ(a.prompt_tokens, 200u);
     EXPECT_EQ(a.output_tokens, 22u);
     EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{1, 0, 0, 1}));
-    EXPECT_EQ(a.route, (std::array<std::uint64_t, 3>{1, 1, 0}));
+    EXPECT_EQ(a.route, (std::array<std::uint64_t, 6>{1, 1, 0, 0, 0, 0}));
     EXPECT_EQ(a.sketch(Metric::ttft).count(), 1);
     EXPECT_NEAR(p(a, Metric::ttft, 0.5), 250, 2.5);
     EXPECT_NEAR(p(a, Metric::tpot, 0.5), 20, 0.2);
@@ -108,8 +110,8 @@ TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
         auto r = Aggregate::decode(b);
         return r ? std::string("decoded") : r.error().message;
     };
-    EXPECT_EQ(message({}), "rollup row: version: expected 1, got no data");
-    EXPECT_EQ(message({9}), "rollup row: version: expected 1, got 9");
+    EXPECT_EQ(message({}), "rollup row: version: expected 1 to 2, got no data");
+    EXPECT_EQ(message({9}), "rollup row: version: expected 1 to 2, got 9");
     for (std::size_t cut : {std::size_t{1}, std::size_t{5}, bytes.size() / 2, bytes.size() - 1}) {
         EXPECT_NE(message({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)}),
                   "decoded")
@@ -121,6 +123,33 @@ TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
     auto miscounted = bytes;
     miscounted[1] = 7;  // samples no longer match the status counts
     EXPECT_EQ(message(miscounted), "rollup row: statuses: expected counts that add up to samples");
+}
+
+// Rows saved before the routing strategies' routes (version 1: exactly three route counts,
+// without their number) still load.
+TEST(Aggregate, Version1RowsDecodeWithTheirThreeRoutes) {
+    Aggregate a;
+    for (int i = 0; i < 51; ++i) a.add(record("p", 0, 100 + i));
+    ASSERT_EQ(a.route[0], 51u);
+    const auto v2 = a.encode();
+    // Version 2 holds the routes as [count, primary, fallback, hedge, latency, affinity, local].
+    const std::vector<std::uint8_t> routes{
+        static_cast<std::uint8_t>(kRouteNames.size()), 51, 0, 0, 0, 0, 0};
+    const auto at = std::search(v2.begin(), v2.end(), routes.begin(), routes.end());
+    ASSERT_NE(at, v2.end());
+    std::vector<std::uint8_t> v1(v2.begin(), at);
+    v1.insert(v1.end(), {51, 0, 0});
+    v1.insert(v1.end(), at + static_cast<std::ptrdiff_t>(routes.size()), v2.end());
+    v1[0] = 1;
+    auto back = Aggregate::decode(v1);
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, a);
+
+    auto too_many = v2;
+    too_many[static_cast<std::size_t>(at - v2.begin())] = 7;
+    auto refused = Aggregate::decode(too_many);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().message, "rollup row: routes: expected at most 6 route counts");
 }
 
 }  // namespace
