@@ -56,7 +56,7 @@ void BM_Router_Decision(benchmark::State& state) {
     }
     state.SetLabel(std::string(to_string(policy.strategy)));
 }
-BENCHMARK(BM_Router_Decision)->Arg(0)->Arg(1)->Arg(2);
+BENCHMARK(BM_Router_Decision)->DenseRange(0, 3);
 
 // Hashing a prompt's blocks for affinity: 16 KB of system prompt plus a question.
 void BM_Router_PrefixBlocks16K(benchmark::State& state) {

@@ -183,10 +183,14 @@ Workload load_workload(std::string_view name_or_path, const std::filesystem::pat
     if (auto extra = cfg.json_object("extra_body")) w.extra_body = std::move(*extra);
     auto prompt = cfg.table("prompt");
     if (!prompt) cfg.fail("prompt", "a [prompt] table with at least `user`");
-    prompt->reject_unknown_keys(
-        {"system", "shared_prefix_tokens", "filler_tokens", "user", "topics", "unique"});
+    prompt->reject_unknown_keys({"system", "shared_prefix_tokens", "shared_prefixes",
+                                 "filler_tokens", "user", "topics", "unique"});
     w.system = prompt->get_string("system", "");
     w.shared_prefix_tokens = prompt->get_integer("shared_prefix_tokens", 0, 0, 1'000'000);
+    w.shared_prefixes = prompt->get_integer("shared_prefixes", 1, 1, 1'000'000);
+    if (w.shared_prefixes > 1 && w.shared_prefix_tokens == 0) {
+        prompt->fail("shared_prefixes", "shared_prefix_tokens above 0 first");
+    }
     w.filler_tokens = prompt->get_integer("filler_tokens", 0, 0, 2'000'000);
     w.user_template = prompt->require_string("user");
     w.topics = prompt->get_strings("topics");
@@ -243,9 +247,16 @@ PromptSpec make_prompt(const Workload& w, std::uint64_t seed, std::uint64_t inde
     p.max_tokens = w.max_tokens;
     p.stream = w.stream;
     p.temperature = w.temperature;
-    // The shared prefix depends on the seed only, so every request of a run shares it.
+    // The shared prefix depends on the seed only, so every request of a run shares it (or,
+    // with several, every request that drew the same one).
     if (w.shared_prefix_tokens > 0) {
-        p.system = filler(fnv1a64(fmt::format("{}:{}", w.name, seed)), w.shared_prefix_tokens);
+        const std::string which =
+            w.shared_prefixes > 1
+                ? fmt::format(":{}", request_hash("prefix", seed, sequence, index) %
+                                         static_cast<std::uint64_t>(w.shared_prefixes))
+                : std::string();
+        p.system =
+            filler(fnv1a64(fmt::format("{}:{}{}", w.name, seed, which)), w.shared_prefix_tokens);
         if (!w.system.empty()) p.system = fmt::format("{}\n\n{}", w.system, p.system);
     } else {
         p.system = w.system;

@@ -27,7 +27,8 @@ bool is_loopback(std::string_view host) {
 
 ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     t.reject_unknown_keys({"name", "api", "base_url", "key_env", "region", "connect_timeout",
-                           "first_token_timeout", "idle_timeout", "total_timeout"});
+                           "first_token_timeout", "idle_timeout", "total_timeout", "weight",
+                           "max_in_flight", "max_tokens_per_minute"});
     ProviderConfig p;
     p.name = t.require_string("name");
     if (!is_simple_name(p.name)) t.fail("name", kSimpleNameRule);
@@ -56,6 +57,9 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     p.first_token_timeout = ms(t, "first_token_timeout", p.first_token_timeout);
     p.idle_timeout = ms(t, "idle_timeout", p.idle_timeout);
     p.total_timeout = ms(t, "total_timeout", p.total_timeout);
+    p.limits.weight = t.get_number("weight", 1.0, 0.01, 1000.0);
+    p.limits.max_in_flight = t.get_integer("max_in_flight", 0, 0, 1'000'000);
+    p.limits.max_tokens_per_minute = t.get_integer("max_tokens_per_minute", 0, 0, 1LL << 40);
     return p;
 }
 
@@ -123,10 +127,111 @@ dialect::PromptCache prompt_cache_mode(const ConfigTable& t) {
     return mode.value_or(dialect::PromptCache::off);
 }
 
+std::int64_t ns(const ConfigTable& t, std::string_view key, std::int64_t fallback) {
+    return t.get_duration(key, std::chrono::nanoseconds(fallback)).count();
+}
+
+// `hedge`: "off", "pNN" (the primary's recent TTFT percentile) or a fixed delay ("300ms").
+route::HedgePolicy load_hedge(const ConfigTable& t) {
+    route::HedgePolicy h;
+    const std::string mode = t.get_string("hedge", "off");
+    if (mode.size() == 3 && mode[0] == 'p' && std::isdigit(static_cast<unsigned char>(mode[1])) &&
+        std::isdigit(static_cast<unsigned char>(mode[2]))) {
+        const int percentile = (mode[1] - '0') * 10 + (mode[2] - '0');
+        if (percentile < 50) t.fail("hedge", "a percentile from \"p50\" to \"p99\"");
+        h.enabled = true;
+        h.quantile = percentile / 100.0;
+    } else if (mode != "off") {
+        h.enabled = true;
+        h.delay_ns = ns(t, "hedge", 0);
+        if (h.delay_ns <= 0) {
+            t.fail("hedge", "\"off\", a percentile (\"p95\") or a delay such as \"300ms\"");
+        }
+    }
+    h.min_delay_ns = ns(t, "hedge_min_delay", 20'000'000);
+    h.budget = t.get_number("hedge_budget", h.budget, 0.0, 1.0);
+    h.tools = t.get_bool("hedge_tools", h.tools);
+    return h;
+}
+
+// The local server of `offload` and its rules.
+void load_offload(const ConfigTable& t, const std::vector<ProviderConfig>& providers,
+                  VirtualModel& m) {
+    const std::string ref = t.get_string("offload", "");
+    for (std::string_view key : {"offload_max_prompt_tokens", "offload_max_tokens", "offload_tasks",
+                                 "offload_max_in_flight", "offload_max_ttft"}) {
+        if (ref.empty() && t.contains(key)) t.fail(key, "an `offload` upstream first");
+    }
+    if (ref.empty()) return;
+    m.offload = upstream_ref(t, "offload", ref, providers);
+    route::OffloadPolicy& o = m.routing.offload;
+    o.enabled = true;
+    o.max_prompt_tokens =
+        t.get_integer("offload_max_prompt_tokens", o.max_prompt_tokens, 1, 10'000'000);
+    o.max_tokens = t.get_integer("offload_max_tokens", o.max_tokens, 1, 10'000'000);
+    o.tasks = t.get_strings("offload_tasks");
+    for (const auto& task : o.tasks) {
+        if (!is_simple_name(task)) t.fail("offload_tasks", kSimpleNameRule);
+    }
+    o.max_in_flight = t.get_integer("offload_max_in_flight", o.max_in_flight, 1, 1'000'000);
+    o.max_ttft_ns = ns(t, "offload_max_ttft", 0);
+}
+
+// routing, hedge_*, ttft_deadline, affinity_*, offload_*.
+void load_routing(const ConfigTable& t, const std::vector<ProviderConfig>& providers,
+                  VirtualModel& m) {
+    route::RoutingPolicy& r = m.routing;
+    const std::string strategy = t.get_string("routing", "priority");
+    if (strategy == "round_robin") {
+        r.strategy = route::Strategy::round_robin;
+    } else if (strategy == "latency") {
+        r.strategy = route::Strategy::latency;
+    } else if (strategy == "affinity") {
+        r.strategy = route::Strategy::affinity;
+    } else if (strategy != "priority") {
+        t.fail("routing", "one of \"priority\", \"round_robin\", \"latency\", \"affinity\"");
+    }
+    r.hedge = load_hedge(t);
+    r.ttft_deadline_ns = ns(t, "ttft_deadline", 0);
+    if (r.ttft_deadline_ns < 0) t.fail("ttft_deadline", "a duration, or \"0s\" for none");
+    route::AffinityPolicy& a = r.affinity;
+    a.block_bytes = static_cast<std::size_t>(t.get_integer(
+        "affinity_block_bytes", static_cast<std::int64_t>(a.block_bytes), 16, 1 << 20));
+    a.min_match = t.get_number("affinity_min_match", a.min_match, 0.0, 1.0);
+    a.load_slack = t.get_integer("affinity_load_slack", a.load_slack, 0, 1'000'000);
+    a.load_ratio = t.get_number("affinity_load_ratio", a.load_ratio, 1.0, 1000.0);
+    load_offload(t, providers, m);
+}
+
 VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>& providers) {
-    t.reject_unknown_keys({"name", "upstreams", "task", "prompt_cache", "cache", "cache_ttl",
-                           "cache_max_entry_bytes", "cache_replay", "cache_sampling",
-                           "semantic_threshold", "semantic_max_turns", "semantic_embedder"});
+    t.reject_unknown_keys({"name",
+                           "upstreams",
+                           "task",
+                           "prompt_cache",
+                           "cache",
+                           "cache_ttl",
+                           "cache_max_entry_bytes",
+                           "cache_replay",
+                           "cache_sampling",
+                           "semantic_threshold",
+                           "semantic_max_turns",
+                           "semantic_embedder",
+                           "routing",
+                           "hedge",
+                           "hedge_min_delay",
+                           "hedge_budget",
+                           "hedge_tools",
+                           "ttft_deadline",
+                           "affinity_block_bytes",
+                           "affinity_min_match",
+                           "affinity_load_slack",
+                           "affinity_load_ratio",
+                           "offload",
+                           "offload_max_prompt_tokens",
+                           "offload_max_tokens",
+                           "offload_tasks",
+                           "offload_max_in_flight",
+                           "offload_max_ttft"});
     VirtualModel m;
     m.name = t.require_string("name");
     if (m.name.empty() || m.name.size() > 256) t.fail("name", "a model name of 1-256 characters");
@@ -137,7 +242,9 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
         m.upstreams.push_back(upstream_ref(t, "upstreams", ref, providers));
     }
     if (m.upstreams.empty()) t.fail("upstreams", "at least one \"PROVIDER/MODEL\"");
+    if (m.upstreams.size() > 63) t.fail("upstreams", "at most 63 upstreams");
     m.cache = load_model_cache(t, providers);
+    load_routing(t, providers, m);
     return m;
 }
 
@@ -285,6 +392,34 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     return c;
 }
 
+namespace {
+
+// ", routing latency, hedge after p95 (budget 10%), ..." for a model's line; "" for priority
+// routing with nothing else.
+std::string describe_routing(const GatewayConfig& c, const VirtualModel& m) {
+    const route::RoutingPolicy& r = m.routing;
+    std::string out;
+    if (r.strategy != route::Strategy::priority) {
+        out += fmt::format(", routing {}", route::to_string(r.strategy));
+    }
+    if (r.hedge.enabled) {
+        out += r.hedge.delay_ns > 0
+                   ? fmt::format(", hedge after {} ms", r.hedge.delay_ns / 1'000'000)
+                   : fmt::format(", hedge after the TTFT p{:g}", r.hedge.quantile * 100);
+        out += fmt::format(" (budget {:g}%)", r.hedge.budget * 100);
+    }
+    if (r.ttft_deadline_ns > 0) {
+        out += fmt::format(", TTFT deadline {} ms", r.ttft_deadline_ns / 1'000'000);
+    }
+    if (m.offload) {
+        out += fmt::format(", offload to {}/{}", c.providers[m.offload->provider].name,
+                           m.offload->model);
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string describe(const GatewayConfig& c, std::string_view services) {
     std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
@@ -310,6 +445,7 @@ std::string describe(const GatewayConfig& c, std::string_view services) {
                                m.cache.mode == ModelCache::Mode::semantic ? "semantic" : "exact",
                                m.cache.ttl.count());
         }
+        out += describe_routing(c, m);
         out += '\n';
     }
     if (caches) {

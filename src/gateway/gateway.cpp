@@ -2,6 +2,7 @@
 
 #include "gateway_impl.hpp"
 
+#include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
@@ -45,6 +46,7 @@ enum class RouteId {
     readyz,
     response_cache,
     provider_cache,
+    upstreams,
     api
 };
 enum class Match {
@@ -61,7 +63,8 @@ struct Route {
 // The chat route first: it is the one that is busy.
 constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
-constexpr std::array<Route, 10> kRoutes{{
+constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
+constexpr std::array<Route, 11> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
@@ -72,6 +75,7 @@ constexpr std::array<Route, 10> kRoutes{{
     // The gateway's own, before the observatory's /api/.
     {kResponseCachePath, Match::exact, RouteId::response_cache, false},
     {kProviderCachePath, Match::exact, RouteId::provider_cache, false},
+    {kUpstreamsPath, Match::exact, RouteId::upstreams, false},
     {"/api/", Match::prefix, RouteId::api, false},
 }};
 
@@ -249,7 +253,7 @@ std::string provider_cache_body(const Metrics& metrics) {
 
 net::HeaderList base_headers(const std::string& request_id) {
     net::HeaderList headers;
-    headers.reserve(8);  // the relay adds up to 6: one allocation instead of four
+    headers.reserve(9);  // the relay adds up to 7: one allocation instead of four
     headers.emplace_back(kRequestIdHeader, request_id);
     headers.emplace_back(kNoSniffHeader, "nosniff");
     return headers;
@@ -289,6 +293,7 @@ Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& c
         options.ca_file = hooks.ca_file;
         clients.push_back(std::make_unique<net::HttpClient>(ex, options));
     }
+    routing = std::make_unique<Routing>(config);
     if (ResponseCache::wanted(config)) {
         cache = std::make_unique<ResponseCache>(config, ex, hooks.cache_tier);
     }
@@ -379,7 +384,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         co_await writer.send(status, "text/plain", ok ? "ok\n" : "not ready\n", headers);
         co_return;
     }
-    if (r != nullptr && (r->id == RouteId::response_cache || r->id == RouteId::provider_cache)) {
+    if (r != nullptr && (r->id == RouteId::response_cache || r->id == RouteId::provider_cache ||
+                         r->id == RouteId::upstreams)) {
         // Public like the observatory's /api/v1/gateway beside them: counts and latencies of
         // providers and models, no answers.
         if (!get_or_head) {
@@ -387,7 +393,9 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             co_return;
         }
         std::string body = r->id == RouteId::provider_cache ? provider_cache_body(metrics_)
-                           : gw.cache                       ? gw.cache->stats_json()
+                           : r->id == RouteId::upstreams
+                               ? gw.routing->upstreams_json(steady_now_ns())
+                           : gw.cache ? gw.cache->stats_json()
                                       : std::string(R"({"models":[],"memory":null,"shared":null})");
         // A strong ETag of the answer: the dashboard polls, and a 304 spares it a re-render.
         std::string etag = fmt::format("\"gw-{:016x}\"", fnv1a64(body));
@@ -442,6 +450,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
 
     if (r->id == RouteId::metrics) {
         std::string body = metrics_.render([&gw](PrometheusText& out) {
+            gw.routing->render(out, steady_now_ns());
             if (gw.cache) gw.cache->render(out);
             if (gw.hooks.extra_metrics) gw.hooks.extra_metrics(out);
         });

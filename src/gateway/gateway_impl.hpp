@@ -2,6 +2,7 @@
 // Private to the gateway: the state behind Gateway and the chat relay's entry point.
 
 #include "response_cache.hpp"
+#include "routing.hpp"
 
 #include <tokenradar/gateway/gateway.hpp>
 #include <tokenradar/gateway/static_files.hpp>
@@ -30,6 +31,7 @@ struct Gateway::Impl {
     std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
     StaticFiles dashboard;                 // empty when disabled or not built
     std::unique_ptr<ResponseCache> cache;  // when a model caches
+    std::unique_ptr<Routing> routing;      // every model's router and the upstreams' estimates
 
     void record(Measurement&& m) {
         metrics.observe_attempt(m);
@@ -43,6 +45,7 @@ inline const net::HeaderName kRequestIdHeader =
     net::HeaderName::constant("x-tokenradar-request-id");
 inline const net::HeaderName kUpstreamHeader = net::HeaderName::constant("x-tokenradar-upstream");
 inline const net::HeaderName kCacheHeader = net::HeaderName::constant("x-tokenradar-cache");
+inline const net::HeaderName kRouteHeader = net::HeaderName::constant("x-tokenradar-route");
 inline const net::HeaderName kOverheadHeader =
     net::HeaderName::constant("x-tokenradar-overhead-us");
 inline const net::HeaderName kUpstreamRequestIdHeader = net::HeaderName::constant("x-request-id");

@@ -8,6 +8,7 @@
 #include "gateway_impl.hpp"
 
 #include "client_stream.hpp"
+#include "relay_attempt.hpp"
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/labels.hpp>
@@ -35,28 +36,13 @@ using dialect::Api;
 constexpr std::size_t kMaxUpstreamBody = 16 * 1024 * 1024;
 constexpr std::size_t kMaxErrorBody = 64 * 1024;
 
-// What the client gets when no upstream succeeded: the last attempt's answer.
-struct ClientReply {
-    http::status status = http::status::bad_gateway;
-    std::string body;
-    net::HeaderList headers;
-    RequestStatus record_status;  // metrics.md status, for tokenradar_requests_total
-};
-
-struct Attempt {
-    const ProviderConfig& provider;
-    const std::string& model;
-    net::HttpClient& client;
-    int number;            // 1 = primary
-    std::int64_t t_ready;  // steady ns: the client request read, or the previous attempt ended
-    const CacheLookup& cache;
-};
-
 // Who answered, for a stored answer's hits.
 cache::Origin origin_of(const Attempt& a) {
     return {a.provider.name, a.model, a.provider.base.host, a.provider.region,
             std::string(dialect::to_string(a.provider.api))};
 }
+
+}  // namespace
 
 Measurement start_record(const Attempt& a, const std::string& request_id, const std::string& task,
                          bool stream) {
@@ -70,7 +56,7 @@ Measurement start_record(const Attempt& a, const std::string& request_id, const 
     m.labels.task = task;
     m.labels.source = "gateway";
     m.labels.cache = a.cache.label;
-    m.labels.route = a.number == 1 ? Route::primary : Route::fallback;
+    m.labels.route = a.route;
     m.labels.api = std::string(dialect::to_string(a.provider.api));
     m.labels.stream = stream;
     m.t.send = steady_now_ns();
@@ -94,6 +80,11 @@ bool falls_back(Errc code) {
 
 bool falls_back(unsigned http_status) { return http_status == 429 || http_status >= 500; }
 
+void record_attempt(Gateway::Impl& gw, const Attempt& a, Measurement&& m) {
+    a.lease.end(m);
+    gw.record(std::move(m));
+}
+
 ClientReply reply_for(Errc code, std::string_view message, const Attempt& a) {
     ClientReply r;
     r.status = static_cast<http::status>(http_status(code));
@@ -108,6 +99,8 @@ awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, Clien
     std::string body = std::move(reply.body);
     co_await writer.send(reply.status, "application/json", std::move(body), reply.headers);
 }
+
+namespace {
 
 std::int64_t micros(std::int64_t ns) { return ns / 1000; }
 
@@ -200,6 +193,7 @@ RequestStatus end_of_stream(const Attempt& a, const dialect::StreamAccumulator& 
 // Relays an upstream stream to the client. Returns the record's status. With `head` set the
 // client's response head has not been sent yet: it leaves with the first piece's events in
 // one write (the upstream's first bytes came with its head, so that read does not wait).
+// `early` pieces (read by the race) go first, with the times they were read.
 //
 // Writes: one per upstream read (a read is up to 16 KiB: ~70 of the sim's events), plus one
 // as soon as the first token is decoded. A write costs far more than decoding an event (a
@@ -208,7 +202,8 @@ RequestStatus end_of_stream(const Attempt& a, const dialect::StreamAccumulator& 
 // that brings the terminal event leaves with the end of the stream, in one write.
 awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse& response,
                                       net::ResponseWriter& writer, const Attempt& a, Measurement& m,
-                                      bool client_wants_usage, const net::HeaderList* head) {
+                                      bool client_wants_usage, const net::HeaderList* head,
+                                      std::span<EarlyPiece> early) {
     // The answer for the cache, piece by piece with its times; dropped when it grows too large.
     std::optional<cache::AnswerBuilder> answer;
     if (a.cache.stores()) answer.emplace();
@@ -233,9 +228,18 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     bool client_gone = false;
     bool first_token_out = false;
 
+    std::size_t next_early = 0;
     while (!failure) {
-        auto piece = co_await response.read_some();
-        const std::int64_t now = steady_now_ns();
+        Result<std::string_view> piece = std::string_view();
+        std::int64_t now = 0;
+        if (next_early < early.size()) {
+            piece = std::string_view(early[next_early].bytes);
+            now = early[next_early].read_ns;
+            ++next_early;
+        } else {
+            piece = co_await response.read_some();
+            now = steady_now_ns();
+        }
         if (!piece) {
             failure = piece.error();
             if (first_token_watchdog.fired()) {
@@ -270,6 +274,7 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
             if (!first_token_out && acc.times().first_token) {
                 first_token_out = true;
                 first_token_watchdog.disarm();
+                a.lease.first_token(now, now - m.t.send);
                 if (!rest.empty() &&
                     !co_await flush_to_client(gw, *stream, head, out, now, figures)) {
                     client_gone = true;
@@ -323,6 +328,8 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     co_return status;
 }
 
+}  // namespace
+
 // What the client is told when the upstream answered an error status.
 ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
                                  std::string_view upstream_body) {
@@ -343,6 +350,8 @@ ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
     }
     return reply;
 }
+
+namespace {
 
 // A whole (non-streamed) upstream answer in the client's dialect, with the record's usage and
 // status filled in; nullopt (and `reply` set, `m.status` not ok) when it could not be read or
@@ -374,6 +383,93 @@ void store_response(Gateway::Impl& gw, const Attempt& a, std::string_view client
                     cache::answer_from_response(*response, origin_of(a), e2e_ns, wall_now_us()));
 }
 
+}  // namespace
+
+awaitable<Result<std::unique_ptr<net::StreamingResponse>>> open_attempt(const Attempt& a,
+                                                                        dialect::HttpCall& call,
+                                                                        Measurement& m) {
+    const std::int64_t t_start = m.t.send;
+    net::Url url = a.provider.base;
+    url.target = std::move(call.target);
+    auto opened = co_await a.client.open(http::verb::post, url, call.headers, std::move(call.body));
+    m.t.sched = m.t.send;
+    if (!opened) {
+        m.status = status_of(opened.error().code);
+        m.t.done = steady_now_ns();
+        co_return opened.error();
+    }
+    net::record_timings(m, (*opened)->timings(), t_start);
+    m.t.sched = m.t.send;
+    m.http_status = static_cast<int>((*opened)->status());
+    m.overhead_ns = request_overhead_ns(m, a.t_ready);
+    co_return std::move(*opened);
+}
+
+bool open_failed(Gateway::Impl& gw, const Attempt& a, Measurement&& m, const Error& error,
+                 const net::HeaderList& headers, ClientReply& reply) {
+    const Errc code = errc_of(error, Errc::connection_error);
+    record_attempt(gw, a, std::move(m));
+    reply = reply_for(code, error.message, a);
+    reply.headers = headers;
+    return falls_back(code);
+}
+
+awaitable<bool> error_status(Gateway::Impl& gw, const Attempt& a, Measurement&& m,
+                             net::StreamingResponse& response, const net::HeaderList& headers,
+                             ClientReply& reply) {
+    auto body = co_await response.read_all(kMaxErrorBody);
+    m.t.done = steady_now_ns();
+    m.status = RequestStatus::http(static_cast<int>(response.status()));
+    const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
+    reply = upstream_error_reply(a, response.status(), upstream_body);
+    reply.headers = headers;
+    reply.record_status = m.status;
+    if (auto ra = response.headers().find(http::field::retry_after);
+        ra != response.headers().end()) {
+        reply.headers.emplace_back("retry-after", std::string(ra->value()));
+    }
+    record_attempt(gw, a, std::move(m));
+    co_return falls_back(response.status());
+}
+
+void add_upstream_headers(const Attempt& a, const net::StreamingResponse& response,
+                          net::HeaderList& headers) {
+    headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
+    headers.emplace_back(kCacheHeader, a.cache.header);
+    headers.emplace_back(kRouteHeader, to_string(a.route));
+    if (auto id = upstream_request_id(response.headers()))
+        headers.emplace_back(kUpstreamRequestIdHeader, *id);
+}
+
+awaitable<void> answer_stream(Gateway::Impl& gw, const dialect::ChatRequest& chat,
+                              net::ResponseWriter& writer, const Attempt& a, Measurement&& m,
+                              net::StreamingResponse& response, net::HeaderList& headers,
+                              std::span<EarlyPiece> early) {
+    headers.emplace_back(kOverheadHeader, std::to_string(micros(m.overhead_ns.value_or(0))));
+    headers.emplace_back("cache-control", "no-cache");
+    // The head goes out now, so the client has it while the upstream thinks; unless the first
+    // events came with the upstream's head (or the race read them): then both leave in one
+    // write (one wake-up of the client less on the way to its first token).
+    const bool head_with_first_piece = response.body_buffered() || !early.empty();
+    if (!head_with_first_piece) {
+        if (auto ec =
+                co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
+            m.status = RequestStatus::cancelled;
+            m.t.done = steady_now_ns();
+            gw.metrics.observe_request(m.status);
+            record_attempt(gw, a, std::move(m));
+            co_return;
+        }
+    }
+    const net::HeaderList* pending_head = head_with_first_piece ? &headers : nullptr;
+    m.status =
+        co_await relay_stream(gw, response, writer, a, m, chat.include_usage, pending_head, early);
+    gw.metrics.observe_request(m.status);
+    record_attempt(gw, a, std::move(m));
+}
+
+namespace {
+
 // One attempt against one upstream. Returns true when the client has been answered (or is
 // gone); false when the attempt failed before any byte reached the client and `reply` holds
 // what to tell the client if no other upstream does better.
@@ -385,96 +481,47 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
                              const std::string& request_id, const std::string& task,
                              net::HeaderList& headers, ClientReply& reply) {
     Measurement m = start_record(a, request_id, task, chat.stream);
-    const std::int64_t t_start = m.t.send;
-    net::Url url = a.provider.base;
-    url.target = std::move(call.target);
-    auto opened = co_await a.client.open(http::verb::post, url, call.headers, std::move(call.body));
+    auto opened = co_await open_attempt(a, call, m);
     if (!opened) {
-        const Errc code = errc_of(opened.error(), Errc::connection_error);
-        m.status = status_of(opened.error().code);
-        m.t.sched = m.t.send;
-        m.t.done = steady_now_ns();
-        gw.record(std::move(m));
-        if (code == Errc::cancelled || writer.client_gone()) co_return true;
-        reply = reply_for(code, opened.error().message, a);
-        reply.headers = headers;
-        if (falls_back(code)) co_return false;
+        const Error error = opened.error();
+        if (open_failed(gw, a, std::move(m), error, headers, reply)) {
+            co_return writer.client_gone() || error.code == Errc::cancelled;
+        }
+        if (error.code == Errc::cancelled || writer.client_gone()) co_return true;
         co_await send_reply(gw, writer, reply);
         co_return true;
     }
     net::StreamingResponse& response = **opened;
-    net::record_timings(m, response.timings(), t_start);
-    m.t.sched = m.t.send;
-    m.http_status = static_cast<int>(response.status());
-    const std::int64_t overhead_ns = request_overhead_ns(m, a.t_ready);
-    m.overhead_ns = overhead_ns;
-
-    headers.emplace_back(kUpstreamHeader, upstream_label(a.provider.name, a.model));
-    headers.emplace_back(kCacheHeader, a.cache.header);
-    if (auto id = upstream_request_id(response.headers()))
-        headers.emplace_back(kUpstreamRequestIdHeader, *id);
-
+    add_upstream_headers(a, response, headers);
     if (response.status() != 200) {
-        auto body = co_await response.read_all(kMaxErrorBody);
-        m.t.done = steady_now_ns();
-        m.status = RequestStatus::http(static_cast<int>(response.status()));
-        const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
-        reply = upstream_error_reply(a, response.status(), upstream_body);
-        reply.headers = headers;
-        reply.record_status = m.status;
-        if (auto ra = response.headers().find(http::field::retry_after);
-            ra != response.headers().end()) {
-            reply.headers.emplace_back("retry-after", std::string(ra->value()));
-        }
-        gw.record(std::move(m));
-        if (falls_back(response.status())) co_return false;
+        if (co_await error_status(gw, a, std::move(m), response, headers, reply)) co_return false;
         co_await send_reply(gw, writer, reply);
         co_return true;
     }
-
-    if (!chat.stream) {
-        auto body = co_await response.read_all(kMaxUpstreamBody);
-        const std::int64_t t_body = steady_now_ns();
-        m.t.done = t_body;
-        std::optional<std::string> client_body = relayed_body(a, std::move(body), m, reply);
-        if (!client_body) {
-            reply.headers = headers;
-            gw.record(std::move(m));
-            co_return writer.client_gone();
-        }
-        if (a.cache.stores()) store_response(gw, a, *client_body, m.t.done.value() - m.t.send);
-        // Response-side overhead: upstream body read -> our response's first byte.
-        const std::int64_t total_overhead = overhead_ns + (steady_now_ns() - t_body);
-        m.overhead_ns = total_overhead;
-        headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
-        auto ec = co_await writer.send(http::status::ok, "application/json",
-                                       std::move(*client_body), headers);
-        if (ec) m.status = RequestStatus::cancelled;
-        gw.metrics.observe_request(m.status);
-        gw.record(std::move(m));
+    if (chat.stream) {
+        const std::span<EarlyPiece> none;
+        co_await answer_stream(gw, chat, writer, a, std::move(m), response, headers, none);
         co_return true;
     }
-
-    headers.emplace_back(kOverheadHeader, std::to_string(micros(overhead_ns)));
-    headers.emplace_back("cache-control", "no-cache");
-    // The head goes out now, so the client has it while the upstream thinks; unless the first
-    // events came with the upstream's head: then both leave in one write (one wake-up of the
-    // client less on the way to its first token).
-    const bool head_with_first_piece = response.body_buffered();
-    if (!head_with_first_piece) {
-        if (auto ec =
-                co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) {
-            m.status = RequestStatus::cancelled;
-            m.t.done = steady_now_ns();
-            gw.metrics.observe_request(m.status);
-            gw.record(std::move(m));
-            co_return true;
-        }
+    auto body = co_await response.read_all(kMaxUpstreamBody);
+    const std::int64_t t_body = steady_now_ns();
+    m.t.done = t_body;
+    std::optional<std::string> client_body = relayed_body(a, std::move(body), m, reply);
+    if (!client_body) {
+        reply.headers = headers;
+        record_attempt(gw, a, std::move(m));
+        co_return writer.client_gone();
     }
-    const net::HeaderList* pending_head = head_with_first_piece ? &headers : nullptr;
-    m.status = co_await relay_stream(gw, response, writer, a, m, chat.include_usage, pending_head);
+    if (a.cache.stores()) store_response(gw, a, *client_body, m.t.done.value() - m.t.send);
+    // Response-side overhead: upstream body read -> our response's first byte.
+    const std::int64_t total_overhead = m.overhead_ns.value_or(0) + (steady_now_ns() - t_body);
+    m.overhead_ns = total_overhead;
+    headers.emplace_back(kOverheadHeader, std::to_string(micros(total_overhead)));
+    auto ec = co_await writer.send(http::status::ok, "application/json", std::move(*client_body),
+                                   headers);
+    if (ec) m.status = RequestStatus::cancelled;
     gw.metrics.observe_request(m.status);
-    gw.record(std::move(m));
+    record_attempt(gw, a, std::move(m));
     co_return true;
 }
 
@@ -534,32 +581,63 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         }
     }
 
+    route::Router& router = gw.routing->router(*model);
+    const route::RoutingPolicy& policy = router.policy();
+    std::vector<std::uint64_t> prefix;
+    if (policy.strategy == route::Strategy::affinity) {
+        prefix =
+            route::prefix_blocks(*chat, policy.affinity.block_bytes, policy.affinity.max_blocks);
+    }
+    const std::int64_t t_read = writer.request_read_ns();
+    route::RouteQuery query;
+    query.now_ns = t_read;
+    query.prompt_tokens = static_cast<std::int64_t>(request.body().size() / 4);
+    query.max_tokens = chat->max_tokens;
+    query.task = *task;
+    query.prefix = prefix;
+    router.count_request();
+    std::optional<route::Pick> pick = router.pick(query);
+    if (pick && chat->stream && (policy.hedge.enabled || policy.ttft_deadline_ns > 0)) {
+        const RaceRequest race{*chat, *model, query,          request_id,
+                               *task, lookup, request.body(), prefix};
+        co_await race_first_token(gw, race, writer, *pick, headers);
+        co_return;
+    }
+
     ClientReply reply;
     const std::size_t base_count = headers.size();
-    std::int64_t t_ready = writer.request_read_ns();
-    for (std::size_t i = 0; i < model->upstreams.size(); ++i) {
-        const UpstreamRef& ref = model->upstreams[i];
+    std::int64_t t_ready = t_read;
+    for (int number = 1; pick; ++number) {
+        const UpstreamRef& ref = Routing::member(*model, pick->member);
         const ProviderConfig& provider = gw.config.providers[ref.provider];
         auto call =
             dialect::make_upstream_call(*chat, provider.api, provider.base.target, ref.model,
                                         provider.key, request.body(), model->prompt_cache);
         if (!call) {
-            // The primary cannot take this request: say why. A fallback that cannot take it
-            // leaves the previous upstream's answer standing.
-            if (i == 0) {
+            // The first upstream cannot take this request: say why. A fallback that cannot
+            // take it leaves the previous upstream's answer standing.
+            if (number == 1) {
                 co_await send_error(gw, writer, Errc::unsupported, call.error().message, headers);
                 co_return;
             }
             break;
         }
-        const Attempt attempt{
-            provider, ref.model, *gw.clients[ref.provider], static_cast<int>(i) + 1,
-            t_ready,  lookup};
+        AttemptLease lease(router.member(pick->member), query.prompt_tokens, t_ready);
+        gw.routing->picked(*model, pick->member, t_ready);
+        const Attempt attempt{provider,    ref.model, *gw.clients[ref.provider],
+                              number,      t_ready,   lookup,
+                              pick->route, lease};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
                                                     *task, headers, reply);
-        if (answered) co_return;
+        if (answered) {
+            router.served(prefix, pick->member);
+            co_return;
+        }
         headers.resize(base_count);  // the next attempt adds its own
         t_ready = steady_now_ns();
+        query.tried |= std::uint64_t{1} << pick->member;
+        query.now_ns = t_ready;
+        pick = router.pick(query);
     }
     if (reply.headers.empty()) reply.headers = headers;
     co_await send_reply(gw, writer, reply);

@@ -30,6 +30,8 @@ std::string_view to_string(Strategy strategy) noexcept {
     switch (strategy) {
         case Strategy::priority:
             return "priority";
+        case Strategy::round_robin:
+            return "round_robin";
         case Strategy::latency:
             return "latency";
         case Strategy::affinity:
@@ -61,6 +63,15 @@ bool Router::eligible(std::size_t i, const RouteQuery& query, bool need_availabl
 std::optional<std::size_t> Router::by_priority(const RouteQuery& query, bool need_available) const {
     for (std::size_t i = 0; i < members_.size(); ++i) {
         if (eligible(i, query, need_available)) return i;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::size_t> Router::by_turn(const RouteQuery& query) {
+    const std::uint64_t start = turn_.fetch_add(1, std::memory_order_relaxed);
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+        const std::size_t i = (start + k) % members_.size();
+        if (eligible(i, query, true)) return i;
     }
     return std::nullopt;
 }
@@ -175,6 +186,9 @@ std::optional<Pick> Router::pick(const RouteQuery& query) {
             chosen = by_priority(query, true);
             route = chosen == 0U ? Route::primary : Route::fallback;
             break;
+        case Strategy::round_robin:
+            chosen = by_turn(query);
+            break;
         case Strategy::affinity:
             if (auto placed = by_affinity(query)) {
                 chosen = placed->member;
@@ -217,9 +231,10 @@ std::optional<std::int64_t> Router::hedge_delay(std::size_t member, std::int64_t
     const HedgePolicy& h = policy_.hedge;
     if (!h.enabled || (declares_tools && !h.tools) || members_.size() < 2) return std::nullopt;
     if (h.delay_ns > 0) return h.delay_ns;
-    const std::int64_t p95 = members_[member]->ttft_p95_ns(prompt_tokens, h.min_samples);
-    if (p95 <= 0) return std::nullopt;
-    return std::max(p95, h.min_delay_ns);
+    const std::int64_t late =
+        members_[member]->ttft_quantile_ns(h.quantile, prompt_tokens, h.min_samples);
+    if (late <= 0) return std::nullopt;
+    return std::max(late, h.min_delay_ns);
 }
 
 bool Router::take_hedge() {

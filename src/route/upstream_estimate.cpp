@@ -115,24 +115,27 @@ bool UpstreamEstimate::measured() const {
     return measured_;
 }
 
-std::int64_t UpstreamEstimate::ttft_p95_ns(std::int64_t prompt_tokens, int min_samples) const {
+std::int64_t UpstreamEstimate::ttft_quantile_ns(double q, std::int64_t prompt_tokens,
+                                                int min_samples) const {
     const std::lock_guard lock(mutex_);
     if (sample_count_ < static_cast<std::size_t>(std::max(min_samples, 1))) return 0;
     // Recomputed every 16 samples: an nth_element over 128 floats costs ~1 us, too much for
     // every request.
-    if (p95_at_count_ == 0 || sample_count_ - p95_at_count_ >= 16) {
+    if (quantile_at_count_ == 0 || q != quantile_q_ || sample_count_ - quantile_at_count_ >= 16) {
         const std::size_t n = std::min(sample_count_, kSamples);
         std::array<float, kSamples> copy{};
         std::copy_n(samples_.begin(), n, copy.begin());
-        const std::size_t k = (n * 95 + 99) / 100 - 1;  // nearest rank
+        const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+        const std::size_t k = std::clamp<std::size_t>(rank, 1, n) - 1;  // nearest rank
         std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(k),
                          copy.begin() + static_cast<std::ptrdiff_t>(n));
-        p95_ms_ = copy[k];
-        p95_at_count_ = sample_count_;
+        quantile_ms_ = copy[k];
+        quantile_q_ = q;
+        quantile_at_count_ = sample_count_;
     }
     const double scale = 1.0 + static_cast<double>(std::max<std::int64_t>(prompt_tokens, 0)) /
                                    static_cast<double>(policy_.prompt_unit_tokens);
-    return static_cast<std::int64_t>(static_cast<double>(p95_ms_) * 1e6 * scale);
+    return static_cast<std::int64_t>(static_cast<double>(quantile_ms_) * 1e6 * scale);
 }
 
 void UpstreamEstimate::started(std::int64_t now_ns) {
@@ -231,7 +234,7 @@ UpstreamSnapshot UpstreamEstimate::snapshot(std::int64_t now_ns) const {
         s.hedges_won = hedges_won_;
         s.hedges_lost = hedges_lost_;
     }
-    s.ttft_p95_ms = static_cast<double>(ttft_p95_ns(0, 1)) / 1e6;
+    s.ttft_p95_ms = static_cast<double>(ttft_quantile_ns(0.95, 0, 1)) / 1e6;
     return s;
 }
 

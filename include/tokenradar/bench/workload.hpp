@@ -25,8 +25,11 @@ struct Workload {
     std::optional<double> temperature;
     std::string system;                     // fixed system prompt (may be empty)
     std::int64_t shared_prefix_tokens = 0;  // a shared, deterministic system prefix of ~N tokens
-    std::int64_t filler_tokens = 0;         // unique filler context of ~N tokens (long-context)
-    std::string user_template;              // {topic}, {nonce} placeholders
+    // How many distinct shared prefixes (applications with their own long system prompt): a
+    // request takes one of them by its seed. 1 = every request shares the one prefix.
+    std::int64_t shared_prefixes = 1;
+    std::int64_t filler_tokens = 0;  // unique filler context of ~N tokens (long-context)
+    std::string user_template;       // {topic}, {nonce} placeholders
     std::vector<std::string> topics;
     bool unique = true;  // add a per-request nonce; without it topics are asked in turn
     // Fractions of requests (0..1, sum <= 1) that re-ask an earlier request's question of their

@@ -11,6 +11,7 @@
 #include <tokenradar/dialect/prompt_cache.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/url.hpp>
+#include <tokenradar/route/router.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -33,6 +34,7 @@ struct ProviderConfig {
     std::chrono::milliseconds first_token_timeout{60'000};  // upstream headers -> first token
     std::chrono::milliseconds idle_timeout{60'000};         // between upstream chunks
     std::chrono::milliseconds total_timeout{600'000};
+    route::UpstreamLimits limits;  // weight and caps, per (this provider, one model)
 };
 
 struct UpstreamRef {
@@ -60,7 +62,11 @@ struct ModelCache {
 struct VirtualModel {
     std::string name;                    // what clients put in "model"
     std::vector<UpstreamRef> upstreams;  // priority order: primary, then fallbacks
-    std::string task = "chat";           // default `task` label (x-tokenradar-task overrides)
+    // README "Routing": the strategy over `upstreams`, hedging, the TTFT deadline, affinity,
+    // and the local server short requests are offloaded to (`offload`, policy.offload).
+    route::RoutingPolicy routing;
+    std::optional<UpstreamRef> offload;
+    std::string task = "chat";  // default `task` label (x-tokenradar-task overrides)
     ModelCache cache;
     // "auto": Anthropic cache breakpoints on long stable prefixes the client left unmarked.
     dialect::PromptCache prompt_cache = dialect::PromptCache::off;

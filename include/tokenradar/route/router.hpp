@@ -20,12 +20,13 @@
 
 namespace tokenradar::route {
 
-enum class Strategy : std::uint8_t { priority, latency, affinity };
+enum class Strategy : std::uint8_t { priority, round_robin, latency, affinity };
 [[nodiscard]] std::string_view to_string(Strategy strategy) noexcept;
 
 struct HedgePolicy {
     bool enabled = false;
-    std::int64_t delay_ns = 0;      // fixed delay; 0 = the primary's recent TTFT p95 (adaptive)
+    std::int64_t delay_ns = 0;      // fixed delay; 0 = the primary's recent TTFT quantile
+    double quantile = 0.95;         // the adaptive delay's quantile ("p95")
     std::int64_t min_delay_ns = 0;  // the adaptive delay is never shorter
     int min_samples = 20;           // the adaptive delay waits for this many TTFTs
     double budget = 0.1;            // hedges per request, at most, over time
@@ -112,6 +113,7 @@ class Router {
 
   private:
     std::optional<std::size_t> by_priority(const RouteQuery& query, bool need_available) const;
+    std::optional<std::size_t> by_turn(const RouteQuery& query);
     std::optional<std::size_t> by_latency(const RouteQuery& query, bool need_available);
     std::optional<Pick> by_affinity(const RouteQuery& query);
     bool offloads(const RouteQuery& query) const;
@@ -121,6 +123,7 @@ class Router {
     const RoutingPolicy policy_;
     const std::vector<std::shared_ptr<UpstreamEstimate>> members_;
     std::atomic<std::uint64_t> random_state_;
+    std::atomic<std::uint64_t> turn_{0};  // round robin
     std::optional<AffinityTable> affinity_;
     // The hedge budget as a token bucket of hundredths: each request deposits budget * 100,
     // a hedge takes 100; at most 10 hedges banked.

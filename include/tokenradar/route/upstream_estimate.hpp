@@ -67,9 +67,10 @@ class UpstreamEstimate {
     // The cost of one more request now: the decayed, normalised TTFT estimate (`unmeasured_ns`
     // until there is one) times (in flight + 1), divided by the weight. Lower is better.
     [[nodiscard]] double cost(std::int64_t now_ns, double unmeasured_ns) const;
-    // The TTFT this upstream gives a prompt of `prompt_tokens` at its recent p95 (of the last
-    // 128 normalised samples); 0 until `min_samples` were observed.
-    [[nodiscard]] std::int64_t ttft_p95_ns(std::int64_t prompt_tokens, int min_samples) const;
+    // The TTFT this upstream gives a prompt of `prompt_tokens` at quantile `q` (0.5-0.99) of
+    // its last 128 normalised samples; 0 until `min_samples` were observed.
+    [[nodiscard]] std::int64_t ttft_quantile_ns(double q, std::int64_t prompt_tokens,
+                                                int min_samples) const;
     [[nodiscard]] bool measured() const;
     [[nodiscard]] std::int64_t in_flight() const;
     [[nodiscard]] double estimate_ns(std::int64_t now_ns) const;  // decayed, normalised TTFT
@@ -110,8 +111,10 @@ class UpstreamEstimate {
     std::int64_t in_flight_ = 0;
     std::array<float, kSamples> samples_{};  // normalised TTFT, ms
     std::size_t sample_count_ = 0;
-    mutable float p95_ms_ = 0;
-    mutable std::size_t p95_at_count_ = 0;
+    // The last quantile computed, reused for 16 samples.
+    mutable double quantile_q_ = 0;
+    mutable float quantile_ms_ = 0;
+    mutable std::size_t quantile_at_count_ = 0;
     std::array<std::int64_t, kMinuteSlots> minute_tokens_{};
     std::array<std::int64_t, kMinuteSlots> minute_slot_{};  // which 10 s slot each holds
     int consecutive_failures_ = 0;

@@ -68,6 +68,24 @@ TEST(Workload, ExtraBodyTableIsTheWorkloadsExtraFields) {
     EXPECT_TRUE(load_workload("chat", kWorkloads).extra_body.empty());
 }
 
+TEST(Workload, SeveralSharedPrefixesAreDrawnPerRequestAndStableAcrossRequests) {
+    const testing::TempPath file("apps_workload", ".toml");
+    file.write("[prompt]\nshared_prefix_tokens = 200\nshared_prefixes = 4\nuser = \"q {nonce}\"\n");
+    auto w = load_workload(file.path(), kWorkloads);
+    EXPECT_EQ(w.shared_prefixes, 4);
+    std::map<std::string, int> systems;
+    for (std::uint64_t i = 0; i < 400; ++i) ++systems[make_prompt(w, 5, i).system];
+    ASSERT_EQ(systems.size(), 4u);
+    for (const auto& [system, n] : systems) {
+        EXPECT_GT(n, 50) << "each prefix drawn about a quarter of the time";
+        EXPECT_GT(system.size(), 600u);
+    }
+    EXPECT_EQ(make_prompt(w, 5, 17).system, make_prompt(w, 5, 17).system);
+    // One prefix (the default) is what every earlier run had.
+    auto one = load_workload("prefix-reuse", kWorkloads);
+    EXPECT_EQ(make_prompt(one, 5, 1).system, make_prompt(one, 5, 2).system);
+}
+
 TEST(Workload, BadFilesNameFileLineAndKey) {
     const testing::TempPath file("bad_workload", ".toml");
     const std::string& path = file.path();

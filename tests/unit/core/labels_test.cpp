@@ -68,7 +68,8 @@ TEST(Labels, ClosedLabelsRefuseOtherValuesNamingTheLabel) {
         return r ? std::string("no error") : r.error().message;
     };
     EXPECT_EQ(error(Label::cache, "maybe"), "cache: expected one of miss, exact, semantic, bypass");
-    EXPECT_EQ(error(Label::route, ""), "route: expected one of primary, fallback, hedge");
+    EXPECT_EQ(error(Label::route, ""),
+              "route: expected one of primary, fallback, hedge, latency, affinity, local");
     EXPECT_EQ(error(Label::source, "mine"),
               "source: expected one of bench, gateway, submitted, sim");
     EXPECT_EQ(error(Label::api, "cohere"), "api: expected one of openai, anthropic, gemini");
@@ -94,7 +95,8 @@ TEST(Labels, RouteAndCacheRoundTripTheirText) {
     auto route = parse_route("sideways");
     ASSERT_FALSE(route);
     EXPECT_EQ(route.error().code, make_error_code(Errc::bad_request));
-    EXPECT_EQ(route.error().message, "route: expected one of primary, fallback, hedge");
+    EXPECT_EQ(route.error().message,
+              "route: expected one of primary, fallback, hedge, latency, affinity, local");
     auto cache = parse_cache("Exact");
     ASSERT_FALSE(cache);
     EXPECT_THAT(cache.error().message, HasSubstr("cache: expected one of miss"));

@@ -523,9 +523,10 @@ TEST(IngestOutcome, AnswersAWholeSubmission) {
     json::object bad = record(1);
     bad["route"] = "sideways";
     const Submission s = parse_ok(ndjson_of({record(0), bad, record(0)}), BodyFormat::ndjson);
-    EXPECT_EQ(json::serialize(outcome_json(s.records.size(), s.duplicates, s.errors)),
-              R"({"accepted":1,"duplicates":1,"rejected":1,"errors":[{"index":1,"field":"route",)"
-              R"("message":"expected one of primary, fallback, hedge"}]})");
+    EXPECT_EQ(
+        json::serialize(outcome_json(s.records.size(), s.duplicates, s.errors)),
+        R"({"accepted":1,"duplicates":1,"rejected":1,"errors":[{"index":1,"field":"route",)"
+        R"("message":"expected one of primary, fallback, hedge, latency, affinity, local"}]})");
 }
 
 }  // namespace

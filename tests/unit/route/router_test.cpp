@@ -85,6 +85,21 @@ TEST(Router, PriorityTakesTheFirstAvailableAndSaysWhy) {
     EXPECT_EQ(pick->route, Route::fallback);
 }
 
+TEST(Router, RoundRobinTakesTurnsAndSkipsWhatIsOut) {
+    auto m = members(3);
+    Router router(with(Strategy::round_robin), m, 1);
+    std::map<std::size_t, int> turns;
+    for (int i = 0; i < 9; ++i) ++turns[router.pick(at(0))->member];
+    EXPECT_EQ(turns, (std::map<std::size_t, int>{{0, 3}, {1, 3}, {2, 3}}));
+    for (int i = 0; i < 5; ++i) {
+        m[1]->started(0);
+        m[1]->failed(0, 1);
+    }
+    turns.clear();
+    for (int i = 0; i < 8; ++i) ++turns[router.pick(at(1))->member];
+    EXPECT_EQ(turns.count(1), 0u);
+}
+
 TEST(Router, WhenNoneIsAvailableTheBestStillGetsTheRequest) {
     auto m = members(2, limits(1.0, 1));
     Router router(with(Strategy::priority), m, 1);
@@ -222,6 +237,9 @@ TEST(Router, HedgeDelayIsTheRecentP95AndTheBudgetCapsHedges) {
     EXPECT_FALSE(router.hedge_delay(0, 0, false));  // no samples yet
     for (int i = 1; i <= 100; ++i) observe(*m[0], i, i * kMs);
     EXPECT_EQ(router.hedge_delay(0, 0, false), 95 * kMs);
+    RoutingPolicy p90 = policy;
+    p90.hedge.quantile = 0.9;
+    EXPECT_EQ(Router(p90, m, 1).hedge_delay(0, 0, false), 90 * kMs);
     EXPECT_FALSE(router.hedge_delay(0, 0, true));  // tools: opted out by default
     int hedges = 0;
     for (int i = 0; i < 1000; ++i) {

@@ -132,13 +132,14 @@ TEST(UpstreamEstimate, CapsOnInFlightAndTokensPerMinute) {
     EXPECT_EQ(e.snapshot(70 * kS).tokens_last_minute, 0);
 }
 
-TEST(UpstreamEstimate, TtftP95OfRecentSamplesScaledToThePrompt) {
+TEST(UpstreamEstimate, TtftQuantileOfRecentSamplesScaledToThePrompt) {
     UpstreamEstimate e({}, {});
-    EXPECT_EQ(e.ttft_p95_ns(0, 20), 0);
+    EXPECT_EQ(e.ttft_quantile_ns(0.95, 0, 20), 0);
     for (int i = 1; i <= 100; ++i) ok(e, i * kS, i * kMs);
-    EXPECT_EQ(e.ttft_p95_ns(0, 20), 95 * kMs);
-    EXPECT_EQ(e.ttft_p95_ns(1024, 20), 190 * kMs);
-    EXPECT_EQ(e.ttft_p95_ns(0, 101), 0);  // too few samples
+    EXPECT_EQ(e.ttft_quantile_ns(0.95, 0, 20), 95 * kMs);
+    EXPECT_EQ(e.ttft_quantile_ns(0.95, 1024, 20), 190 * kMs);
+    EXPECT_EQ(e.ttft_quantile_ns(0.9, 0, 20), 90 * kMs);
+    EXPECT_EQ(e.ttft_quantile_ns(0.95, 0, 101), 0);  // too few samples
 }
 
 TEST(UpstreamEstimate, HedgeCountersAndTpot) {
