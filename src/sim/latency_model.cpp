@@ -19,7 +19,7 @@ constexpr double kMaxTtftMs = 3'600'000;  // 1 hour
 constexpr double kMaxGapNs = 600e9;       // 10 minutes
 
 // Each aspect draws from its own stream, so overriding one (say the fault) leaves the others'
-// draws unchanged for the same seed.
+// draws unchanged for the same seed. New streams go last: a number is part of every seed.
 enum Stream : std::uint64_t {
     kFault = 1,
     kTtft,
@@ -28,7 +28,9 @@ enum Stream : std::uint64_t {
     kChunks,
     kLength,
     kFaultAt,
-    kAnswer
+    kAnswer,
+    kTail,
+    kConditionError
 };
 
 std::int64_t ms_to_ns(double ms) { return std::llround(ms * 1e6); }
@@ -122,14 +124,24 @@ Rng stream_rng(std::uint64_t timing_seed, Stream stream) {
 }
 
 // TTFT before queueing: network + prefill of the uncached prompt + noise, scaled by peak.
+// The replica's condition multiplies the result, an override's too.
 std::int64_t draw_ttft_ns(const TtftParams& ttft, const Overrides& ov, std::int64_t uncached_tokens,
-                          double peak, std::uint64_t timing_seed) {
-    if (ov.ttft_ms) return ms_to_ns(*ov.ttft_ms);
+                          double peak, double condition, std::uint64_t timing_seed) {
+    if (ov.ttft_ms) return ms_to_ns(std::min(*ov.ttft_ms * condition, kMaxTtftMs));
     Rng rng = stream_rng(timing_seed, kTtft);
     const double uncached = static_cast<double>(uncached_tokens);
     const double ms = ttft.base_ms + ttft.prefill_ms_per_1k_tokens * uncached / 1000.0 +
                       rng.lognormal_median(ttft.noise_median_ms, ttft.noise_sigma);
-    return ms_to_ns(std::min(ms * peak, kMaxTtftMs));
+    return ms_to_ns(std::min(ms * peak * condition, kMaxTtftMs));
+}
+
+// Whether the request falls into the heavy tail. An exact TTFT (x-sim-ttft-ms) draws none:
+// only x-sim-tail: always puts it there.
+bool draw_tail(const TailParams& tail, const Overrides& ov, std::uint64_t timing_seed) {
+    if (ov.tail) return *ov.tail == TailMode::always;
+    if (ov.ttft_ms || tail.rate <= 0) return false;
+    Rng rng = stream_rng(timing_seed, kTail);
+    return rng.uniform() < tail.rate;
 }
 
 // Output length: max_tokens, an override, or a natural stop (geometric length).
@@ -148,7 +160,7 @@ std::int64_t draw_output_tokens(const DecodeParams& decode, const Overrides& ov,
 // the median decode tokens/s over requests is tokens_per_s (at multiplier 1); the peak
 // factor lengthens every gap.
 std::vector<std::int64_t> draw_generation_offsets(const DecodeParams& decode, const Overrides& ov,
-                                                  std::int64_t n, double peak,
+                                                  std::int64_t n, double peak, double condition,
                                                   std::uint64_t timing_seed) {
     double gap_ns = 0;
     double jitter = 0;
@@ -163,7 +175,7 @@ std::vector<std::int64_t> draw_generation_offsets(const DecodeParams& decode, co
         gap_ns = 1e9 / rate * peak;
         jitter = decode.token_jitter;
     }
-    gap_ns = std::min(gap_ns, kMaxGapNs);
+    gap_ns = std::min(gap_ns * condition, kMaxGapNs);
     Rng gaps_rng = stream_rng(timing_seed, kGaps);
     return generation_offsets(n, gap_ns, jitter, gaps_rng);
 }
@@ -261,10 +273,20 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
 
     const double peak = p.peak.multiplier_at(in.wall_time_us);
     plan.peak_multiplier = peak;
+    const Condition& condition = in.condition;
+    plan.condition = condition;
 
     // Faults decided first: an HTTP error answers after the network delay, with no tokens.
+    // The replica's condition fails requests whatever they asked for.
     Rng fault_rng = stream_rng(timing_seed, kFault);
     plan.fault.kind = ov.fault ? *ov.fault : draw_fault(p.faults, fault_rng);
+    if (condition.error_rate > 0) {
+        Rng error_rng = stream_rng(timing_seed, kConditionError);
+        if (error_rng.uniform() < condition.error_rate) {
+            plan.fault.kind = FaultKind::http_503;
+            plan.condition_error = true;
+        }
+    }
     if (plan.fault.is_http_error()) {
         plan.ttft_ns = ov.ttft_ms ? ms_to_ns(*ov.ttft_ms) : ms_to_ns(p.ttft.base_ms * peak);
         return plan;
@@ -275,8 +297,14 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
         plan.cached_prompt_tokens =
             std::min(cache_.lookup_and_insert(in.prompt_text), plan.prompt_tokens);
     }
-    plan.ttft_ns =
-        draw_ttft_ns(p.ttft, ov, plan.prompt_tokens - plan.cached_prompt_tokens, peak, timing_seed);
+    plan.ttft_ns = draw_ttft_ns(p.ttft, ov, plan.prompt_tokens - plan.cached_prompt_tokens, peak,
+                                condition.ttft_multiplier, timing_seed);
+    plan.tail = draw_tail(p.tail, ov, timing_seed);
+    if (plan.tail) {
+        const double extra = static_cast<double>(plan.ttft_ns) * (p.tail.ttft_multiplier - 1.0);
+        plan.tail_wait_ns = std::llround(std::min(extra, kMaxTtftMs * 1e6));
+        plan.ttft_ns += plan.tail_wait_ns;
+    }
 
     const std::int64_t max_tokens = std::clamp<std::int64_t>(
         in.max_tokens.value_or(p.decode.default_max_tokens), 0, kMaxOutputTokens);
@@ -285,7 +313,8 @@ RequestPlan LatencyModel::plan(const PlanInput& in) {
     plan.finish_reason = n < max_tokens ? FinishReason::stop : FinishReason::length;
     plan.tokens = generate_output_tokens(text_seed, n);
 
-    const auto generated = draw_generation_offsets(p.decode, ov, n, peak, timing_seed);
+    const auto generated =
+        draw_generation_offsets(p.decode, ov, n, peak, condition.tpot_multiplier, timing_seed);
     cut_chunks(p.decode, ov, generated, timing_seed, plan);
     if (plan.fault.kind != FaultKind::none) place_fault(p.faults, ov, timing_seed, plan);
     return plan;

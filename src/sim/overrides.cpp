@@ -84,7 +84,7 @@ std::string_view to_string(FaultKind kind) noexcept {
 
 bool Overrides::empty() const noexcept {
     return !ttft_ms && !tpot_ms && !tokens_per_s && !tokens_per_chunk && !output_tokens && !fault &&
-           !fault_at_token && !stall_ms && !seed && !tool_call;
+           !fault_at_token && !stall_ms && !seed && !tool_call && !tail;
 }
 
 Result<Overrides> parse_overrides(std::span<const Header> headers) {
@@ -144,12 +144,21 @@ Result<Overrides> parse_overrides(std::span<const Header> headers) {
             } else {
                 return bad_value(name, value, "always or never");
             }
+        } else if (name == "x-sim-tail") {
+            const std::string v = lower(value);
+            if (v == "always") {
+                o.tail = TailMode::always;
+            } else if (v == "never") {
+                o.tail = TailMode::never;
+            } else {
+                return bad_value(name, value, "always or never");
+            }
         } else {
             return Error{Errc::bad_request,
                          fmt::format("unknown header {} (known: x-sim-ttft-ms, x-sim-tpot-ms, "
                                      "x-sim-tokens-per-s, x-sim-tokens-per-chunk, "
                                      "x-sim-output-tokens, x-sim-fault, x-sim-fault-at-token, "
-                                     "x-sim-stall-ms, x-sim-seed, x-sim-tool-call)",
+                                     "x-sim-stall-ms, x-sim-seed, x-sim-tool-call, x-sim-tail)",
                                      name)};
         }
     }

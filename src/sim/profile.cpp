@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "rng.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -135,6 +137,39 @@ AnswerParams read_answers(const ConfigTable& t) {
     return p;
 }
 
+// Slower than this is a dead replica, which a stop of the sim simulates better.
+constexpr double kMaxMultiplier = 1000;
+
+TailParams read_tail(const ConfigTable& t) {
+    t.reject_unknown_keys({"rate", "ttft_multiplier"});
+    TailParams p;
+    p.rate = t.get_number("rate", 0, 0, 1);
+    p.ttft_multiplier = t.get_number("ttft_multiplier", 1, 1, kMaxMultiplier);
+    return p;
+}
+
+std::int64_t read_span(const ConfigTable& t, std::string_view key, bool required) {
+    if (required && !t.contains(key)) t.fail(key, "a duration such as \"20s\" or \"5m\"");
+    return t.get_duration(key, std::chrono::nanoseconds(0)).count();
+}
+
+Episode read_episode(const ConfigTable& t) {
+    t.reject_unknown_keys(
+        {"after", "duration", "every", "ttft_multiplier", "tpot_multiplier", "error_rate"});
+    Episode e;
+    e.after_ns = read_span(t, "after", false);
+    e.duration_ns = read_span(t, "duration", true);
+    if (e.duration_ns <= 0) t.fail("duration", "a duration longer than 0, such as \"20s\"");
+    e.every_ns = read_span(t, "every", false);
+    if (t.contains("every") && e.every_ns <= e.duration_ns) {
+        t.fail("every", "a repeat period longer than the episode's duration");
+    }
+    e.condition.ttft_multiplier = t.get_number("ttft_multiplier", 1, 1, kMaxMultiplier);
+    e.condition.tpot_multiplier = t.get_number("tpot_multiplier", 1, 1, kMaxMultiplier);
+    e.condition.error_rate = t.get_number("error_rate", 0, 0, 1);
+    return e;
+}
+
 }  // namespace
 
 bool Profile::serves(std::string_view model) const {
@@ -143,7 +178,7 @@ bool Profile::serves(std::string_view model) const {
 
 Profile profile_from_config(const ConfigTable& root) {
     root.reject_unknown_keys({"name", "models", "seed", "ttft", "decode", "capacity", "peak",
-                              "prefix_cache", "faults", "answers"});
+                              "prefix_cache", "faults", "answers", "tail", "episodes"});
     Profile p;
     p.source = root.source_name();
     p.name = root.require_string("name");
@@ -161,6 +196,8 @@ Profile profile_from_config(const ConfigTable& root) {
     if (auto t = root.table("prefix_cache")) p.prefix_cache = read_prefix_cache(*t);
     if (auto t = root.table("faults")) p.faults = read_faults(*t);
     if (auto t = root.table("answers")) p.answers = read_answers(*t);
+    if (auto t = root.table("tail")) p.tail = read_tail(*t);
+    for (const ConfigTable& t : root.tables("episodes")) p.episodes.push_back(read_episode(t));
     return p;
 }
 
@@ -182,6 +219,22 @@ Profile load_profile(std::string_view name_or_path, const std::filesystem::path&
 
 std::uint64_t profile_seed_for_run(std::uint64_t run_seed, std::string_view profile_name) {
     return fnv1a64(fmt::format("{}:{}", run_seed, profile_name));
+}
+
+std::uint64_t replica_seed(std::uint64_t seed, unsigned replica) {
+    return replica == 0 ? seed : combine_seeds(seed, combine_seeds(4, replica));
+}
+
+std::vector<unsigned> make_replicas_distinct(std::vector<Profile>& profiles) {
+    std::vector<unsigned> replicas(profiles.size(), 0);
+    std::vector<std::uint64_t> seeds;  // as loaded: a replica is counted by its profile's seed
+    for (std::size_t i = 0; i < profiles.size(); ++i) {
+        const std::uint64_t seed = profiles[i].seed;
+        replicas[i] = static_cast<unsigned>(std::count(seeds.begin(), seeds.end(), seed));
+        seeds.push_back(seed);
+        profiles[i].seed = replica_seed(seed, replicas[i]);
+    }
+    return replicas;
 }
 
 }  // namespace tokenradar::sim

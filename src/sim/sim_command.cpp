@@ -32,6 +32,13 @@ int run_sim_command(const SimCommandOptions& options) {
         if (options.seed) profile.seed = profile_seed_for_run(*options.seed, profile.name);
         profiles.push_back(std::move(profile));
     }
+    // Each server has its own model (prefix cache, capacity, request counter); replicas of a
+    // profile also need their own seeds, or they would draw alike request by request.
+    const std::vector<unsigned> replicas = make_replicas_distinct(profiles);
+    auto label = [&](std::size_t i) {  // "fixed", "fixed replica 1"
+        return replicas[i] > 0 ? fmt::format("{} replica {}", profiles[i].name, replicas[i])
+                               : profiles[i].name;
+    };
 
     const unsigned threads =
         options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -48,14 +55,14 @@ int run_sim_command(const SimCommandOptions& options) {
     boost::asio::io_context& ioc = *contexts.front();
     std::vector<std::unique_ptr<SimServer>> servers;
     for (std::size_t i = 0; i < profiles.size(); ++i) {
+        server_options.replica = replicas[i];
         auto server = std::make_unique<SimServer>(ioc, profiles[i], server_options);
         auto port = server->listen(options.host, options.endpoints[i].port);
         if (!port) throw ConfigError(port.error().message);
         server->start();
         if (options.announce) {
-            options.announce(fmt::format("sim {} listening on http://{}:{} (models: {})",
-                                         profiles[i].name, options.host, *port,
-                                         fmt::join(profiles[i].models, ", ")));
+            options.announce(fmt::format("sim {} listening on http://{}:{} (models: {})", label(i),
+                                         options.host, *port, fmt::join(profiles[i].models, ", ")));
         }
         servers.push_back(std::move(server));
     }
@@ -80,13 +87,13 @@ int run_sim_command(const SimCommandOptions& options) {
     for (auto& guard : guards) guard.reset();
     for (auto& worker : workers) worker.join();
 
-    for (const auto& server : servers) {
-        const SimStats s = server->stats();
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+        const SimStats s = servers[i]->stats();
         spdlog::info(
             "sim {}: {} requests, {} chunks, write lateness p50 {:.3f} ms, p99 {:.3f} ms, max "
             "{:.3f} ms",
-            server->profile().name, s.requests, s.chunks, s.lateness_p50_ns / 1e6,
-            s.lateness_p99_ns / 1e6, s.lateness_max_ns / 1e6);
+            label(i), s.requests, s.chunks, s.lateness_p50_ns / 1e6, s.lateness_p99_ns / 1e6,
+            s.lateness_max_ns / 1e6);
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/sim/control.hpp>
 #include <tokenradar/sim/pacing.hpp>
 #include <tokenradar/sim/trace_record.hpp>
 
@@ -44,10 +45,12 @@ void TraceSink::write(std::string_view line) {
 // ---- Server state ---------------------------------------------------------------------
 
 struct SimServer::State {
-    State(Profile p, SimServerOptions o) : model(std::move(p)), options(std::move(o)) {}
+    State(Profile p, SimServerOptions o)
+        : model(std::move(p)), options(std::move(o)), control(model.profile().episodes) {}
 
     LatencyModel model;
     SimServerOptions options;
+    SimControl control;
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> chunks{0};
     stats::LatencyHistogram lateness;
@@ -244,9 +247,28 @@ Reply immediate_reply(SimServer::State& state, const Route& route) {
             return error_reply(route.api, Errc::not_found,
                                fmt::format("The model '{}' does not exist", route.model));
         case Route::Kind::completion:
+        case Route::Kind::control:
             break;
     }
     return error_reply(route.api, Errc::internal, "not an immediate route");
+}
+
+// GET shows the condition, POST commands one (replacing the previous command), DELETE clears
+// the command; each answers with the state after it.
+Reply control_reply(SimServer::State& state, const net::Request& request) {
+    const std::int64_t now = steady_now_ns();
+    if (request.method() == http::verb::post) {
+        auto command = parse_control_body(request.body());
+        if (!command) {
+            return error_reply(dialect::Api::openai, errc_of(command.error(), Errc::bad_request),
+                               command.error().message);
+        }
+        state.control.command(*command, now);
+    } else if (request.method() == http::verb::delete_) {
+        state.control.clear();
+    }
+    return Reply{
+        http::status::ok, "application/json", control_state_json(state.control.state(now)), {}};
 }
 
 void write_trace(SimServer::State* state, const TraceRecord& record) {
@@ -257,6 +279,7 @@ void write_trace(SimServer::State* state, const TraceRecord& record) {
 TraceRecord start_trace(const SimServer::State& state, const RequestPlan& plan,
                         const WireRequest& wire, std::int64_t queue_wait_ns, std::int64_t ts_us) {
     TraceRecord trace = TraceRecord::from_plan(plan, queue_wait_ns);
+    trace.replica = state.options.replica;
     trace.response_id = new_response_id(wire.api);
     trace.profile = state.model.profile().name;
     trace.model = wire.chat.model;
@@ -356,6 +379,7 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
     input.wall_time_us = state->wall_now_us();
     input.overrides = *overrides;
     input.request_seed = overrides->seed;
+    input.condition = state->control.condition(t_admitted);
     const RequestPlan plan = state->model.plan(input);
 
     const Answer answer = Answer::make(wire.chat, plan, state->model.profile().answers,
@@ -418,6 +442,11 @@ asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, ne
         co_await send_reply(writer, std::move(reply));
         co_return;
     }
+    if (route->kind == Route::Kind::control) {
+        Reply reply = control_reply(*state, request);
+        co_await send_reply(writer, std::move(reply));
+        co_return;
+    }
     if (route->kind != Route::Kind::completion) {
         Reply reply = immediate_reply(*state, *route);
         co_await send_reply(writer, std::move(reply));
@@ -445,6 +474,14 @@ SimServer::SimServer(asio::io_context& ioc, Profile profile, SimServerOptions op
             return handle_request(state, request, writer);
         },
         state_->options.limits, state_->options.workers);
+    // A control body over its bound is refused before it is read; completions keep the
+    // server's limit.
+    server_->set_head_check([max = state_->options.limits.max_body_bytes](
+                                const net::Request& head, std::optional<std::uint64_t>) {
+        const std::string_view target(head.target());
+        const bool control = target.substr(0, target.find('?')) == "/sim/control";
+        return net::HeadVerdict{control ? kMaxControlBodyBytes : max, {}, {}};
+    });
 }
 
 SimServer::~SimServer() = default;
@@ -455,7 +492,10 @@ Result<std::uint16_t> SimServer::listen(std::string_view host, std::uint16_t por
     return endpoint->port();
 }
 
-void SimServer::start() { server_->start(); }
+void SimServer::start() {
+    state_->control.start(steady_now_ns());
+    server_->start();
+}
 void SimServer::stop(std::chrono::milliseconds grace) { server_->stop(grace); }
 std::uint16_t SimServer::port() const { return server_->port(); }
 const Profile& SimServer::profile() const { return state_->model.profile(); }

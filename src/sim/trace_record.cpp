@@ -10,9 +10,12 @@ TraceRecord TraceRecord::from_plan(const RequestPlan& plan, std::int64_t queue_w
     r.prompt_tokens = plan.prompt_tokens;
     r.cached_prompt_tokens = plan.cached_prompt_tokens;
     r.output_tokens = plan.output_tokens;
-    r.queue_wait_ns = queue_wait_ns;
+    r.queue_wait_ns = queue_wait_ns + plan.tail_wait_ns;
+    r.tail_wait_ns = plan.tail_wait_ns;
+    r.tail = plan.tail;
     r.ttft_ns = queue_wait_ns + plan.ttft_ns;
     r.peak_multiplier = plan.peak_multiplier;
+    r.condition = plan.condition;
     r.chunk_offsets_ns.reserve(plan.chunks.size());
     r.chunk_tokens.reserve(plan.chunks.size());
     for (const Chunk& c : plan.chunks) {
@@ -38,7 +41,10 @@ std::string TraceRecord::to_json_line() const {
     o["prompt_tokens"] = prompt_tokens;
     o["cached_prompt_tokens"] = cached_prompt_tokens;
     o["output_tokens"] = output_tokens;
+    o["replica"] = replica;
     o["queue_wait_ns"] = queue_wait_ns;
+    o["tail"] = tail;
+    o["tail_wait_ns"] = tail_wait_ns;
     o["ttft_ns"] = ttft_ns;
     if (ttft_sent_ns >= 0) {
         o["ttft_sent_ns"] = ttft_sent_ns;
@@ -46,6 +52,13 @@ std::string TraceRecord::to_json_line() const {
         o["ttft_sent_ns"] = nullptr;
     }
     o["peak_multiplier"] = peak_multiplier;
+    if (condition.normal()) {
+        o["condition"] = nullptr;
+    } else {
+        o["condition"] = {{"ttft_multiplier", condition.ttft_multiplier},
+                          {"tpot_multiplier", condition.tpot_multiplier},
+                          {"error_rate", condition.error_rate}};
+    }
     o["chunk_offsets_ns"] = boost::json::value_from(chunk_offsets_ns);
     o["chunk_tokens"] = boost::json::value_from(chunk_tokens);
     if (finish_reason.empty()) {

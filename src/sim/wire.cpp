@@ -93,6 +93,24 @@ std::optional<RouteError> check_key(Api api, const net::Request& request,
     return std::nullopt;
 }
 
+// /sim/control belongs to no API: the key is accepted in any of their shapes.
+std::optional<RouteError> check_control_key(const net::Request& request, std::string_view query_key,
+                                            std::string_view required) {
+    std::string_view auth = header(request, "authorization");
+    auth = iequals_prefix(auth, "bearer ") ? auth.substr(7) : std::string_view{};
+    bool any = false;
+    for (std::string_view key :
+         {auth, header(request, "x-api-key"), header(request, "x-goog-api-key"), query_key}) {
+        if (key.empty()) continue;
+        any = true;
+        if (required.empty() || key == required) return std::nullopt;
+    }
+    return route_error(Api::openai, Errc::unauthorized,
+                       any ? "Incorrect API key provided for /sim/control."
+                           : "/sim/control needs the sim's key: Authorization: Bearer KEY, "
+                             "x-api-key, x-goog-api-key or ?key=.");
+}
+
 using RouteResult = boost::system::result<Route, RouteError>;
 
 // What the sim reads from the query string: Gemini's ?key= and ?alt=sse.
@@ -198,6 +216,18 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
     if (get && (path == "/healthz" || path == "/sim/stats")) {
         Route route;
         route.kind = path == "/healthz" ? Route::Kind::health : Route::Kind::stats;
+        return route;
+    }
+    if (path == "/sim/control") {
+        if (!get && !post && request.method() != http::verb::delete_) {
+            return route_error(Api::openai, Errc::method_not_allowed,
+                               fmt::format("Method {} is not allowed on /sim/control (GET, POST, "
+                                           "DELETE)",
+                                           std::string_view(request.method_string())));
+        }
+        if (auto refused = check_control_key(request, query.key, required_key)) return *refused;
+        Route route;
+        route.kind = Route::Kind::control;
         return route;
     }
     auto routed = route_path(request, path, get, query.alt_sse);

@@ -22,7 +22,7 @@
 namespace tokenradar::sim {
 
 struct Route {
-    enum class Kind { health, stats, models, model, completion };
+    enum class Kind { health, stats, models, model, completion, control };
     Kind kind = Kind::health;
     dialect::Api api = dialect::Api::openai;
     std::string model;    // Gemini completions and `model`: from the path
@@ -43,7 +43,9 @@ struct RouteError {
 //   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
 //   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
 //   GET /v1/models/{id} and /v1beta/models/{model} (one model, same shapes),
-//   GET /healthz and GET /sim/stats (no auth). `required_key` empty: any non-empty key.
+//   GET /healthz and GET /sim/stats (no auth); GET, POST and DELETE /sim/control with the key
+//   in any of those shapes (401 in OpenAI's shape otherwise). `required_key` empty: any
+//   non-empty key.
 boost::system::result<Route, RouteError> route_request(const net::Request& request,
                                                        std::string_view required_key);
 

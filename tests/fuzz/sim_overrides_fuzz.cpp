@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static LatencyModel model(parse_profile(
         "name = \"fuzz\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 10\n[decode]\ntokens_per_s = 50\n"
         "token_jitter = 0.3\ntokens_per_chunk = [1, 5]\n[prefix_cache]\ncapacity_blocks = 64\n"
-        "[faults]\nrate_stall = 0.2\nrate_disconnect = 0.2\n",
+        "[faults]\nrate_stall = 0.2\nrate_disconnect = 0.2\n[tail]\nrate = 0.3\n"
+        "ttft_multiplier = 50\n",
         "fuzz.toml"));
     std::string_view input(reinterpret_cast<const char*>(data), size);
     std::vector<Header> headers;
@@ -32,6 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     in.prompt_text = std::string_view(reinterpret_cast<const char*>(data), size);
     in.max_tokens = 64;  // bounds the work; output-tokens overrides are capped by it
     in.overrides = *overrides;
+    (void)model.plan(in);
+    // A degraded replica (an episode or /sim/control) plans the same request too.
+    in.condition = tokenradar::sim::Condition{1000, 1000, 0.5};
     (void)model.plan(in);
     return 0;
 }

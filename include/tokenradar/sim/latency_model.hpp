@@ -30,6 +30,9 @@ struct PlanInput {
     // timings use a per-model request counter and the text uses the prompt hash.
     std::optional<std::uint64_t> request_seed;
     Overrides overrides;
+    // The replica's condition now (an episode or a command; control.hpp): the server reads
+    // it, the model stays clock-free.
+    Condition condition;
 };
 
 enum class FinishReason { length, stop };
@@ -59,9 +62,14 @@ struct RequestPlan {
     std::int64_t prompt_tokens = 0;
     std::int64_t cached_prompt_tokens = 0;
     std::int64_t output_tokens = 0;  // exact usage; 0 for HTTP-error faults
-    // From the request fully read (after any queue wait) to the first chunk write. For an
-    // HTTP-error fault: the delay before the error response (the network base delay).
+    // From the request fully read (after any queue wait) to the first chunk write, including
+    // tail_wait_ns. For an HTTP-error fault: the delay before the error response (the
+    // network base delay).
     std::int64_t ttft_ns = 0;
+    // A heavy-tail request's extra wait (TTFT x ([tail] ttft_multiplier - 1)), part of
+    // ttft_ns; traced as queue wait, which is what real heavy tails are.
+    std::int64_t tail_wait_ns = 0;
+    bool tail = false;  // drawn into the heavy tail (or x-sim-tail: always)
     // Delivery offset of every token relative to token 0, nanoseconds; token 0 at 0. The
     // tokens of one chunk share the chunk's write time. Chunk 0 is written at 0 and later
     // chunks when their last token is generated, so TTFT and TPOT measured on the wire
@@ -72,6 +80,8 @@ struct RequestPlan {
     FinishReason finish_reason = FinishReason::length;
     Fault fault;
     double peak_multiplier = 1.0;  // the factor that was applied (for traces/tests)
+    Condition condition;           // the replica's condition that was applied
+    bool condition_error = false;  // answered 503 by the condition's error_rate
     // Seeds the server's choices of what to answer (a tool call or text, which tool): from
     // the request seed when there is one, else distinct per request, like the timings.
     std::uint64_t answer_seed = 0;
@@ -87,7 +97,8 @@ class LatencyModel {
     LatencyModel& operator=(const LatencyModel&) = delete;
 
     // Consults (and updates) the prefix cache when input.prompt_text is non-empty and the
-    // request is not answered with an injected 429/500/503. A plan may have 0 output tokens
+    // request is not answered with an injected 429/500/503 (drawn, overridden, or from the
+    // condition's error_rate). A plan may have 0 output tokens
     // (max_tokens 0, x-sim-output-tokens 0): then it has no chunks.
     [[nodiscard]] RequestPlan plan(const PlanInput& input);
 

@@ -22,6 +22,10 @@ enum class FaultKind { none, http_429, http_500, http_503, disconnect, stall, ma
 // always (unless its tool_choice forbids calls), or never (unless its tool_choice demands one).
 enum class ToolCallMode { always, never };
 
+// Whether a request's TTFT gets the profile's heavy-tail multiplier (x-sim-tail), instead of
+// drawing it at the profile's [tail] rate.
+enum class TailMode { always, never };
+
 // Every override is exact: it replaces the drawn value and is not scaled by the peak curve
 // nor jittered.
 struct Overrides {
@@ -35,6 +39,7 @@ struct Overrides {
     std::optional<double> stall_ms;              // x-sim-stall-ms
     std::optional<std::uint64_t> seed;           // x-sim-seed: the request seed
     std::optional<ToolCallMode> tool_call;       // x-sim-tool-call: always | never
+    std::optional<TailMode> tail;                // x-sim-tail: always | never
 
     [[nodiscard]] bool empty() const noexcept;
 };

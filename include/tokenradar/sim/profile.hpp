@@ -65,6 +65,35 @@ struct AnswerParams {
     double tool_call_rate = 0;
 };
 
+// A heavy tail: with probability `rate` a request's TTFT is multiplied by `ttft_multiplier`,
+// the extra time spent as a simulated queue wait (what real heavy tails are: a long queue).
+struct TailParams {
+    double rate = 0;
+    double ttft_multiplier = 1;
+};
+
+// A replica's degraded condition, from a scheduled episode or the control endpoint
+// (control.hpp): TTFT and every token gap multiplied, a fraction of requests answered 503.
+// Applies to every request, x-sim-* overrides included: the replica is slow, whatever asks.
+struct Condition {
+    double ttft_multiplier = 1;
+    double tpot_multiplier = 1;
+    double error_rate = 0;
+
+    [[nodiscard]] bool normal() const noexcept {
+        return ttft_multiplier == 1 && tpot_multiplier == 1 && error_rate == 0;
+    }
+};
+
+// A scheduled slowdown or failure: active from `after_ns` since the server started for
+// `duration_ns`, and again every `every_ns` (0: once). every_ns > duration_ns.
+struct Episode {
+    std::int64_t after_ns = 0;
+    std::int64_t duration_ns = 0;
+    std::int64_t every_ns = 0;
+    Condition condition;
+};
+
 struct Profile {
     std::string name;
     std::vector<std::string> models;  // the server answers 404 for any other model
@@ -77,6 +106,8 @@ struct Profile {
     PrefixCacheParams prefix_cache;
     FaultParams faults;
     AnswerParams answers;
+    TailParams tail;
+    std::vector<Episode> episodes;  // in file order; the first active one counts
 
     [[nodiscard]] bool serves(std::string_view model) const;
 };
@@ -94,5 +125,14 @@ Profile profile_from_config(const ConfigTable& root);
 // The seed a profile gets in a run seeded with `run_seed` (`--seed`): reproducible, and
 // different for each profile of the run.
 std::uint64_t profile_seed_for_run(std::uint64_t run_seed, std::string_view profile_name);
+
+// Replicas: a run may serve one profile on several ports. Each profile whose seed an earlier
+// one already has (another replica of it) gets a seed of its own, or the replicas would draw
+// the same sequence request by request; the first keeps its seed, so a run of distinct
+// profiles draws exactly as before. Returns each profile's replica index (0 for the first).
+std::vector<unsigned> make_replicas_distinct(std::vector<Profile>& profiles);
+
+// The seed of replica `replica` of a profile seeded `seed`: `seed` itself for replica 0.
+std::uint64_t replica_seed(std::uint64_t seed, unsigned replica);
 
 }  // namespace tokenradar::sim

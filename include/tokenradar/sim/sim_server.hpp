@@ -57,6 +57,8 @@ struct SimServerOptions {
     std::vector<boost::asio::io_context*> workers;
     // Paced writes wake on multiples of this (sim/pacing.hpp); 0 wakes exactly when due.
     std::chrono::nanoseconds pacing_quantum{0};
+    // Which replica of its profile this server is (make_replicas_distinct), for the trace.
+    unsigned replica = 0;
 };
 
 // Live figures, also served at GET /sim/stats.
@@ -79,6 +81,7 @@ class SimServer {
     SimServer& operator=(const SimServer&) = delete;
 
     Result<std::uint16_t> listen(std::string_view host, std::uint16_t port);
+    // Starts accepting; the profile's [[episodes]] count from here.
     void start();
     void stop(std::chrono::milliseconds grace);
     [[nodiscard]] std::uint16_t port() const;

@@ -21,18 +21,25 @@ struct TraceRecord {
     std::int64_t prompt_tokens = 0;
     std::int64_t cached_prompt_tokens = 0;
     std::int64_t output_tokens = 0;
-    std::int64_t queue_wait_ns = 0;  // filled by the server
-    std::int64_t ttft_ns = 0;        // intended: request read -> first token write, incl. queue
+    unsigned replica = 0;  // of the profile, in a run serving it on several ports
+    // Filled by the server, plus a heavy-tail request's simulated wait (tail_wait_ns).
+    std::int64_t queue_wait_ns = 0;
+    std::int64_t tail_wait_ns = 0;
+    bool tail = false;
+    std::int64_t ttft_ns = 0;  // intended: request read -> first token write, incl. queue
     // Done: request read -> the first token handed to the socket; -1 when none was streamed.
     std::int64_t ttft_sent_ns = -1;
     double peak_multiplier = 1.0;
+    Condition condition;  // the replica's episode or command; null in JSON when normal
     std::vector<std::int64_t> chunk_offsets_ns;  // write schedule after the first chunk
     std::vector<std::int64_t> chunk_tokens;      // tokens per chunk
     std::string finish_reason;
     FaultKind fault = FaultKind::none;
     std::int64_t fault_at_token = -1;
 
-    // Fills the plan-derived fields; ttft_ns = queue_wait_ns + plan.ttft_ns.
+    // Fills the plan-derived fields; queue_wait_ns = the server's queue wait +
+    // plan.tail_wait_ns, ttft_ns = the server's queue wait + plan.ttft_ns, so ttft_ns -
+    // queue_wait_ns is the model's TTFT outside the tail.
     static TraceRecord from_plan(const RequestPlan& plan, std::int64_t queue_wait_ns);
 
     // One JSON object and a trailing '\n'.

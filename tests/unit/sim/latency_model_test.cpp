@@ -361,5 +361,128 @@ TEST(LatencyModel, SeededPlansDoNotDependOnThreads) {
     for (int s : same) EXPECT_EQ(s, 200);
 }
 
+// ---- Heavy tail and the replica's condition -------------------------------------------------
+
+constexpr std::string_view kNoisy =
+    "name = \"noisy\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 200\nnoise_median_ms = 50\n"
+    "noise_sigma = 0.5\n[decode]\ntokens_per_s = 40\nrequest_sigma = 0.2\ntoken_jitter = 0.3\n"
+    "tokens_per_chunk = [1, 3]\n";
+
+PlanInput seeded(std::uint64_t seed, std::int64_t max_tokens = 20) {
+    PlanInput in;
+    in.prompt_tokens = 50;
+    in.max_tokens = max_tokens;
+    in.request_seed = seed;
+    return in;
+}
+
+TEST(LatencyModel, TailHitsItsRateAndMultipliesTtftExactlyLeavingOtherDrawsAlone) {
+    // Same name, so same seed: the plain model draws what the tailed one would without [tail].
+    LatencyModel plain(parse_profile(kNoisy, "noisy.toml"));
+    LatencyModel tailed(parse_profile(
+        std::string(kNoisy) + "[tail]\nrate = 0.05\nttft_multiplier = 8\n", "noisy.toml"));
+    constexpr int kRuns = 10'000;
+    int in_tail = 0;
+    for (int i = 0; i < kRuns; ++i) {
+        const RequestPlan a = plain.plan(seeded(static_cast<std::uint64_t>(i)));
+        const RequestPlan b = tailed.plan(seeded(static_cast<std::uint64_t>(i)));
+        ASSERT_FALSE(a.tail);
+        ASSERT_EQ(a.tail_wait_ns, 0);
+        if (b.tail) {
+            ++in_tail;
+            ASSERT_EQ(b.ttft_ns, 8 * a.ttft_ns) << i;
+            ASSERT_EQ(b.tail_wait_ns, 7 * a.ttft_ns) << i;
+        } else {
+            ASSERT_EQ(b.ttft_ns, a.ttft_ns) << i;
+            ASSERT_EQ(b.tail_wait_ns, 0);
+        }
+        // Its own stream: text, length, speed, gaps and chunks are the plain model's.
+        ASSERT_EQ(b.tokens, a.tokens);
+        ASSERT_EQ(b.token_offsets_ns, a.token_offsets_ns);
+        ASSERT_EQ(b.chunks.size(), a.chunks.size());
+        ASSERT_EQ(b.answer_seed, a.answer_seed);
+    }
+    const double sd = std::sqrt(kRuns * 0.05 * 0.95);  // binomial
+    EXPECT_NEAR(in_tail, kRuns * 0.05, 4.5 * sd);
+}
+
+TEST(LatencyModel, TailHeaderDecidesAndAnExactTtftDrawsNoTail) {
+    LatencyModel model(
+        parse_profile("name = \"t\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 100\n[tail]\nrate = 1\n"
+                      "ttft_multiplier = 4\n",
+                      "t.toml"));
+    PlanInput in = seeded(1);
+    EXPECT_TRUE(model.plan(in).tail) << "rate 1";
+    EXPECT_EQ(model.plan(in).ttft_ns, 400'000'000);
+    in.overrides.tail = TailMode::never;
+    EXPECT_FALSE(model.plan(in).tail);
+    EXPECT_EQ(model.plan(in).ttft_ns, 100'000'000);
+
+    in.overrides.tail.reset();
+    in.overrides.ttft_ms = 30;
+    EXPECT_FALSE(model.plan(in).tail) << "x-sim-ttft-ms is exact";
+    EXPECT_EQ(model.plan(in).ttft_ns, 30'000'000);
+    in.overrides.tail = TailMode::always;
+    EXPECT_EQ(model.plan(in).ttft_ns, 120'000'000);
+    EXPECT_EQ(model.plan(in).tail_wait_ns, 90'000'000);
+
+    LatencyModel none(parse_profile("name = \"t\"\nmodels = [\"m\"]\n", "t.toml"));
+    in.overrides.ttft_ms.reset();
+    EXPECT_TRUE(none.plan(in).tail) << "always, even at rate 0";
+    EXPECT_EQ(none.plan(in).tail_wait_ns, 0) << "multiplier 1 adds nothing";
+}
+
+TEST(LatencyModel, ConditionMultipliesTtftAndEveryGapExactlyOverridesToo) {
+    LatencyModel model(load_profile("fixed", kProfilesDir));
+    PlanInput in = seeded(5, 10);
+    const RequestPlan normal = model.plan(in);
+    in.condition = Condition{3, 2, 0};
+    const RequestPlan slow = model.plan(in);
+    EXPECT_EQ(slow.ttft_ns, 750'000'000);
+    ASSERT_EQ(slow.token_offsets_ns.size(), 10u);
+    for (std::size_t t = 0; t < 10; ++t) {
+        EXPECT_EQ(slow.token_offsets_ns[t], static_cast<std::int64_t>(t) * 40'000'000);
+    }
+    EXPECT_EQ(slow.tokens, normal.tokens);
+    EXPECT_EQ(slow.condition.ttft_multiplier, 3);
+    EXPECT_FALSE(slow.tail);
+
+    in.overrides.ttft_ms = 100;
+    in.overrides.tpot_ms = 5;
+    const RequestPlan overridden = model.plan(in);
+    EXPECT_EQ(overridden.ttft_ns, 300'000'000);
+    EXPECT_EQ(overridden.token_offsets_ns[1], 10'000'000);
+}
+
+TEST(LatencyModel, ConditionErrorRateAnswers503AtItsRate) {
+    LatencyModel model(parse_profile(kNoisy, "noisy.toml"));
+    constexpr int kRuns = 10'000;
+    int failed = 0;
+    for (int i = 0; i < kRuns; ++i) {
+        PlanInput in = seeded(static_cast<std::uint64_t>(i));
+        const RequestPlan plain = model.plan(in);
+        in.condition.error_rate = 0.3;
+        const RequestPlan plan = model.plan(in);
+        if (plan.condition_error) {
+            ++failed;
+            ASSERT_EQ(plan.fault.kind, FaultKind::http_503);
+            ASSERT_EQ(plan.output_tokens, 0);
+            ASSERT_EQ(plan.ttft_ns, 200'000'000) << "after the network delay, as other 503s";
+        } else {
+            ASSERT_EQ(plan.ttft_ns, plain.ttft_ns) << "its own stream";
+            ASSERT_EQ(plan.fault.kind, FaultKind::none);
+        }
+    }
+    const double sd = std::sqrt(kRuns * 0.3 * 0.7);
+    EXPECT_NEAR(failed, kRuns * 0.3, 4.5 * sd);
+
+    PlanInput all = seeded(1);
+    all.overrides.fault = FaultKind::none;
+    all.condition.error_rate = 1;
+    EXPECT_EQ(model.plan(all).fault.kind, FaultKind::http_503) << "whatever the request asked";
+    all.condition.error_rate = 0;
+    EXPECT_FALSE(model.plan(all).condition_error);
+}
+
 }  // namespace
 }  // namespace tokenradar::sim

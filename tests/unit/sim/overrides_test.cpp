@@ -23,6 +23,7 @@ TEST(Overrides, ParsesEveryHeader) {
                     {"x-sim-stall-ms", "900"},
                     {"x-sim-seed", "18446744073709551615"},
                     {"x-sim-tool-call", "Always"},
+                    {"X-Sim-Tail", " ALWAYS "},
                     {"content-type", "application/json"}});
     ASSERT_TRUE(o) << o.error().message;
     EXPECT_EQ(o->ttft_ms, 120.5);
@@ -35,7 +36,10 @@ TEST(Overrides, ParsesEveryHeader) {
     EXPECT_EQ(o->stall_ms, 900.0);
     EXPECT_EQ(o->seed, 18446744073709551615ULL);
     EXPECT_EQ(o->tool_call, ToolCallMode::always);
+    EXPECT_EQ(o->tail, TailMode::always);
     EXPECT_FALSE(o->empty());
+    EXPECT_EQ(parse({{"x-sim-tail", "never"}})->tail, TailMode::never);
+    EXPECT_FALSE(parse({{"x-sim-tail", "never"}})->empty());
     EXPECT_EQ(parse({{"x-sim-tool-call", "never"}})->tool_call, ToolCallMode::never);
     EXPECT_FALSE(parse({{"x-sim-tool-call", "never"}})->empty());
 }
@@ -82,6 +86,8 @@ TEST(Overrides, BadValuesAreClearErrors) {
     EXPECT_THAT(msg({{"x-sim-seed", ""}}), HasSubstr("x-sim-seed"));
     EXPECT_THAT(msg({{"x-sim-tool-call", "sometimes"}}),
                 HasSubstr("header x-sim-tool-call: expected always or never"));
+    EXPECT_THAT(msg({{"x-sim-tail", "1"}}),
+                HasSubstr("header x-sim-tail: expected always or never, got \"1\""));
 }
 
 }  // namespace

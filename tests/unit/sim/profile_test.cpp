@@ -3,6 +3,7 @@
 #include "../../support/temp_path.hpp"
 
 #include <tokenradar/core/config.hpp>
+#include <tokenradar/sim/latency_model.hpp>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -84,7 +85,7 @@ TEST(Profile, UnknownKeysAreErrorsAtEveryTable) {
     EXPECT_THAT(error_of(std::string(kHead) + "typo = 1\n"),
                 HasSubstr("bad.toml:3: unknown key 'typo'"));
     for (const char* table :
-         {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults", "answers"}) {
+         {"ttft", "decode", "capacity", "peak", "prefix_cache", "faults", "answers", "tail"}) {
         SCOPED_TRACE(table);
         EXPECT_THAT(error_of(fmt::format("{}[{}]\nbogus = 1\n", kHead, table)),
                     HasSubstr(fmt::format("bad.toml:4: unknown key '{}.bogus'", table)));
@@ -134,6 +135,105 @@ TEST(Profile, ErrorFromAFileNamesThePath) {
     } catch (const ConfigError& e) {
         EXPECT_THAT(e.what(), HasSubstr("broken.toml:4: capacity.max_concurrent"));
     }
+}
+
+TEST(Profile, TailAndEpisodes) {
+    Profile none = parse_profile(kHead, "min.toml");
+    EXPECT_EQ(none.tail.rate, 0.0);
+    EXPECT_EQ(none.tail.ttft_multiplier, 1.0);
+    EXPECT_TRUE(none.episodes.empty());
+
+    Profile p = parse_profile(std::string(kHead) + R"(
+[tail]
+rate = 0.01
+ttft_multiplier = 20
+
+[[episodes]]
+after = "30s"
+duration = "20s"
+ttft_multiplier = 3
+
+[[episodes]]
+after = "10m"
+duration = "2m"
+every = "1h"
+tpot_multiplier = 2.5
+error_rate = 0.25
+
+[[episodes]]
+duration = "1s"
+)",
+                              "e.toml");
+    EXPECT_EQ(p.tail.rate, 0.01);
+    EXPECT_EQ(p.tail.ttft_multiplier, 20.0);
+    ASSERT_EQ(p.episodes.size(), 3u);
+    EXPECT_EQ(p.episodes[0].after_ns, 30'000'000'000LL);
+    EXPECT_EQ(p.episodes[0].duration_ns, 20'000'000'000LL);
+    EXPECT_EQ(p.episodes[0].every_ns, 0);
+    EXPECT_EQ(p.episodes[0].condition.ttft_multiplier, 3.0);
+    EXPECT_EQ(p.episodes[0].condition.tpot_multiplier, 1.0);
+    EXPECT_EQ(p.episodes[0].condition.error_rate, 0.0);
+    EXPECT_EQ(p.episodes[1].after_ns, 600'000'000'000LL);
+    EXPECT_EQ(p.episodes[1].every_ns, 3'600'000'000'000LL);
+    EXPECT_EQ(p.episodes[1].condition.tpot_multiplier, 2.5);
+    EXPECT_EQ(p.episodes[1].condition.error_rate, 0.25);
+    EXPECT_EQ(p.episodes[2].after_ns, 0) << "after defaults to the start";
+}
+
+TEST(Profile, BadTailAndEpisodesNameFileLineKey) {
+    EXPECT_THAT(error_of(std::string(kHead) + "[tail]\nrate = 1.5\n"),
+                HasSubstr("bad.toml:4: tail.rate: expected a number from 0 to 1"));
+    EXPECT_THAT(error_of(std::string(kHead) + "[tail]\nttft_multiplier = 0.5\n"),
+                HasSubstr("bad.toml:4: tail.ttft_multiplier: expected a number from 1 to 1000"));
+    const std::string episode = std::string(kHead) + "[[episodes]]\n";
+    EXPECT_THAT(error_of(episode + "after = \"1s\"\n"),
+                HasSubstr("episodes[0].duration: expected a duration"));
+    EXPECT_THAT(error_of(episode + "duration = \"0s\"\n"),
+                HasSubstr("bad.toml:4: episodes[0].duration: expected a duration longer than 0"));
+    EXPECT_THAT(error_of(episode + "duration = 20\n"),
+                HasSubstr("bad.toml:4: episodes[0].duration: expected a duration string"));
+    EXPECT_THAT(error_of(episode + "duration = \"20s\"\nevery = \"20s\"\n"),
+                HasSubstr("bad.toml:5: episodes[0].every: expected a repeat period longer than"));
+    EXPECT_THAT(error_of(episode + "duration = \"20s\"\nttft_multiplier = 0\n"),
+                HasSubstr("episodes[0].ttft_multiplier: expected a number from 1 to 1000"));
+    EXPECT_THAT(error_of(episode + "duration = \"20s\"\ntpot_multiplier = 1001\n"),
+                HasSubstr("episodes[0].tpot_multiplier: expected a number from 1 to 1000"));
+    EXPECT_THAT(error_of(episode + "duration = \"20s\"\nerror_rate = 2\n"),
+                HasSubstr("bad.toml:5: episodes[0].error_rate: expected a number from 0 to 1"));
+    EXPECT_THAT(error_of(episode + "duration = \"20s\"\nbogus = 1\n"),
+                HasSubstr("bad.toml:5: unknown key 'episodes[0].bogus'"));
+    EXPECT_THAT(error_of(std::string(kHead) + "[episodes]\nduration = \"20s\"\n"),
+                HasSubstr("episodes: expected an array of tables"));
+}
+
+TEST(Profile, ReplicasOfOneProfileGetDistinctSeedsTheFirstKeepsItsOwn) {
+    const Profile fixed = load_profile("fixed", kProfilesDir);
+    const Profile instant = load_profile("instant", kProfilesDir);
+    std::vector<Profile> run{fixed, instant, fixed, fixed};
+    EXPECT_EQ(make_replicas_distinct(run), (std::vector<unsigned>{0, 0, 1, 2}));
+    EXPECT_EQ(run[0].seed, fixed.seed) << "a run without replicas draws as before";
+    EXPECT_EQ(run[1].seed, instant.seed);
+    EXPECT_NE(run[2].seed, fixed.seed);
+    EXPECT_NE(run[3].seed, fixed.seed);
+    EXPECT_NE(run[2].seed, run[3].seed);
+    EXPECT_EQ(run[2].seed, replica_seed(fixed.seed, 1));
+    EXPECT_EQ(replica_seed(fixed.seed, 0), fixed.seed);
+
+    // Distinct seeds are distinct sequences: the k-th unseeded request of each replica.
+    const std::string noisy =
+        std::string(kHead) + "[ttft]\nbase_ms = 100\nnoise_median_ms = 50\nnoise_sigma = 0.5\n";
+    std::vector<Profile> replicas{parse_profile(noisy, "n.toml"), parse_profile(noisy, "n.toml")};
+    make_replicas_distinct(replicas);
+    LatencyModel a(replicas[0]);
+    LatencyModel b(replicas[1]);
+    int same = 0;
+    for (int i = 0; i < 20; ++i) {
+        PlanInput in;
+        in.prompt_tokens = 10;
+        in.max_tokens = 1;
+        same += a.plan(in).ttft_ns == b.plan(in).ttft_ns ? 1 : 0;
+    }
+    EXPECT_EQ(same, 0);
 }
 
 }  // namespace

@@ -55,5 +55,43 @@ TEST(TraceRecord, HttpErrorFault) {
     EXPECT_TRUE(v.at("finish_reason").is_null());
 }
 
+TEST(TraceRecord, TailWaitIsQueueWaitAndTheConditionIsShown) {
+    LatencyModel model(parse_profile(
+        "name = \"p\"\nmodels = [\"m\"]\n[ttft]\nbase_ms = 100\n[tail]\nttft_multiplier = 5\n",
+        "p.toml"));
+    PlanInput in;
+    in.max_tokens = 2;
+    in.overrides.tail = TailMode::always;
+    in.condition = Condition{2, 3, 0.5};
+    RequestPlan plan;
+    for (std::uint64_t seed = 0; seed < 64; ++seed) {  // the first the error_rate spares
+        in.request_seed = seed;
+        plan = model.plan(in);
+        if (!plan.condition_error) break;
+    }
+    ASSERT_FALSE(plan.condition_error);
+    TraceRecord r = TraceRecord::from_plan(plan, 30'000'000);
+    r.replica = 2;
+    // TTFT 100 ms x 2 (condition) = 200 ms; the tail adds 4 x 200 ms of queue wait.
+    EXPECT_EQ(r.tail_wait_ns, 800'000'000);
+    EXPECT_EQ(r.queue_wait_ns, 830'000'000);
+    EXPECT_EQ(r.ttft_ns, 1'030'000'000);
+    EXPECT_EQ(r.ttft_ns - r.queue_wait_ns, 200'000'000);
+    const auto v = boost::json::parse(r.to_json_line()).as_object();
+    EXPECT_TRUE(v.at("tail").as_bool());
+    EXPECT_EQ(v.at("tail_wait_ns").as_int64(), 800'000'000);
+    EXPECT_EQ(v.at("replica").as_int64(), 2);
+    EXPECT_EQ(v.at("condition").at("ttft_multiplier").to_number<double>(), 2);
+    EXPECT_EQ(v.at("condition").at("tpot_multiplier").to_number<double>(), 3);
+    EXPECT_EQ(v.at("condition").at("error_rate").to_number<double>(), 0.5);
+
+    in.overrides.tail = TailMode::never;
+    in.condition = Condition{};
+    const auto plain = boost::json::parse(TraceRecord::from_plan(model.plan(in), 0).to_json_line());
+    EXPECT_FALSE(plain.at("tail").as_bool());
+    EXPECT_EQ(plain.at("tail_wait_ns").as_int64(), 0);
+    EXPECT_TRUE(plain.at("condition").is_null());
+}
+
 }  // namespace
 }  // namespace tokenradar::sim

@@ -99,5 +99,48 @@ TEST(RouteRequest, OneModelPerApi) {
     EXPECT_EQ(model_json(Api::openai, profile, "nope"), std::nullopt);
 }
 
+TEST(RouteRequest, ControlTakesTheKeyInEveryApisShapeAndOnlyItsMethods) {
+    auto control = [](http::verb verb, std::string target,
+                      std::vector<std::pair<std::string, std::string>> headers) {
+        net::Request request(verb, target, 11);
+        for (auto& [name, value] : headers) request.set(name, value);
+        return route_request(request, "sk-sim");
+    };
+    for (auto verb : {http::verb::get, http::verb::post, http::verb::delete_}) {
+        SCOPED_TRACE(std::string(http::to_string(verb)));
+        for (auto [name, value] : {std::pair{"authorization", "Bearer sk-sim"},
+                                   {"x-api-key", "sk-sim"},
+                                   {"x-goog-api-key", "sk-sim"}}) {
+            auto route = control(verb, "/sim/control", {{name, value}});
+            ASSERT_TRUE(route) << name << ": " << route.error().message;
+            EXPECT_EQ(route->kind, Route::Kind::control);
+        }
+        EXPECT_TRUE(control(verb, "/sim/control?key=sk-sim", {}));
+        // Any shape carrying the right key will do, even beside a wrong one.
+        EXPECT_TRUE(control(verb, "/sim/control",
+                            {{"x-api-key", "nope"}, {"authorization", "Bearer sk-sim"}}));
+    }
+    auto none = control(http::verb::post, "/sim/control", {});
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code, Errc::unauthorized);
+    EXPECT_EQ(none.error().api, Api::openai);
+    EXPECT_NE(none.error().message.find("needs the sim's key"), std::string::npos);
+    auto wrong = control(http::verb::get, "/sim/control", {{"authorization", "Bearer nope"}});
+    ASSERT_FALSE(wrong);
+    EXPECT_EQ(wrong.error().code, Errc::unauthorized);
+    EXPECT_FALSE(control(http::verb::get, "/sim/control", {{"authorization", "Basic sk-sim"}}));
+
+    auto put = control(http::verb::put, "/sim/control", {{"x-api-key", "sk-sim"}});
+    ASSERT_FALSE(put);
+    EXPECT_EQ(put.error().code, Errc::method_not_allowed);
+
+    // Without a required key any non-empty key is accepted, as on the API routes.
+    net::Request any(http::verb::get, "/sim/control", 11);
+    any.set("x-api-key", "whatever");
+    EXPECT_TRUE(route_request(any, ""));
+    net::Request empty(http::verb::get, "/sim/control", 11);
+    EXPECT_FALSE(route_request(empty, ""));
+}
+
 }  // namespace
 }  // namespace tokenradar::sim
