@@ -143,6 +143,62 @@ export interface ProviderCacheStats {
   rows: Array<{ provider: string; model: string; hit: ProviderCacheSide; miss: ProviderCacheSide }>;
 }
 
+/** GET /api/v1/upstreams: the gateway's live routing state (src/route/README.md). Each
+ *  upstream is a provider endpoint and a model as the router sees it now. */
+export interface UpstreamState {
+  provider: string;
+  model: string;
+  region: string;
+  /** false until the first TTFT was observed: the estimates are then 0, not measurements. */
+  measured: boolean;
+  /** The peak-EWMA TTFT the router compares, per prompt unit (1,024 prompt tokens). */
+  ttft_ms: number;
+  /** Of the last 128 normalised TTFTs: the adaptive hedge delay's base. */
+  ttft_p95_ms: number;
+  tpot_ms: number;
+  in_flight: number;
+  /** EWMA of failures per attempt. */
+  error_rate: number;
+  breaker: 'closed' | 'open' | 'half_open';
+  attempts: number;
+  failures: number;
+  breaker_opens: number;
+  tokens_last_minute: number;
+  hedges: { sent: number; won: number; lost: number };
+}
+
+export interface RoutingMember {
+  provider: string;
+  model: string;
+  /** The offload target (a local server): the last member. */
+  local: boolean;
+  /** This member's share of the virtual model's attempts over the last minute, 0..1. */
+  share: number;
+}
+
+export interface RoutingModel {
+  name: string;
+  routing: 'priority' | 'round_robin' | 'latency' | 'affinity';
+  /** "off", "pNN" (the primary's recent TTFT quantile) or a fixed delay in ms. */
+  hedge: string | number;
+  /** 0: none. */
+  ttft_deadline_ms: number;
+  members: RoutingMember[];
+}
+
+export interface Upstreams {
+  upstreams: UpstreamState[];
+  models: RoutingModel[];
+  /** Losing attempts of hedged pairs the gateway cancelled, since it started. */
+  hedges_cancelled: number;
+}
+
+/** GET /api/v1/upstreams (ETag, Cache-Control: no-cache) through a page's context (getJson
+ *  underneath), so the render records the ETag it shows and an unchanged state is a 304. */
+export function getUpstreams(ctx: { get<T>(path: string): Promise<T> }): Promise<Upstreams> {
+  return ctx.get<Upstreams>('upstreams');
+}
+
 export class ApiError extends Error {
   constructor(
     message: string,

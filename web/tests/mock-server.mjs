@@ -358,6 +358,47 @@ function providerCache() {
   return { scope: 'since_start', rows };
 }
 
+// GET /api/v1/upstreams: the router's live state (src/route/README.md). Fixed numbers, so a
+// test can say what the page must show: on llama-3-70b traffic has left the slow replica-3
+// (8% of the last minute's attempts), gpt-4o's first choice has its breaker open and its
+// backup is half open, and the local server has not been measured yet. The attempt counts
+// follow the data generation, so with --churn-ms this answer and its ETag move on too.
+const up = (provider, model, region, o) => ({
+  provider, model, region, measured: true, ttft_ms: 0, ttft_p95_ms: 0, tpot_ms: 0, in_flight: 0, error_rate: 0,
+  breaker: 'closed', attempts: 0, failures: 0, breaker_opens: 0, tokens_last_minute: 0, hedges: { sent: 0, won: 0, lost: 0 }, ...o,
+});
+const kUpstreams = [
+  up('replica-1', 'llama', '', { ttft_ms: 212.5, ttft_p95_ms: 301.2, tpot_ms: 20.4, in_flight: 3, attempts: 1200, tokens_last_minute: 48000, hedges: { sent: 14, won: 9, lost: 5 } }),
+  up('replica-2', 'llama', '', { ttft_ms: 228.1, ttft_p95_ms: 340.7, tpot_ms: 21.9, in_flight: 4, error_rate: 0.004, attempts: 1150, failures: 5, tokens_last_minute: 45100, hedges: { sent: 11, won: 5, lost: 6 } }),
+  up('replica-3', 'llama', '', { ttft_ms: 1184, ttft_p95_ms: 2210.4, tpot_ms: 48.3, in_flight: 1, error_rate: 0.021, attempts: 640, failures: 14, tokens_last_minute: 6200, hedges: { sent: 2, won: 0, lost: 2 } }),
+  up('openai-sim', 'gpt-4o', 'us-east-1', { ttft_ms: 1000, ttft_p95_ms: 2050, tpot_ms: 23.8, error_rate: 0.62, breaker: 'open', attempts: 410, failures: 96, breaker_opens: 3 }),
+  up('azure-sim', 'gpt-4o', 'eastus2', { ttft_ms: 301.6, ttft_p95_ms: 455, tpot_ms: 24.1, in_flight: 2, error_rate: 0.01, attempts: 2300, failures: 23, tokens_last_minute: 91000, hedges: { sent: 40, won: 12, lost: 28 } }),
+  up('backup-sim', 'gpt-4o', 'us-west-2', { ttft_ms: 640, ttft_p95_ms: 1210, tpot_ms: 26, error_rate: 0.35, breaker: 'half_open', attempts: 55, failures: 19, breaker_opens: 1, tokens_last_minute: 800 }),
+  up('local', 'qwen-2.5-7b', '', { measured: false }),
+];
+const kRoutingModels = [
+  { name: 'llama-3-70b', routing: 'latency', hedge: 'p95', ttft_deadline_ms: 0, members: [
+    { provider: 'replica-1', model: 'llama', local: false, share: 0.47 },
+    { provider: 'replica-2', model: 'llama', local: false, share: 0.45 },
+    { provider: 'replica-3', model: 'llama', local: false, share: 0.08 },
+  ] },
+  { name: 'gpt-4o', routing: 'priority', hedge: 250, ttft_deadline_ms: 2000, members: [
+    { provider: 'openai-sim', model: 'gpt-4o', local: false, share: 0 },
+    { provider: 'azure-sim', model: 'gpt-4o', local: false, share: 0.97 },
+    { provider: 'backup-sim', model: 'gpt-4o', local: false, share: 0.03 },
+  ] },
+  { name: 'assistant', routing: 'affinity', hedge: 'off', ttft_deadline_ms: 0, members: [
+    { provider: 'replica-1', model: 'llama', local: false, share: 0.55 },
+    { provider: 'replica-2', model: 'llama', local: false, share: 0.45 },
+    { provider: 'local', model: 'qwen-2.5-7b', local: true, share: 0 },
+  ] },
+];
+
+function upstreams() {
+  const grown = (n) => (n > 0 ? n + generation - 1 : n);
+  return { upstreams: kUpstreams.map((u) => ({ ...u, attempts: grown(u.attempts) })), models: kRoutingModels, hedges_cancelled: 21 };
+}
+
 function ingest(body, contentType) {
   let list;
   if (contentType.includes('ndjson')) list = body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -445,6 +486,17 @@ const server = http.createServer((req, res) => {
       return res.end();
     }
     return send(res, 200, providerCache(), { etag, 'cache-control': 'no-cache' });
+  }
+  if (url.pathname === '/api/v1/upstreams') {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorBody('use GET or HEAD'), { allow: 'GET, HEAD' });
+    const etag = `"up${generation}"`;
+    if (req.headers['if-none-match'] === etag) {
+      res.writeHead(304, { etag, 'cache-control': 'no-cache' });
+      return res.end();
+    }
+    const body = JSON.stringify(upstreams());
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), etag, 'cache-control': 'no-cache' });
+    return res.end(req.method === 'HEAD' ? undefined : body);
   }
   const m = /^\/api\/v1\/([a-z]+)$/.exec(url.pathname);
   if (m && req.method === 'POST' && m[1] === 'measurements') {

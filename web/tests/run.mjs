@@ -489,6 +489,155 @@ async function checkGatewayCache(context) {
   return `(${problems.length} bodies seen)`;
 }
 
+/** What the Routing section shows: per virtual model its settings and, per member, every cell
+ *  (raw value and text), the share bar's width and the row's breaker marking. */
+function routingDom() {
+  const section = document.querySelector('section.routing');
+  return {
+    present: !!section,
+    unavailable: section?.querySelector('p.muted')?.textContent ?? null,
+    cancelled: section?.querySelector('[data-key=hedges-cancelled]')?.dataset.value ?? null,
+    models: Array.from(section?.querySelectorAll('figure[data-figure^="routing:"]') ?? []).map((f) => ({
+      name: f.dataset.model,
+      meta: Object.fromEntries(Array.from(f.querySelectorAll('[data-meta]')).map((d) => [d.dataset.meta, { value: d.dataset.value, text: d.querySelector('dd')?.textContent ?? '' }])),
+      rows: Array.from(f.querySelectorAll('table.routing tbody tr')).map((tr) => ({
+        key: `${tr.dataset.provider}|${tr.dataset.model}`,
+        breaker: tr.dataset.breaker ?? null,
+        className: tr.className,
+        // The bar's width in percent (the browser normalises '8.0%' to '8%').
+        bar: tr.querySelector('.bar') ? parseFloat(tr.querySelector('.bar').style.width) : null,
+        cells: Object.fromEntries(Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { value: td.dataset.value ?? null, text: td.textContent, title: td.getAttribute('title') ?? '' }])),
+      })),
+    })),
+  };
+}
+
+function compareRouting(dom, body) {
+  const p = [];
+  if (!dom.present) return ['no Routing section'];
+  if (Number(dom.cancelled) !== body.hedges_cancelled) p.push(`hedges cancelled: page ${dom.cancelled}, API ${body.hedges_cancelled}`);
+  if (dom.models.length !== body.models.length) p.push(`models: page ${dom.models.map((m) => m.name)}, API ${body.models.map((m) => m.name)}`);
+  const ups = new Map(body.upstreams.map((u) => [`${u.provider}|${u.model}`, u]));
+  const kBreakerText = { closed: 'closed', open: 'open', half_open: 'half open' };
+  body.models.forEach((m, i) => {
+    const d = dom.models[i];
+    if (!d || d.name !== m.name) return p.push(`model ${i}: page ${d?.name}, API ${m.name}`);
+    if (d.meta.routing?.value !== m.routing) p.push(`${m.name} routing: page ${d.meta.routing?.value}, API ${m.routing}`);
+    if (d.meta.hedge?.value !== String(m.hedge)) p.push(`${m.name} hedge: page ${d.meta.hedge?.value}, API ${m.hedge}`);
+    if (Number(d.meta.deadline?.value) !== m.ttft_deadline_ms) p.push(`${m.name} deadline: page ${d.meta.deadline?.value}, API ${m.ttft_deadline_ms}`);
+    if (d.rows.length !== m.members.length) return p.push(`${m.name}: ${d.rows.length} rows, API ${m.members.length} members`);
+    m.members.forEach((mem, j) => {
+      const k = `${mem.provider}|${mem.model}`;
+      const r = d.rows[j];
+      if (r.key !== k) return p.push(`${m.name} row ${j}: page ${r.key}, API ${k}`);
+      const c = r.cells;
+      if (Number(c.share?.value) !== mem.share || !shows(c.share?.text, mem.share, 100)) p.push(`${m.name} ${k} share: page ${JSON.stringify(c.share)}, API ${mem.share}`);
+      if (r.bar === null || Math.abs(r.bar - mem.share * 100) > 0.05) p.push(`${m.name} ${k} bar: ${r.bar}, share ${mem.share}`);
+      const u = ups.get(k);
+      if (!u) return p.push(`${k}: not in the API's upstreams`);
+      const ms = (col, v, zeroIsNone) => {
+        const want = u.measured && !(zeroIsNone && v <= 0) ? v : null;
+        const ok = want === null ? c[col]?.value === null && c[col]?.text === '–' : Number(c[col]?.value) === want && shows(c[col]?.text, want);
+        if (!ok) p.push(`${m.name} ${k} ${col}: page ${JSON.stringify(c[col])}, API ${want}`);
+        if (c[col] && !c[col].title.includes(fmtN(u.attempts))) p.push(`${m.name} ${k} ${col} without n: '${c[col].title}'`);
+      };
+      ms('ttft', u.ttft_ms, false);
+      ms('ttft_p95', u.ttft_p95_ms, true);
+      ms('tpot', u.tpot_ms, true);
+      const counts = { in_flight: u.in_flight, hedges_sent: u.hedges.sent, hedges_won: u.hedges.won, hedges_lost: u.hedges.lost, attempts: u.attempts };
+      for (const [col, want] of Object.entries(counts)) if (Number(c[col]?.value) !== want || !shows(c[col]?.text, want)) p.push(`${m.name} ${k} ${col}: page ${JSON.stringify(c[col])}, API ${want}`);
+      if (Number(c.error_rate?.value) !== u.error_rate || !shows(c.error_rate?.text, u.error_rate, 100)) p.push(`${m.name} ${k} error rate: page ${JSON.stringify(c.error_rate)}, API ${u.error_rate}`);
+      if (r.breaker !== u.breaker || c.breaker?.text !== kBreakerText[u.breaker]) p.push(`${m.name} ${k} breaker: page ${r.breaker} '${c.breaker?.text}', API ${u.breaker}`);
+      const marked = u.breaker === 'closed' ? '' : `is-${u.breaker.replace('_', '-')}`;
+      if (r.className !== marked) p.push(`${m.name} ${k} row class '${r.className}', want '${marked}'`);
+    });
+  });
+  return p;
+}
+
+/** Two answers of /api/v1/upstreams for the live check: replica-b gets slow and traffic leaves it. */
+function routingBodies() {
+  const u = (provider, ttft) => ({ provider, model: 'm', region: '', measured: true, ttft_ms: ttft, ttft_p95_ms: ttft * 1.5, tpot_ms: 20, in_flight: 1, error_rate: 0, breaker: 'closed', attempts: 100, failures: 0, breaker_opens: 0, tokens_last_minute: 1000, hedges: { sent: 0, won: 0, lost: 0 } });
+  const body = (slow, shareB) => ({
+    upstreams: [u('replica-a', 210), u('replica-b', slow)],
+    models: [{ name: 'live-model', routing: 'latency', hedge: 'off', ttft_deadline_ms: 0, members: [{ provider: 'replica-a', model: 'm', local: false, share: 1 - shareB }, { provider: 'replica-b', model: 'm', local: false, share: shareB }] }],
+    hedges_cancelled: 0,
+  });
+  return [body(220, 0.5), body(1900, 0.04)];
+}
+
+/** The Gateway page's "Routing" section shows GET /api/v1/upstreams: per virtual model its
+ *  members' share of traffic (number and bar), the upstream's estimates, breaker and hedges;
+ *  it revalidates with the ETag and moves its bars when traffic shifts, without a reload. */
+async function checkGatewayRouting(context) {
+  const { page, record } = await open(context, '#/gateway');
+  const note = await matchesApi(page, record, 'upstreams', {}, routingDom, compareRouting);
+  if (serverKind === 'mock' && !givenUrl) {
+    // The mock's fixed numbers, by hand: traffic has left the slow replica-3, gpt-4o's first
+    // choice is open and its backup half open, the local server is unmeasured.
+    const dom = await page.evaluate(routingDom);
+    const model = (name) => dom.models.find((m) => m.name === name);
+    const row = (name, key) => model(name)?.rows.find((r) => r.key === key);
+    const r3 = row('llama-3-70b', 'replica-3|llama');
+    assert(r3?.cells.share.text === '8.00%' && r3.bar === 8, `replica-3's share reads ${JSON.stringify(r3?.cells.share)}, bar ${r3?.bar}`);
+    assert(r3.cells.ttft.text === '1,184', `replica-3's TTFT estimate reads '${r3.cells.ttft.text}'`);
+    const open = row('gpt-4o', 'openai-sim|gpt-4o');
+    assert(open?.cells.breaker.text === 'open' && open.className === 'is-open', `openai-sim's breaker reads '${open?.cells.breaker.text}' (row '${open?.className}')`);
+    assert(row('gpt-4o', 'backup-sim|gpt-4o')?.cells.breaker.text === 'half open', 'backup-sim is not shown half open');
+    const half = await page.$eval('section.routing tr[data-provider="backup-sim"] .breaker', (el) => getComputedStyle(el).backgroundColor);
+    const closed = await page.$eval('section.routing tr[data-provider="azure-sim"] .breaker', (el) => getComputedStyle(el).backgroundColor);
+    assert(half !== closed, `a half-open breaker looks like a closed one (${half})`);
+    assert(row('assistant', 'local|qwen-2.5-7b')?.cells.ttft.text === '–', 'the unmeasured local server shows a TTFT');
+    const meta = (name, key) => model(name)?.meta[key]?.text;
+    const metas = [meta('llama-3-70b', 'hedge'), meta('gpt-4o', 'hedge'), meta('gpt-4o', 'deadline'), meta('assistant', 'routing'), meta('assistant', 'hedge')];
+    const wantMetas = ["after the primary's TTFT p95", 'after 250 ms', '2,000 ms', 'prefix affinity', 'off'];
+    assert(JSON.stringify(metas) === JSON.stringify(wantMetas), `model settings read ${JSON.stringify(metas)}`);
+    assert(dom.cancelled === '21', `hedges cancelled: ${dom.cancelled}`);
+  }
+  expectNoConsoleErrors(record);
+  await page.close();
+
+  // Live: replica-b slows down and traffic leaves it; the page revalidates (304 while nothing
+  // changed) and its bar shrinks without a reload.
+  const [before, after] = routingBodies();
+  let phase = 0;
+  const live = await newPage(context);
+  await live.page.route('**/api/v1/upstreams', (route) => {
+    const etag = `"live${phase}"`;
+    if (route.request().headers()['if-none-match'] === etag) return route.fulfill({ status: 304, headers: { etag, 'cache-control': 'no-cache' } });
+    return route.fulfill({ status: 200, contentType: 'application/json', headers: { etag, 'cache-control': 'no-cache' }, body: JSON.stringify(phase ? after : before) });
+  });
+  const revalidated = live.page.waitForResponse((r) => r.url().endsWith('/api/v1/upstreams') && r.status() === 304, { timeout: 15_000 });
+  await live.page.goto(`${base}?poll=1000#/gateway`);
+  await waitReady(live.page, '#/gateway');
+  const bar = () => live.page.$eval('section.routing tr[data-provider="replica-b"] .bar', (el) => parseFloat(el.style.width));
+  assert((await bar()) === 50, `replica-b's bar before: ${await bar()}`);
+  await revalidated.catch(() => {
+    throw new Error('no 304 for /api/v1/upstreams: the page does not revalidate it with its ETag');
+  });
+  await live.page.evaluate(() => (window.__sameDocument = true));
+  phase = 1;
+  await live.page.waitForFunction(() => document.querySelector('section.routing tr[data-provider="replica-b"] .bar')?.style.width === '4%', null, { timeout: 15_000 });
+  const shown = await live.page.evaluate(() => {
+    const tr = document.querySelector('section.routing tr[data-provider="replica-b"]');
+    return { same: window.__sameDocument === true, share: tr?.querySelector('[data-col=share]')?.textContent, ttft: tr?.querySelector('[data-col=ttft]')?.textContent, other: document.querySelector('section.routing tr[data-provider="replica-a"] .bar')?.style.width };
+  });
+  assert(shown.same && shown.share === '4.00%' && shown.ttft === '1,900' && shown.other === '96%', `after the shift: ${JSON.stringify(shown)}`);
+  expectNoConsoleErrors(live.record);
+  await live.page.close();
+
+  // A server without a gateway has no /api/v1/upstreams: the section says so, the page stands.
+  const none = await newPage(context);
+  await none.page.route('**/api/v1/upstreams', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"error":{"message":"no route","type":"invalid_request_error","param":null,"code":null}}' }));
+  await none.page.goto(`${base}?poll=60000#/gateway`);
+  await waitReady(none.page, '#/gateway');
+  const text = await none.page.textContent('section.routing p.muted');
+  assert(text === 'Not available from this server.', `without the endpoint the section reads '${text}'`);
+  expectNoConsoleErrors(none.record, [/status of 404/]);
+  await none.page.close();
+  return note;
+}
+
 async function checkXssAndLive(context) {
   // Open first, then submit: the new row must arrive through polling, without a reload.
   const { page, record } = await open(context, '#/leaderboard?window=1h');
@@ -747,6 +896,7 @@ async function main() {
     await results.run('regions table', () => checkRegions(context));
     await results.run('gateway figures', () => checkGateway(context));
     await results.run('gateway response cache: hit rate, time saved, similarity', () => checkGatewayCache(context));
+    await results.run('gateway routing: shares, estimates, breakers, live shift', () => checkGatewayRouting(context));
     await results.run('bad filter shows the API error', () => checkBadFilter(context));
     await results.run('keyboard reaches every page', () => checkKeyboard(context));
     await results.run('screenshots light, dark, phone', () => screenshots(browser));

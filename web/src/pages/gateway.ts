@@ -1,12 +1,13 @@
 // Gateway: what `tokenradar serve` did for its clients: cache hits, fallbacks and hedges,
-// statuses, the latency the gateway itself added, its response cache per model, and TTFT with
-// and without a provider prompt-cache hit.
+// statuses, the latency the gateway itself added, where it routes now (routing.ts), its
+// response cache per model, and TTFT with and without a provider prompt-cache hit.
 
-import type { CacheModelStats, CacheStats, GatewayStats, ProviderCacheSide, ProviderCacheStats } from '../api';
+import { getUpstreams, type CacheModelStats, type CacheStats, type GatewayStats, type ProviderCacheSide, type ProviderCacheStats, type Upstreams } from '../api';
 import { h } from '../dom';
 import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtRate, fmtSeconds } from '../format';
 import type { Page } from '../page';
 import { apiParams } from '../route';
+import { routingSection } from './routing';
 import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
@@ -18,6 +19,8 @@ interface Data {
   cache: CacheStats | null;
   /** null when the server does not answer it (an observatory without a gateway). */
   providerCache: ProviderCacheStats | null;
+  /** null when the server does not serve /api/v1/upstreams (no gateway). */
+  upstreams: Upstreams | null;
 }
 
 function sum(o: Record<string, number>): number {
@@ -258,18 +261,20 @@ export const gatewayPage: Page<Data> = {
 
   async load(ctx) {
     const params = apiParams(ctx.route, kDefaultWindow);
-    const [gw, values, cache, providerCache] = await Promise.all([
+    const [gw, values, cache, providerCache, upstreams] = await Promise.all([
       ctx.get<GatewayStats>('gateway', params),
       loadLabelValues(ctx, params.get('window') ?? kDefaultWindow),
       // The gateway's own live counters, not the window's records (no parameters); an
       // observatory-only server has none, and the rest of the page stands without them.
       ctx.get<CacheStats>('gateway/cache').catch(() => null),
       ctx.get<ProviderCacheStats>('gateway/provider-cache').catch(() => null),
+      // The router's live state; a server without a gateway has none.
+      getUpstreams(ctx).catch(() => null),
     ]);
-    return { gw, values, cache, providerCache };
+    return { gw, values, cache, providerCache, upstreams };
   },
 
-  render(ctx, { gw, values, cache, providerCache }) {
+  render(ctx, { gw, values, cache, providerCache, upstreams }) {
     const cacheHits = (gw.cache['exact'] ?? 0) + (gw.cache['semantic'] ?? 0);
     const cacheTotal = sum(gw.cache);
     const fallbacks = gw.route['fallback'] ?? 0;
@@ -309,6 +314,7 @@ export const gatewayPage: Page<Data> = {
               breakdown('status', 'Status', gw.status),
             ),
           ],
+      routingSection(upstreams),
       h('div', { class: 'grid-3' }, providerCacheFigure(providerCache)),
       cacheSection(cache),
     );
