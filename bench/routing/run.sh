@@ -89,7 +89,7 @@ pids+=($!)
         echo "$(python3 -c "print(round($now - $start_s, 2))") $(sim_requests replica-1) $(sim_requests replica-2) $(sim_requests replica-3)"
         sleep 1
     done
-) > "$tmp/b-shares.txt" &
+) > "$tmp/b-shares.txt" 2>/dev/null &
 sampler=$!
 pids+=($sampler)
 bench_json b.json "$here/short.toml" --concurrency 8 --duration "${run_for}s" -- \
@@ -124,8 +124,9 @@ for p in ("p50", "p90", "mean"):
 ups = json.load(open(f"{tmp}/a-upstreams.json"))
 sent = sum(u["hedges"]["sent"] for u in ups["upstreams"] if u["provider"].startswith("tail-"))
 won = sum(u["hedges"]["won"] for u in ups["upstreams"] if u["provider"].startswith("tail-"))
-hedged_requests = a["hedge"]["requests"]
-print(f"| (a) extra upstream requests of the hedged model | {sent} ({won} won) | {hedged_requests} requests | {sent / hedged_requests:.1%} | <= 10% | {verdict(sent <= 0.1 * hedged_requests + 10)} |")
+# Every request the gateway took for the model: the measured ones, the warmup and the preflight.
+hedged_requests = a["hedge"]["requests"] + 30 + 1
+print(f"| (a) extra upstream requests of the hedged model | {sent} ({won} won) | {hedged_requests} requests | {sent / hedged_requests:.1%} | <= 10% | {verdict(sent <= 0.1 * hedged_requests)} |")
 
 rows = [list(map(float, l.split())) for l in open(f"{tmp}/b-shares.txt") if len(l.split()) == 4]
 def share_between(t0, t1):

@@ -195,6 +195,16 @@ class Run {
         const Workload& workload = workload_at(workload_index);
         ProbeRequest request;
         request.call = &calls_[target][workload_index];
+        if (workload.shared_prefixes > 1) {
+            // The system prompt differs between requests: the probe writes each body whole
+            // (~20 us for a 2k-token prefix, inside the request's timing).
+            request.call = nullptr;
+            request.extra_headers = options_.extra_headers;
+            if (options_.task_header) {
+                request.extra_headers.emplace_back("x-tokenradar-task", workload.task);
+            }
+            request.extra_body = workload.extra_body;
+        }
         // Each phase, target and workload is a sequence of its own (make_prompt): no prompt
         // repeats in a run except a workload's repeats, which re-ask their own sequence's
         // questions, as one cache (a target) sees them.

@@ -193,6 +193,7 @@ void load_routing(const ConfigTable& t, const std::vector<ProviderConfig>& provi
     }
     r.hedge = load_hedge(t);
     r.ttft_deadline_ns = ns(t, "ttft_deadline", 0);
+    r.nearest_region = t.get_bool("nearest_region", false);
     if (r.ttft_deadline_ns < 0) t.fail("ttft_deadline", "a duration, or \"0s\" for none");
     route::AffinityPolicy& a = r.affinity;
     a.block_bytes = static_cast<std::size_t>(t.get_integer(
@@ -221,6 +222,7 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
                            "hedge_min_delay",
                            "hedge_budget",
                            "hedge_tools",
+                           "nearest_region",
                            "ttft_deadline",
                            "affinity_block_bytes",
                            "affinity_min_match",
@@ -411,6 +413,7 @@ std::string describe_routing(const GatewayConfig& c, const VirtualModel& m) {
     if (r.ttft_deadline_ns > 0) {
         out += fmt::format(", TTFT deadline {} ms", r.ttft_deadline_ns / 1'000'000);
     }
+    if (r.nearest_region) out += ", nearest region";
     if (m.offload) {
         out += fmt::format(", offload to {}/{}", c.providers[m.offload->provider].name,
                            m.offload->model);

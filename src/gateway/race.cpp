@@ -57,7 +57,8 @@ struct Contender {
                   now,
                   request.lookup,
                   chosen.route,
-                  lease},
+                  lease,
+                  request.client_region},
           call(std::move(http_call)),
           m(start_record(attempt, request.request_id, request.task, true)),
           headers(base) {}

@@ -53,6 +53,7 @@ Measurement start_record(const Attempt& a, const std::string& request_id, const 
     m.labels.model = a.model;
     m.labels.endpoint = a.provider.base.host;
     m.labels.upstream_region = a.provider.region;
+    m.labels.client_region = a.client_region;
     m.labels.task = task;
     m.labels.source = "gateway";
     m.labels.cache = a.cache.label;
@@ -525,6 +526,42 @@ awaitable<bool> try_upstream(Gateway::Impl& gw, const dialect::ChatRequest& chat
     co_return true;
 }
 
+// The client's region: x-tokenradar-client-region when it names one, else what the hook
+// finds (GeoIP); "" when unknown or malformed.
+std::string client_region_of(const Gateway::Impl& gw, const net::Request& request,
+                             const net::ResponseWriter& writer) {
+    if (const auto it = request.find("x-tokenradar-client-region"); it != request.end()) {
+        const std::string_view value = it->value();
+        return is_simple_name(value) ? std::string(value) : std::string();
+    }
+    return gw.hooks.client_region ? gw.hooks.client_region(request, writer) : std::string();
+}
+
+// RouteQuery::elsewhere for nearest-region routing: every member outside the region whose
+// upstream is measured fastest from `client_region`; 0 when nothing is measured.
+std::uint64_t outside_nearest_region(const Gateway::Impl& gw, const VirtualModel& model,
+                                     std::string_view client_region) {
+    if (client_region.empty() || !gw.hooks.region_ttft) return 0;
+    std::optional<double> best;
+    const std::string* nearest = nullptr;
+    for (const UpstreamRef& ref : model.upstreams) {
+        const ProviderConfig& p = gw.config.providers[ref.provider];
+        const auto ttft = gw.hooks.region_ttft(client_region, p.name, ref.model);
+        if (ttft && (!best || *ttft < *best)) {
+            best = ttft;
+            nearest = &p.region;
+        }
+    }
+    if (nearest == nullptr) return 0;
+    std::uint64_t elsewhere = 0;
+    for (std::size_t i = 0; i < model.upstreams.size(); ++i) {
+        if (gw.config.providers[model.upstreams[i].provider].region != *nearest) {
+            elsewhere |= std::uint64_t{1} << i;
+        }
+    }
+    return elsewhere;
+}
+
 // A task label from the client (x-tokenradar-task), held to the configuration's name rule.
 std::optional<std::string> task_from(const net::Request& request, const VirtualModel& model) {
     const auto it = request.find("x-tokenradar-task");
@@ -595,11 +632,13 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     query.max_tokens = chat->max_tokens;
     query.task = *task;
     query.prefix = prefix;
+    const std::string client_region = client_region_of(gw, request, writer);
+    if (policy.nearest_region) query.elsewhere = outside_nearest_region(gw, *model, client_region);
     router.count_request();
     std::optional<route::Pick> pick = router.pick(query);
     if (pick && chat->stream && (policy.hedge.enabled || policy.ttft_deadline_ns > 0)) {
-        const RaceRequest race{*chat, *model, query,          request_id,
-                               *task, lookup, request.body(), prefix};
+        const RaceRequest race{*chat,  *model,         query,  request_id,   *task,
+                               lookup, request.body(), prefix, client_region};
         co_await race_first_token(gw, race, writer, *pick, headers);
         co_return;
     }
@@ -626,7 +665,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         gw.routing->picked(*model, pick->member, t_ready);
         const Attempt attempt{provider,    ref.model, *gw.clients[ref.provider],
                               number,      t_ready,   lookup,
-                              pick->route, lease};
+                              pick->route, lease,     client_region};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
                                                     *task, headers, reply);
         if (answered) {

@@ -23,6 +23,7 @@ struct Attempt {
     const CacheLookup& cache;
     Route route;
     AttemptLease& lease;
+    std::string_view client_region;  // the record's client_region ("" = unknown)
 };
 
 // What the client gets when no upstream succeeded: the last attempt's answer.
@@ -91,6 +92,7 @@ struct RaceRequest {
     const CacheLookup& lookup;
     std::string_view client_body;
     std::span<const std::uint64_t> prefix;
+    std::string_view client_region;
 };
 awaitable<void> race_first_token(Gateway::Impl& gw, const RaceRequest& request,
                                  net::ResponseWriter& writer, route::Pick first,

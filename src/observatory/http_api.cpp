@@ -370,6 +370,17 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
     co_return true;
 }
 
+std::optional<ApiResponse> HttpApi::query(std::string_view target, std::int64_t now_us) const {
+    if (impl_->loaded && !impl_->loaded()) return std::nullopt;
+    return impl_->queries.get(target, "", now_us);
+}
+
+std::string HttpApi::client_region(const net::Request& request,
+                                   const net::ResponseWriter& writer) const {
+    const auto& geoip = impl_->config.geoip;
+    return geoip ? geoip->region_of(client_address(*impl_, request, writer)) : std::string();
+}
+
 void HttpApi::metrics(PrometheusText& out) const {
     const Impl& i = *impl_;
     constexpr auto kRelaxed = std::memory_order_relaxed;

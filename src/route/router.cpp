@@ -56,7 +56,7 @@ std::uint64_t Router::next_random() {
 }
 
 bool Router::eligible(std::size_t i, const RouteQuery& query, bool need_available) const {
-    if (tried(query, i) || is_local(i)) return false;
+    if (tried(query, i) || is_local(i) || ((query.elsewhere >> i) & 1U) != 0) return false;
     return !need_available || members_[i]->available(query.now_ns);
 }
 
@@ -176,9 +176,7 @@ bool Router::offloads(const RouteQuery& query) const {
            server.estimate_ns(query.now_ns) <= static_cast<double>(o.max_ttft_ns);
 }
 
-std::optional<Pick> Router::pick(const RouteQuery& query) {
-    const bool first = query.tried == 0;
-    if (offloads(query)) return Pick{members_.size() - 1, Route::local};
+std::optional<Pick> Router::by_strategy(const RouteQuery& query) {
     std::optional<std::size_t> chosen;
     Route route = Route::primary;
     switch (policy_.strategy) {
@@ -190,21 +188,40 @@ std::optional<Pick> Router::pick(const RouteQuery& query) {
             chosen = by_turn(query);
             break;
         case Strategy::affinity:
-            if (auto placed = by_affinity(query)) {
-                chosen = placed->member;
-                route = Route::affinity;
-                break;
-            }
+            if (auto placed = by_affinity(query)) return placed;
             [[fallthrough]];
         case Strategy::latency:
             chosen = by_latency(query, true);
             route = Route::latency;
             break;
     }
+    if (!chosen) return std::nullopt;
+    return Pick{*chosen, route};
+}
+
+std::optional<Pick> Router::pick(const RouteQuery& query) {
+    const bool first = query.tried == 0;
+    if (offloads(query)) return Pick{members_.size() - 1, Route::local};
+    std::optional<Pick> chosen;
+    if (query.elsewhere != 0) {
+        // The client's nearest region first: only its members, while one can take it.
+        chosen = by_strategy(query);
+        if (chosen && chosen->route != Route::affinity) chosen->route = Route::region;
+        if (!chosen) {
+            RouteQuery anywhere = query;
+            anywhere.elsewhere = 0;
+            chosen = by_strategy(anywhere);
+        }
+    } else {
+        chosen = by_strategy(query);
+    }
     if (!chosen) {
         // Nobody can take it by breaker and caps: still better to ask than to fail outright.
-        chosen = policy_.strategy == Strategy::priority ? by_priority(query, false)
-                                                        : by_latency(query, false);
+        RouteQuery anywhere = query;
+        anywhere.elsewhere = 0;
+        const auto member = policy_.strategy == Strategy::priority ? by_priority(anywhere, false)
+                                                                   : by_latency(anywhere, false);
+        if (member) chosen = Pick{*member, Route::primary};
     }
     if (!chosen) {
         // The local server is the last resort when every other member was tried.
@@ -212,8 +229,8 @@ std::optional<Pick> Router::pick(const RouteQuery& query) {
         if (policy_.offload.enabled && !tried(query, local)) return Pick{local, Route::fallback};
         return std::nullopt;
     }
-    if (!first) route = Route::fallback;
-    return Pick{*chosen, route};
+    if (!first) chosen->route = Route::fallback;
+    return chosen;
 }
 
 void Router::count_request() {

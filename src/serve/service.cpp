@@ -1,6 +1,7 @@
 #include <tokenradar/serve/service.hpp>
 
 #include "local_tier.hpp"
+#include "region_latency.hpp"
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
@@ -46,6 +47,19 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         hooks.api_head_check = [api](const net::Request& head, std::size_t default_limit) {
             return api->check_head(head, default_limit);
         };
+        // Nearest-region routing measures from these rollups, and places clients by GeoIP.
+        region_latency_ = std::make_unique<RegionLatency>(*api);
+        hooks.region_ttft = [regions = region_latency_.get()](std::string_view client,
+                                                              std::string_view provider,
+                                                              std::string_view model) {
+            return regions->ttft_ms(client, provider, model);
+        };
+        if (obs.geoip) {
+            hooks.client_region = [api](const net::Request& request,
+                                        const net::ResponseWriter& writer) {
+                return api->client_region(request, writer);
+            };
+        }
     }
     if (obs.ingest != observatory::IngestMode::off) hooks.api_max_body_bytes = obs.max_body_bytes;
     if (!obs.forward_to.empty()) {

@@ -25,8 +25,10 @@ namespace tokenradar {
 // metrics.md `route`: how the gateway reached the upstream that answered. metrics.md names
 // primary, fallback and hedge; the gateway's routing strategies add why the first attempt
 // went where it did: latency (power of two choices on live TTFT), affinity (the replica
-// holding the prompt's prefix), local (offloaded to a local server).
-#define TOKENRADAR_ROUTES(X) X(primary) X(fallback) X(hedge) X(latency) X(affinity) X(local)
+// holding the prompt's prefix), local (offloaded to a local server), region (the upstream
+// region measured fastest from the client's region).
+#define TOKENRADAR_ROUTES(X) \
+    X(primary) X(fallback) X(hedge) X(latency) X(affinity) X(local) X(region)
 // metrics.md `cache`: whether the gateway's response cache answered.
 #define TOKENRADAR_CACHES(X) X(miss) X(exact) X(semantic) X(bypass)
 

@@ -51,6 +51,15 @@ struct GatewayHooks {
     // The response cache's shared tier when `[cache] redis` is empty (serve's local file,
     // `[cache] local`); ignored with Redis, and when no model caches.
     std::shared_ptr<SharedTier> cache_tier;
+    // Nearest-region routing (README "Routing"): the client's region when the request does
+    // not name one in x-tokenradar-client-region (serve: GeoIP behind trusted proxies), and
+    // the TTFT p50 in ms measured from a client region to a provider's model (serve: the
+    // observatory's /api/v1/regions over the last hour); nullopt = not measured. Both are
+    // called on the I/O thread for requests of models with `nearest_region`.
+    std::function<std::string(const net::Request&, const net::ResponseWriter&)> client_region;
+    std::function<std::optional<double>(std::string_view client_region, std::string_view provider,
+                                        std::string_view model)>
+        region_ttft;
 };
 
 class Gateway {

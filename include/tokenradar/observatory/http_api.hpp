@@ -15,6 +15,7 @@
 #include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/net/http_server.hpp>
 #include <tokenradar/observatory/config.hpp>
+#include <tokenradar/observatory/query_api.hpp>
 #include <tokenradar/observatory/rollup.hpp>
 
 #include <functional>
@@ -51,6 +52,16 @@ class HttpApi {
 
     // Answers requests whose path starts with /api/v1/ (true); false for any other path.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);
+
+    // A read query answered in process (the gateway's nearest-region routing reads
+    // /api/v1/regions): as GET `target` would be, or nullopt while the index is loading.
+    // Blocks while the answer is computed; any thread.
+    [[nodiscard]] std::optional<ApiResponse> query(std::string_view target,
+                                                   std::int64_t now_us) const;
+    // The client's region by GeoIP ([observatory] geoip_db) of its address (behind a trusted
+    // proxy, the address X-Forwarded-For names); "" without a database or a match.
+    [[nodiscard]] std::string client_region(const net::Request& request,
+                                            const net::ResponseWriter& writer) const;
 
     // Ingestion's counters and the rollups' generation, for /metrics.
     void metrics(PrometheusText& out) const;

@@ -62,6 +62,9 @@ struct RoutingPolicy {
     Strategy strategy = Strategy::priority;
     HedgePolicy hedge;
     std::int64_t ttft_deadline_ns = 0;  // 0 = none: else the next upstream after this
+    // Prefer the upstreams of the region measured fastest from the client's (the caller
+    // fills RouteQuery::elsewhere).
+    bool nearest_region = false;
     AffinityPolicy affinity;
     OffloadPolicy offload;
 };
@@ -73,6 +76,9 @@ struct RouteQuery {
     std::string_view task;
     std::span<const std::uint64_t> prefix;  // prefix_blocks(); affinity only
     std::uint64_t tried = 0;                // bit i: member i has had an attempt already
+    // Nearest region: bit i set for members outside the region measured fastest from the
+    // client's. They are passed over while a member of that region can take the request.
+    std::uint64_t elsewhere = 0;
 };
 
 struct Pick {
@@ -117,6 +123,7 @@ class Router {
     std::optional<std::size_t> by_latency(const RouteQuery& query, bool need_available);
     std::optional<Pick> by_affinity(const RouteQuery& query);
     bool offloads(const RouteQuery& query) const;
+    std::optional<Pick> by_strategy(const RouteQuery& query);
     bool eligible(std::size_t i, const RouteQuery& query, bool need_available) const;
     std::uint64_t next_random();
 

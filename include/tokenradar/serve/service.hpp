@@ -30,6 +30,7 @@ class RollupKeeper;
 namespace tokenradar::serve {
 
 class LocalTier;
+class RegionLatency;
 
 class Service {
   public:
@@ -58,6 +59,7 @@ class Service {
     std::shared_ptr<observatory::RollupIndex> rollups_;
     std::shared_ptr<observatory::RollupKeeper> keeper_;
     std::unique_ptr<observatory::HttpApi> api_;
+    std::unique_ptr<RegionLatency> region_latency_;      // nearest-region routing's measurements
     std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
     std::shared_ptr<LocalTier> cache_tier_;  // [cache] local: the response cache's L2

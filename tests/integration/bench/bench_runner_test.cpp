@@ -6,6 +6,7 @@
 #include "../../support/sim_fixture.hpp"
 
 #include <tokenradar/bench/runner.hpp>
+#include <tokenradar/sim/profile.hpp>
 
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
@@ -227,6 +228,45 @@ upstreams = ["sim/gpt-4o-mini"]
     EXPECT_GE(hits, 55);
     EXPECT_LE(hits, 80);
     EXPECT_EQ(by_model["gpt-4o-mini"][Cache::exact], 0);
+}
+
+// Several shared prefixes: each request carries the system prompt it drew (not one written
+// once per workload), so a prefix-caching server misses once per distinct prefix.
+TEST(BenchRunner, SeveralSharedPrefixesReachTheServerAsDifferentSystemPrompts) {
+    testing::SimFixture sim(sim::parse_profile(R"(
+name = "cached"
+models = ["m"]
+[decode]
+default_max_tokens = 3
+[prefix_cache]
+block_tokens = 16
+capacity_blocks = 100000
+)",
+                                               "cached"));
+    RunOptions options;
+    Target target;
+    target.name = "sim";
+    target.base = net::parse_url(sim.base_url() + "/v1").value();
+    target.model = "m";
+    target.key = Secret("sk-sim");  // the sim wants a key in the API's header shape
+    options.targets.push_back(target);
+    options.workload = brief("prefix-reuse", true);
+    options.workload.shared_prefix_tokens = 400;
+    options.workload.shared_prefixes = 4;
+    options.workload.system.clear();  // a common first sentence would be a shared block
+    options.requests = 40;
+    options.concurrency = 1;
+    options.preflight = false;
+    options.seed = 3;
+    std::atomic<bool> stop{false};
+    const RunResult result = run_bench(options, stop, {});
+    ASSERT_EQ(result.records.size(), 40u);
+    int misses = 0;
+    for (const auto& m : result.records) {
+        ASSERT_TRUE(m.ok()) << to_string(m.status);
+        if (m.cached_prompt_tokens.value_or(0) == 0) ++misses;
+    }
+    EXPECT_EQ(misses, 4);  // one per prefix; with one prefix it would be 1
 }
 
 }  // namespace

@@ -328,6 +328,61 @@ upstreams = ["dead/m", "live/m"]
     }
 }
 
+TEST(GatewayRouting, NearestRegionPrefersTheRegionMeasuredFastestFromTheClients) {
+    auto us1 = sim_with_ttft("us1", 5);
+    auto us2 = sim_with_ttft("us2", 5);
+    auto eu = sim_with_ttft("eu", 5);
+    std::string toml = config_for({{"us1", us1.get()}, {"us2", us2.get()}, {"eu", eu.get()}}, R"(
+[[models]]
+name = "routed"
+upstreams = ["us1/m", "us2/m", "eu/m"]
+routing = "latency"
+nearest_region = true
+)");
+    for (const auto& [name, region] :
+         {std::pair{"us1", "us-east"}, {"us2", "us-east"}, {"eu", "eu-west"}}) {
+        const std::string at = fmt::format("name = \"{}\"\n", name);
+        toml.insert(toml.find(at) + at.size(), fmt::format("region = \"{}\"\n", region));
+    }
+    gateway::GatewayHooks hooks;
+    // What the observatory measured: from Germany the EU replica is fastest; from the US the
+    // US ones; from Japan nothing is known.
+    hooks.region_ttft = [](std::string_view client, std::string_view provider,
+                           std::string_view) -> std::optional<double> {
+        const bool eu_provider = provider == "eu";
+        if (client == "DE") return eu_provider ? 120.0 : 310.0;
+        if (client == "US") return eu_provider ? 290.0 : 105.0;
+        return std::nullopt;
+    };
+    hooks.client_region = [](const net::Request&, const net::ResponseWriter&) {
+        return std::string("US");  // what GeoIP would say of this client
+    };
+    GatewayFixture gw(toml, std::move(hooks));
+    const auto ask = [&](std::string_view region) {
+        testing::HeaderPairs headers;
+        if (!region.empty()) headers.emplace_back("x-tokenradar-client-region", region);
+        return testing::post_json(gw.url("/v1/chat/completions"), chat(true), headers);
+    };
+    for (int i = 0; i < 6; ++i) {
+        auto de = ask("DE");
+        ASSERT_EQ(de.status, 200u) << de.body;
+        EXPECT_EQ(header(de, "x-tokenradar-upstream"), "eu/m");
+        EXPECT_EQ(header(de, "x-tokenradar-route"), "region");
+        auto us = ask("");  // no header: the hook's GeoIP answer
+        EXPECT_NE(header(us, "x-tokenradar-upstream"), "eu/m");
+        EXPECT_EQ(header(us, "x-tokenradar-route"), "region");
+    }
+    auto jp = ask("JP");
+    EXPECT_EQ(header(jp, "x-tokenradar-route"), "latency");  // nothing measured: no preference
+    const auto records = gw.records().wait_for(13);
+    ASSERT_EQ(records.size(), 13u);
+    std::map<std::string, int> by_client;
+    for (const auto& r : records) ++by_client[r.labels.client_region];
+    EXPECT_EQ(by_client["DE"], 6);
+    EXPECT_EQ(by_client["US"], 6);
+    EXPECT_EQ(by_client["JP"], 1);
+}
+
 TEST(GatewayRouting, ConfigErrorsNameTheKeyAndWhatIsExpected) {
     const auto error_of = [](std::string_view model_keys) {
         try {

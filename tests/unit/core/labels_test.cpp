@@ -69,7 +69,7 @@ TEST(Labels, ClosedLabelsRefuseOtherValuesNamingTheLabel) {
     };
     EXPECT_EQ(error(Label::cache, "maybe"), "cache: expected one of miss, exact, semantic, bypass");
     EXPECT_EQ(error(Label::route, ""),
-              "route: expected one of primary, fallback, hedge, latency, affinity, local");
+              "route: expected one of primary, fallback, hedge, latency, affinity, local, region");
     EXPECT_EQ(error(Label::source, "mine"),
               "source: expected one of bench, gateway, submitted, sim");
     EXPECT_EQ(error(Label::api, "cohere"), "api: expected one of openai, anthropic, gemini");
@@ -96,7 +96,7 @@ TEST(Labels, RouteAndCacheRoundTripTheirText) {
     ASSERT_FALSE(route);
     EXPECT_EQ(route.error().code, make_error_code(Errc::bad_request));
     EXPECT_EQ(route.error().message,
-              "route: expected one of primary, fallback, hedge, latency, affinity, local");
+              "route: expected one of primary, fallback, hedge, latency, affinity, local, region");
     auto cache = parse_cache("Exact");
     ASSERT_FALSE(cache);
     EXPECT_THAT(cache.error().message, HasSubstr("cache: expected one of miss"));

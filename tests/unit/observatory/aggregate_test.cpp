@@ -2,9 +2,11 @@
 
 #include "observatory_records.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 
 namespace tokenradar::observatory {
 namespace {
@@ -31,7 +33,9 @@ TEST(Aggregate, CountsStatusesTokensCacheRouteAndTimesOnlySuccesses) {
     EXPECT_EQ(a.prompt_tokens, 200u);
     EXPECT_EQ(a.output_tokens, 22u);
     EXPECT_EQ(a.cache, (std::array<std::uint64_t, 4>{1, 0, 0, 1}));
-    EXPECT_EQ(a.route, (std::array<std::uint64_t, 6>{1, 1, 0, 0, 0, 0}));
+    EXPECT_EQ(a.route[0], 1u);
+    EXPECT_EQ(a.route[1], 1u);
+    EXPECT_EQ(std::accumulate(a.route.begin(), a.route.end(), std::uint64_t{0}), 2u);
     EXPECT_EQ(a.sketch(Metric::ttft).count(), 1);
     EXPECT_NEAR(p(a, Metric::ttft, 0.5), 250, 2.5);
     EXPECT_NEAR(p(a, Metric::tpot, 0.5), 20, 0.2);
@@ -132,24 +136,32 @@ TEST(Aggregate, Version1RowsDecodeWithTheirThreeRoutes) {
     for (int i = 0; i < 51; ++i) a.add(record("p", 0, 100 + i));
     ASSERT_EQ(a.route[0], 51u);
     const auto v2 = a.encode();
-    // Version 2 holds the routes as [count, primary, fallback, hedge, latency, affinity, local].
-    const std::vector<std::uint8_t> routes{
-        static_cast<std::uint8_t>(kRouteNames.size()), 51, 0, 0, 0, 0, 0};
-    const auto at = std::search(v2.begin(), v2.end(), routes.begin(), routes.end());
-    ASSERT_NE(at, v2.end());
+    // Version 2 ends with [route count, the counts..., the sketches]; version 1 had exactly
+    // three counts there, without their number.
+    std::size_t sketches = 0;
+    for (const auto& sketch : a.sketches) {
+        const std::size_t n = sketch.encode().size();
+        sketches += n + (n < 128 ? 1 : n < 16384 ? 2 : 3);  // its varint length
+    }
+    const auto at = v2.end() - static_cast<std::ptrdiff_t>(sketches + 1 + kRouteNames.size());
+    ASSERT_EQ(*at, kRouteNames.size());
+    ASSERT_EQ(at[1], 51);
     std::vector<std::uint8_t> v1(v2.begin(), at);
     v1.insert(v1.end(), {51, 0, 0});
-    v1.insert(v1.end(), at + static_cast<std::ptrdiff_t>(routes.size()), v2.end());
+    v1.insert(v1.end(), at + static_cast<std::ptrdiff_t>(1 + kRouteNames.size()), v2.end());
     v1[0] = 1;
     auto back = Aggregate::decode(v1);
     ASSERT_TRUE(back) << back.error().message;
     EXPECT_EQ(*back, a);
 
     auto too_many = v2;
-    too_many[static_cast<std::size_t>(at - v2.begin())] = 7;
+    too_many[static_cast<std::size_t>(at - v2.begin())] =
+        static_cast<std::uint8_t>(kRouteNames.size() + 1);
     auto refused = Aggregate::decode(too_many);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().message, "rollup row: routes: expected at most 6 route counts");
+    EXPECT_EQ(
+        refused.error().message,
+        fmt::format("rollup row: routes: expected at most {} route counts", kRouteNames.size()));
 }
 
 }  // namespace

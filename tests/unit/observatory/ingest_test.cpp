@@ -526,7 +526,7 @@ TEST(IngestOutcome, AnswersAWholeSubmission) {
     EXPECT_EQ(
         json::serialize(outcome_json(s.records.size(), s.duplicates, s.errors)),
         R"({"accepted":1,"duplicates":1,"rejected":1,"errors":[{"index":1,"field":"route",)"
-        R"("message":"expected one of primary, fallback, hedge, latency, affinity, local"}]})");
+        R"("message":"expected one of primary, fallback, hedge, latency, affinity, local, region"}]})");
 }
 
 }  // namespace

@@ -100,6 +100,35 @@ TEST(Router, RoundRobinTakesTurnsAndSkipsWhatIsOut) {
     EXPECT_EQ(turns.count(1), 0u);
 }
 
+TEST(Router, TheNearestRegionIsPreferredWhileItCanTakeTheRequest) {
+    auto m = members(4);  // 0, 1 in the far region; 2, 3 in the near one
+    Router router(with(Strategy::latency), m, 9);
+    for (auto& e : m) observe(*e, 0, 100 * kMs);
+    RouteQuery q = at(1);
+    q.elsewhere = 0b0011;
+    std::map<std::size_t, int> picks;
+    for (int i = 0; i < 100; ++i) {
+        auto pick = router.pick(q);
+        ASSERT_TRUE(pick);
+        EXPECT_EQ(pick->route, Route::region);
+        ++picks[pick->member];
+    }
+    EXPECT_EQ(picks[0] + picks[1], 0);
+    EXPECT_GT(picks[2], 20);
+    EXPECT_GT(picks[3], 20);
+    // Both near members out (breakers open): the far region takes it.
+    for (std::size_t near : {2U, 3U}) {
+        for (int i = 0; i < 5; ++i) {
+            m[near]->started(1);
+            m[near]->failed(1, 1);
+        }
+    }
+    auto far = router.pick(q);
+    ASSERT_TRUE(far);
+    EXPECT_LT(far->member, 2u);
+    EXPECT_EQ(far->route, Route::latency);
+}
+
 TEST(Router, WhenNoneIsAvailableTheBestStillGetsTheRequest) {
     auto m = members(2, limits(1.0, 1));
     Router router(with(Strategy::priority), m, 1);
