@@ -52,9 +52,14 @@ void AttemptLease::end(const Measurement& m) {
             const std::int64_t at = m.t.first_token.value_or(m.t.headers.value_or(now));
             first_token(at, at - m.t.send);
         }
-        const Derived d = derive(m);
-        estimate_->finished(now, m.prompt_tokens.value_or(0) + m.output_tokens.value_or(0),
-                            d.tpot_ms.value_or(0) * 1e6);
+        // metrics.md TPOT, without derive()'s other figures (this runs for every attempt).
+        double tpot_ns = 0;
+        const std::int64_t n = m.output_tokens.value_or(0);
+        if (m.t.first_token && m.t.last_token && n > 1) {
+            tpot_ns = static_cast<double>(*m.t.last_token - *m.t.first_token) /
+                      static_cast<double>(n - 1);
+        }
+        estimate_->finished(now, m.prompt_tokens.value_or(0) + n, tpot_ns);
     } else if (m.status.kind() == RequestStatus::cancelled || first_token_seen_ ||
                !upstream_failed(m.status)) {
         // Cancelled (a hedge's loser, a client that left), a client error, or a stream that
