@@ -216,42 +216,6 @@ struct TrafficCounters {
     std::atomic<std::uint64_t> failed{0};
 };
 
-// Every task type, streamed and not, to every virtual model (the fleet's too), open loop at
-// options.rate.
-bench::RunOptions traffic_options(const DemoOptions& options, std::uint16_t gateway_port,
-                                  const std::vector<bench::Workload>& workloads, std::uint64_t seed,
-                                  TrafficCounters& counters) {
-    bench::RunOptions run;
-    const std::string base = fmt::format("http://{}:{}/v1", kDemoHost, gateway_port);
-    for (const std::string& model : demo_models()) {
-        bench::Target target;
-        target.name = model;
-        target.api = dialect::Api::openai;
-        target.base = net::parse_url(base).value();
-        target.model = model;
-        run.targets.push_back(std::move(target));
-    }
-    for (const bench::Workload& w : workloads) {
-        for (const bool stream : {true, false}) {
-            bench::Workload variant = w;
-            variant.stream = stream;
-            run.mix.push_back(std::move(variant));
-        }
-    }
-    run.workload = run.mix.front();
-    run.rate = options.rate;
-    run.arrival = bench::Arrival::poisson;
-    run.preflight = false;  // the gateway and the sims are this process's own
-    run.seed = seed;
-    run.threads = 1;
-    run.task_header = true;
-    run.on_record = [&counters](Measurement&& m) {
-        counters.requests.fetch_add(1, std::memory_order_relaxed);
-        if (!m.ok()) counters.failed.fetch_add(1, std::memory_order_relaxed);
-    };
-    return run;
-}
-
 // The gateway drains (its clients, the traffic, are gone: their requests end as cancelled)
 // and flushes the store while the sims still answer. A relay that missed its client's
 // hangup would wait for the whole upstream answer (a non-streamed 500-token answer takes up
@@ -319,14 +283,21 @@ int run_demo(const DemoOptions& options) {
     if (!port) throw ConfigError(fmt::format("--port {}: {}", options.port, port.error().message));
 
     TrafficCounters counters;
-    const bench::RunOptions run = traffic_options(options, *port, workloads, seed, counters);
-    std::thread traffic([&run, &stop] {
-        try {
-            bench::run_bench(run, stop.flag(), {});
-        } catch (const std::exception& e) {
-            spdlog::error("demo: the traffic stopped: {}", e.what());
-        }
-    });
+    std::vector<bench::RunOptions> lanes = demo_traffic(options, *port, workloads, seed);
+    std::vector<std::thread> traffic;
+    for (bench::RunOptions& run : lanes) {
+        run.on_record = [&counters](Measurement&& m) {
+            counters.requests.fetch_add(1, std::memory_order_relaxed);
+            if (!m.ok()) counters.failed.fetch_add(1, std::memory_order_relaxed);
+        };
+        traffic.emplace_back([&run, &stop] {
+            try {
+                bench::run_bench(run, stop.flag(), {});
+            } catch (const std::exception& e) {
+                spdlog::error("demo: the traffic stopped: {}", e.what());
+            }
+        });
+    }
     spdlog::info(
         "demo: {} sims, gateway on port {} (store {}), {} requests/s of {} tasks x "
         "stream/non-stream",
@@ -343,7 +314,7 @@ int run_demo(const DemoOptions& options) {
 
     stop.wait();
     spdlog::info("demo: stopping the traffic, then the gateway, then the sims");
-    traffic.join();
+    for (std::thread& lane : traffic) lane.join();
     stop_gateway(service, sims);
     sims.stop();
     announce(fmt::format(

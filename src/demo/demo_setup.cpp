@@ -168,6 +168,7 @@ const std::vector<DemoProvider>& demo_providers() {
                            .model = "llama-3-70b-fleet",
                            .region = "us-east-1",
                            .routing = fleet,
+                           .streamed_only = true,
                            .history = false};
             if (replica == 3) p.episodes.push_back(kFleetEpisode);
             list.push_back(std::move(p));
@@ -197,6 +198,53 @@ DemoProfiles demo_profiles(const std::filesystem::path& profiles_dir,
     }
     loaded.replicas = sim::make_replicas_distinct(loaded.profiles);
     return loaded;
+}
+
+std::vector<bench::RunOptions> demo_traffic(const DemoOptions& options, std::uint16_t gateway_port,
+                                            const std::vector<bench::Workload>& workloads,
+                                            std::uint64_t seed) {
+    const auto& providers = demo_providers();
+    const std::vector<std::string> models = demo_models();
+    const auto streamed_only = [&](const std::string& model) {
+        return std::find_if(providers.begin(), providers.end(),
+                            [&](const DemoProvider& p) { return p.model == model; })
+            ->streamed_only;
+    };
+    const net::Url base =
+        net::parse_url(fmt::format("http://{}:{}/v1", kDemoHost, gateway_port)).value();
+    std::vector<bench::RunOptions> lanes;
+    for (const bool streams : {false, true}) {
+        bench::RunOptions run;
+        for (const std::string& model : models) {
+            if (streamed_only(model) != streams) continue;
+            bench::Target target;
+            target.name = model;
+            target.api = dialect::Api::openai;
+            target.base = base;
+            target.model = model;
+            run.targets.push_back(std::move(target));
+        }
+        if (run.targets.empty()) continue;
+        for (const bench::Workload& w : workloads) {
+            for (const bool stream : {true, false}) {
+                if (streams && !stream) continue;
+                bench::Workload variant = w;
+                variant.stream = stream;
+                run.mix.push_back(std::move(variant));
+            }
+        }
+        run.workload = run.mix.front();
+        run.rate = options.rate * static_cast<double>(run.targets.size()) /
+                   static_cast<double>(models.size());
+        run.arrival = bench::Arrival::poisson;
+        run.preflight = false;  // the gateway and the sims are this process's own
+        // The first lane keeps the run's seed; another lane draws a schedule of its own.
+        run.seed = lanes.empty() ? seed : fnv1a64(fmt::format("{}:lane{}", seed, lanes.size()));
+        run.threads = 1;
+        run.task_header = true;
+        lanes.push_back(std::move(run));
+    }
+    return lanes;
 }
 
 const std::vector<std::string>& demo_tasks() {

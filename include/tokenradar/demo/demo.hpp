@@ -10,6 +10,7 @@
 // waiting for signals, one I/O thread for all the sims, the gateway's I/O and store-writer
 // threads (serve::Service), and one I/O thread for the traffic (bench's runner).
 
+#include <tokenradar/bench/runner.hpp>
 #include <tokenradar/bench/workload.hpp>
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/dialect/chat.hpp>
@@ -55,6 +56,11 @@ struct DemoProvider {
     gateway::ModelCache::Mode cache = gateway::ModelCache::Mode::exact;
     // How the virtual model spreads requests over its upstreams (README "Routing").
     route::RoutingPolicy routing{};
+    // The virtual model's traffic is streamed requests only (a lane of its own). The router's
+    // TTFT estimate takes a non-streamed answer's whole time (seconds of decode) as its TTFT:
+    // under mixed traffic a replica 3x slower to its first token kept its share of the fleet
+    // (measured, docs in src/demo/README.md), with streams alone the share visibly drops.
+    bool streamed_only = false;
     // Scheduled slowdowns of this sim only, after the profile's own [[episodes]]; they count
     // from the sims' start, as the server's do. The history has none.
     std::vector<sim::Episode> episodes{};
@@ -69,8 +75,9 @@ struct DemoProvider {
 // gpt-4o-like (OpenAI API), claude-3.5-sonnet-like (Anthropic), gemini-1.5-pro-like (Gemini),
 // llama-3-70b-like (OpenAI-compatible, as on Together), in that order, each its own virtual
 // model; every model caches exact repeats, gpt-4o also reworded ones (semantic). Then
-// `llama-3-70b-fleet`: three replicas of llama-3-70b-like (llama-replica-1..3, no history),
-// routed by latency with a p95 hedge (budget 10%); replica 3 has kFleetEpisode.
+// `llama-3-70b-fleet`: three replicas of llama-3-70b-like (llama-replica-1..3, no history,
+// streamed traffic only), routed by latency with a p95 hedge (budget 10%); replica 3 has
+// kFleetEpisode.
 const std::vector<DemoProvider>& demo_providers();
 
 // Replica 3's slowdown: 3x TTFT for 2 minutes every 8 minutes, the first from minute 2 of the
@@ -125,6 +132,17 @@ struct DemoOptions {
 serve::ServeConfig demo_serve_config(const DemoOptions& options,
                                      const std::vector<std::uint16_t>& sim_ports,
                                      const std::string& sim_key);
+
+// The demo's traffic through the gateway on `gateway_port`: every task type (`workloads`,
+// each streamed and not) to every virtual model as its target, open loop, Poisson arrivals,
+// labelled with the task. One run (a lane, a thread of its own) per kind of traffic: the
+// models with streamed and non-streamed requests first, then those with `streamed_only`.
+// Each lane gets a share of options.rate in proportion to its models, so every model gets
+// rate / models. Runs without end (until `stop`); records go to `on_record`, which the caller
+// sets (from the lanes' I/O threads, concurrently).
+std::vector<bench::RunOptions> demo_traffic(const DemoOptions& options, std::uint16_t gateway_port,
+                                            const std::vector<bench::Workload>& workloads,
+                                            std::uint64_t seed);
 
 // History tasks with the prompt sizes of these workloads (measured on a few of their prompts,
 // a shared system prefix counted apart so it goes through the prefix cache) and their

@@ -77,6 +77,7 @@ TEST(DemoSetup, ProvidersOfOneModelAgreeOnItsSettings) {
         EXPECT_EQ(p.routing.hedge.quantile, f->routing.hedge.quantile) << p.provider;
         EXPECT_EQ(p.routing.hedge.budget, f->routing.hedge.budget) << p.provider;
         EXPECT_EQ(p.routing.ttft_deadline_ns, f->routing.ttft_deadline_ns) << p.provider;
+        EXPECT_EQ(p.streamed_only, f->streamed_only) << p.provider;
     }
 }
 
@@ -183,6 +184,49 @@ TEST(DemoSetup, ServeConfigHasOneProviderPerSimAndOneModelEachPlusTheFleet) {
             << model.name;
     }
     EXPECT_NE(std::find(demo_tasks().begin(), demo_tasks().end(), "faq"), demo_tasks().end());
+}
+
+TEST(DemoSetup, TrafficReachesEveryModelTheFleetWithStreamsOnly) {
+    DemoOptions options;
+    options.rate = 5;
+    const auto workloads = shipped_workloads();
+    const auto lanes = demo_traffic(options, 8123, workloads, 7);
+    ASSERT_EQ(lanes.size(), 2u);
+    const auto names = [](const bench::RunOptions& run) {
+        std::vector<std::string> out;
+        for (const auto& t : run.targets) {
+            EXPECT_EQ(t.model, t.name);
+            EXPECT_EQ(t.api, dialect::Api::openai);
+            EXPECT_EQ(t.base.host, "127.0.0.1");
+            EXPECT_EQ(t.base.port, 8123);
+            EXPECT_EQ(t.base.target, "/v1");
+            out.push_back(t.name);
+        }
+        return out;
+    };
+    EXPECT_EQ(names(lanes[0]), (std::vector<std::string>{"gpt-4o", "claude-3-5-sonnet",
+                                                         "gemini-1.5-pro", "llama-3-70b"}));
+    EXPECT_EQ(names(lanes[1]), std::vector<std::string>{"llama-3-70b-fleet"});
+    // Every workload streamed and not; the fleet's streamed only (its router's TTFT estimate
+    // sees first tokens, not whole answers).
+    ASSERT_EQ(lanes[0].mix.size(), 2 * workloads.size());
+    ASSERT_EQ(lanes[1].mix.size(), workloads.size());
+    for (const auto& w : lanes[1].mix) EXPECT_TRUE(w.stream) << w.task;
+    std::set<std::string> tasks;
+    for (const auto& w : lanes[1].mix) tasks.insert(w.task);
+    EXPECT_EQ(tasks.size(), workloads.size());
+    // Each model gets rate / models, the lanes options.rate together; their schedules differ.
+    EXPECT_DOUBLE_EQ(lanes[0].rate, 4.0);
+    EXPECT_DOUBLE_EQ(lanes[1].rate, 1.0);
+    EXPECT_EQ(lanes[0].seed, 7u);
+    EXPECT_NE(lanes[1].seed, lanes[0].seed);
+    for (const auto& run : lanes) {
+        EXPECT_EQ(run.arrival, bench::Arrival::poisson);
+        EXPECT_FALSE(run.preflight);
+        EXPECT_TRUE(run.task_header);
+        EXPECT_EQ(run.requests, 0u);  // without end
+        EXPECT_EQ(run.duration.count(), 0);
+    }
 }
 
 TEST(DemoSetup, HistoryTasksTakeTheWorkloadsPromptSizesAndLimits) {
