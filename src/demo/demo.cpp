@@ -24,6 +24,7 @@
 #include <boost/asio/post.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -70,14 +71,17 @@ class StopOnSignal {
     std::thread thread_;
 };
 
-// The four sims on one I/O thread, each on a free loopback port.
+// The sims, in demo_providers() order, on one I/O thread, each on a free loopback port.
 class Sims {
   public:
-    Sims(std::vector<sim::Profile> profiles, const std::string& key) {
+    // `replicas[i]`: which replica of its profile `profiles[i]` is (make_replicas_distinct).
+    Sims(std::vector<sim::Profile> profiles, const std::vector<unsigned>& replicas,
+         const std::string& key) {
         sim::SimServerOptions options;
         options.api_key = key;
-        for (sim::Profile& profile : profiles) {
-            auto server = std::make_unique<sim::SimServer>(ioc_, std::move(profile), options);
+        for (std::size_t i = 0; i < profiles.size(); ++i) {
+            options.replica = replicas[i];
+            auto server = std::make_unique<sim::SimServer>(ioc_, std::move(profiles[i]), options);
             auto port = server->listen(kDemoHost, 0);
             if (!port)
                 throw ConfigError(
@@ -138,16 +142,10 @@ void check_port_free(std::uint16_t port) {
     }
 }
 
-std::vector<sim::Profile> load_profiles(const DemoOptions& options, std::uint64_t seed) {
-    const auto dir =
-        options.profiles_dir.empty() ? find_resource_dir("profiles") : options.profiles_dir;
-    std::vector<sim::Profile> profiles;
-    for (const DemoProvider& p : demo_providers()) {
-        sim::Profile profile = sim::load_profile(p.profile, dir);
-        if (options.seed) profile.seed = sim::profile_seed_for_run(seed, profile.name);
-        profiles.push_back(std::move(profile));
-    }
-    return profiles;
+DemoProfiles load_profiles(const DemoOptions& options) {
+    return demo_profiles(
+        options.profiles_dir.empty() ? find_resource_dir("profiles") : options.profiles_dir,
+        options.seed);
 }
 
 std::vector<bench::Workload> load_workloads(const DemoOptions& options) {
@@ -161,6 +159,12 @@ std::vector<bench::Workload> load_workloads(const DemoOptions& options) {
 
 std::string whole_seconds(std::int64_t us) {
     return format_duration(std::chrono::seconds(us / 1'000'000));
+}
+
+std::size_t providers_with_history() {
+    const auto& providers = demo_providers();
+    return static_cast<std::size_t>(std::count_if(providers.begin(), providers.end(),
+                                                  [](const DemoProvider& p) { return p.history; }));
 }
 
 // Writes the history the store lacks; returns how many records were written.
@@ -191,7 +195,7 @@ std::size_t fill_history(const DemoOptions& options, const std::vector<sim::Prof
     std::size_t written = 0;
     for (const TimeRange& range : *missing) {
         spdlog::info("demo: writing {} of sim history ({} providers) up to {} into {}",
-                     whole_seconds(range.to_us - range.from_us), profiles.size(),
+                     whole_seconds(range.to_us - range.from_us), providers_with_history(),
                      range.to_us == to_us ? "now" : whole_seconds(to_us - range.to_us) + " ago",
                      options.db.string());
         auto n = write_history(db, profiles, tasks, range, options.history_rate, seed, stop);
@@ -202,7 +206,7 @@ std::size_t fill_history(const DemoOptions& options, const std::vector<sim::Prof
     const double seconds = static_cast<double>(steady_now_ns() - started) / 1e9;
     spdlog::info(
         "demo: {} history records ({} providers, source sim) in {:.1f} s ({:.0f} records/s)",
-        written, profiles.size(), seconds,
+        written, providers_with_history(), seconds,
         seconds > 0 ? static_cast<double>(written) / seconds : 0.0);
     return written;
 }
@@ -211,41 +215,6 @@ struct TrafficCounters {
     std::atomic<std::uint64_t> requests{0};
     std::atomic<std::uint64_t> failed{0};
 };
-
-// Every task type, streamed and not, to every virtual model, open loop at options.rate.
-bench::RunOptions traffic_options(const DemoOptions& options, std::uint16_t gateway_port,
-                                  const std::vector<bench::Workload>& workloads, std::uint64_t seed,
-                                  TrafficCounters& counters) {
-    bench::RunOptions run;
-    const std::string base = fmt::format("http://{}:{}/v1", kDemoHost, gateway_port);
-    for (const DemoProvider& p : demo_providers()) {
-        bench::Target target;
-        target.name = p.model;
-        target.api = dialect::Api::openai;
-        target.base = net::parse_url(base).value();
-        target.model = p.model;
-        run.targets.push_back(std::move(target));
-    }
-    for (const bench::Workload& w : workloads) {
-        for (const bool stream : {true, false}) {
-            bench::Workload variant = w;
-            variant.stream = stream;
-            run.mix.push_back(std::move(variant));
-        }
-    }
-    run.workload = run.mix.front();
-    run.rate = options.rate;
-    run.arrival = bench::Arrival::poisson;
-    run.preflight = false;  // the gateway and the sims are this process's own
-    run.seed = seed;
-    run.threads = 1;
-    run.task_header = true;
-    run.on_record = [&counters](Measurement&& m) {
-        counters.requests.fetch_add(1, std::memory_order_relaxed);
-        if (!m.ok()) counters.failed.fetch_add(1, std::memory_order_relaxed);
-    };
-    return run;
-}
 
 // The gateway drains (its clients, the traffic, are gone: their requests end as cancelled)
 // and flushes the store while the sims still answer. A relay that missed its client's
@@ -291,11 +260,12 @@ int run_demo(const DemoOptions& options) {
     check_options(options);
     StopOnSignal stop;
     const std::uint64_t seed = options.seed.value_or(static_cast<std::uint64_t>(wall_now_us()));
-    std::vector<sim::Profile> profiles = load_profiles(options, seed);
+    DemoProfiles loaded = load_profiles(options);
     const std::vector<bench::Workload> workloads = load_workloads(options);
     check_port_free(options.port);
 
-    const std::size_t history = fill_history(options, profiles, workloads, seed, stop.flag());
+    const std::size_t history =
+        fill_history(options, loaded.profiles, workloads, seed, stop.flag());
     const auto announce = [&options](const std::string& line) {
         if (options.announce) options.announce(line);
     };
@@ -307,20 +277,27 @@ int run_demo(const DemoOptions& options) {
 
     // The sims want a key in the real header shapes; this one never leaves the process.
     const std::string sim_key = new_request_id("sk-demo-");
-    Sims sims(std::move(profiles), sim_key);
+    Sims sims(std::move(loaded.profiles), loaded.replicas, sim_key);
     serve::Service service(demo_serve_config(options, sims.ports(), sim_key));
     auto port = service.start();
     if (!port) throw ConfigError(fmt::format("--port {}: {}", options.port, port.error().message));
 
     TrafficCounters counters;
-    const bench::RunOptions run = traffic_options(options, *port, workloads, seed, counters);
-    std::thread traffic([&run, &stop] {
-        try {
-            bench::run_bench(run, stop.flag(), {});
-        } catch (const std::exception& e) {
-            spdlog::error("demo: the traffic stopped: {}", e.what());
-        }
-    });
+    std::vector<bench::RunOptions> lanes = demo_traffic(options, *port, workloads, seed);
+    std::vector<std::thread> traffic;
+    for (bench::RunOptions& run : lanes) {
+        run.on_record = [&counters](Measurement&& m) {
+            counters.requests.fetch_add(1, std::memory_order_relaxed);
+            if (!m.ok()) counters.failed.fetch_add(1, std::memory_order_relaxed);
+        };
+        traffic.emplace_back([&run, &stop] {
+            try {
+                bench::run_bench(run, stop.flag(), {});
+            } catch (const std::exception& e) {
+                spdlog::error("demo: the traffic stopped: {}", e.what());
+            }
+        });
+    }
     spdlog::info(
         "demo: {} sims, gateway on port {} (store {}), {} requests/s of {} tasks x "
         "stream/non-stream",
@@ -337,7 +314,7 @@ int run_demo(const DemoOptions& options) {
 
     stop.wait();
     spdlog::info("demo: stopping the traffic, then the gateway, then the sims");
-    traffic.join();
+    for (std::thread& lane : traffic) lane.join();
     stop_gateway(service, sims);
     sims.stop();
     announce(fmt::format(

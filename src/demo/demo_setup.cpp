@@ -121,19 +121,130 @@ Labels gateway_labels(const DemoProvider& p) {
 
 const std::vector<DemoProvider>& demo_providers() {
     using Cache = gateway::ModelCache::Mode;
-    static const std::vector<DemoProvider> providers = {
-        // Semantic: the faq traffic's reworded repeats hit too, and the Gateway page shows
-        // the similarity histogram.
-        {"gpt-4o-like", "openai-sim", dialect::Api::openai, "gpt-4o", "gpt-4o", "us-east-1",
-         "llama-sim", Cache::semantic},
-        {"claude-3.5-sonnet-like", "anthropic-sim", dialect::Api::anthropic,
-         "claude-3-5-sonnet-latest", "claude-3-5-sonnet", "us-west-2", "", Cache::exact},
-        {"gemini-1.5-pro-like", "gemini-sim", dialect::Api::gemini, "gemini-1.5-pro",
-         "gemini-1.5-pro", "us-central1", "", Cache::exact},
-        {"llama-3-70b-like", "llama-sim", dialect::Api::openai, "llama-3-70b", "llama-3-70b",
-         "us-east-1", "", Cache::exact},
-    };
+    static const std::vector<DemoProvider> providers = [] {
+        std::vector<DemoProvider> list = {
+            // Semantic: the faq traffic's reworded repeats hit too, and the Gateway page shows
+            // the similarity histogram.
+            {.profile = "gpt-4o-like",
+             .provider = "openai-sim",
+             .api = dialect::Api::openai,
+             .upstream_model = "gpt-4o",
+             .model = "gpt-4o",
+             .region = "us-east-1",
+             .fallback = "llama-sim",
+             .cache = Cache::semantic},
+            {.profile = "claude-3.5-sonnet-like",
+             .provider = "anthropic-sim",
+             .api = dialect::Api::anthropic,
+             .upstream_model = "claude-3-5-sonnet-latest",
+             .model = "claude-3-5-sonnet",
+             .region = "us-west-2"},
+            {.profile = "gemini-1.5-pro-like",
+             .provider = "gemini-sim",
+             .api = dialect::Api::gemini,
+             .upstream_model = "gemini-1.5-pro",
+             .model = "gemini-1.5-pro",
+             .region = "us-central1"},
+            {.profile = "llama-3-70b-like",
+             .provider = "llama-sim",
+             .api = dialect::Api::openai,
+             .upstream_model = "llama-3-70b",
+             .model = "llama-3-70b",
+             .region = "us-east-1"},
+        };
+        // Self-hosted replicas of one model, as `hedge = "p95"`, `hedge_budget = 0.1` configure
+        // them: the Gateway page's Routing section shows traffic leave the slow one and return.
+        route::RoutingPolicy fleet;
+        fleet.strategy = route::Strategy::latency;
+        fleet.hedge.enabled = true;
+        fleet.hedge.quantile = 0.95;
+        fleet.hedge.min_delay_ns = 20'000'000;  // the config's hedge_min_delay default
+        fleet.hedge.budget = 0.1;
+        for (int replica = 1; replica <= 3; ++replica) {
+            DemoProvider p{.profile = "llama-3-70b-like",
+                           .provider = fmt::format("llama-replica-{}", replica),
+                           .api = dialect::Api::openai,
+                           .upstream_model = "llama-3-70b",
+                           .model = "llama-3-70b-fleet",
+                           .region = "us-east-1",
+                           .routing = fleet,
+                           .streamed_only = true,
+                           .history = false};
+            if (replica == 3) p.episodes.push_back(kFleetEpisode);
+            list.push_back(std::move(p));
+        }
+        return list;
+    }();
     return providers;
+}
+
+std::vector<std::string> demo_models() {
+    std::vector<std::string> models;
+    for (const DemoProvider& p : demo_providers()) {
+        if (std::find(models.begin(), models.end(), p.model) == models.end())
+            models.push_back(p.model);
+    }
+    return models;
+}
+
+DemoProfiles demo_profiles(const std::filesystem::path& profiles_dir,
+                           std::optional<std::uint64_t> run_seed) {
+    DemoProfiles loaded;
+    for (const DemoProvider& p : demo_providers()) {
+        sim::Profile profile = sim::load_profile(p.profile, profiles_dir);
+        if (run_seed) profile.seed = sim::profile_seed_for_run(*run_seed, profile.name);
+        profile.episodes.insert(profile.episodes.end(), p.episodes.begin(), p.episodes.end());
+        loaded.profiles.push_back(std::move(profile));
+    }
+    loaded.replicas = sim::make_replicas_distinct(loaded.profiles);
+    return loaded;
+}
+
+std::vector<bench::RunOptions> demo_traffic(const DemoOptions& options, std::uint16_t gateway_port,
+                                            const std::vector<bench::Workload>& workloads,
+                                            std::uint64_t seed) {
+    const auto& providers = demo_providers();
+    const std::vector<std::string> models = demo_models();
+    const auto streamed_only = [&](const std::string& model) {
+        return std::find_if(providers.begin(), providers.end(),
+                            [&](const DemoProvider& p) { return p.model == model; })
+            ->streamed_only;
+    };
+    const net::Url base =
+        net::parse_url(fmt::format("http://{}:{}/v1", kDemoHost, gateway_port)).value();
+    std::vector<bench::RunOptions> lanes;
+    for (const bool streams : {false, true}) {
+        bench::RunOptions run;
+        for (const std::string& model : models) {
+            if (streamed_only(model) != streams) continue;
+            bench::Target target;
+            target.name = model;
+            target.api = dialect::Api::openai;
+            target.base = base;
+            target.model = model;
+            run.targets.push_back(std::move(target));
+        }
+        if (run.targets.empty()) continue;
+        for (const bench::Workload& w : workloads) {
+            for (const bool stream : {true, false}) {
+                if (streams && !stream) continue;
+                bench::Workload variant = w;
+                variant.stream = stream;
+                run.mix.push_back(std::move(variant));
+            }
+        }
+        run.workload = run.mix.front();
+        run.rate = options.rate * static_cast<double>(run.targets.size()) /
+                   static_cast<double>(models.size());
+        run.arrival = bench::Arrival::poisson;
+        run.preflight = false;  // the gateway and the sims are this process's own
+        // The first lane keeps the run's seed; another lane draws a schedule of its own.
+        run.seed = lanes.empty() ? seed : fnv1a64(fmt::format("{}:lane{}", seed, lanes.size()));
+        run.threads = 1;
+        run.task_header = true;
+        lanes.push_back(std::move(run));
+    }
+    return lanes;
 }
 
 const std::vector<std::string>& demo_tasks() {
@@ -177,14 +288,20 @@ serve::ServeConfig demo_serve_config(const DemoOptions& options,
         provider.region = p.region;
         c.providers.push_back(std::move(provider));
     }
-    for (std::size_t i = 0; i < providers.size(); ++i) {
-        const DemoProvider& p = providers[i];
+    for (const std::string& name : demo_models()) {
         gateway::VirtualModel model;
-        model.name = p.model;
-        model.cache.mode = p.cache;
-        model.upstreams.push_back({i, p.upstream_model});
+        model.name = name;
+        const DemoProvider* first = nullptr;
+        for (std::size_t i = 0; i < providers.size(); ++i) {
+            if (providers[i].model != name) continue;
+            if (!first) first = &providers[i];
+            model.upstreams.push_back({i, providers[i].upstream_model});
+        }
+        assert(first);
+        model.cache.mode = first->cache;
+        model.routing = first->routing;
         for (std::size_t j = 0; j < providers.size(); ++j) {
-            if (providers[j].provider == p.fallback)
+            if (providers[j].provider == first->fallback)
                 model.upstreams.push_back({j, providers[j].upstream_model});
         }
         c.models.push_back(std::move(model));
@@ -242,11 +359,16 @@ Result<std::size_t> write_history(store::MeasurementStore& store,
                                   const std::atomic<bool>& stop) {
     const auto& providers = demo_providers();
     assert(profiles.size() == providers.size());
+    std::vector<std::size_t> with_history;
+    for (std::size_t i = 0; i < providers.size(); ++i) {
+        if (providers[i].history) with_history.push_back(i);
+    }
+    if (with_history.empty()) return std::size_t{0};
     // Drawing a record costs far more than inserting it (the model's per-token draws): the
     // providers' generators run on worker threads, one per core, and this thread inserts
     // their batches as they come.
     const auto workers =
-        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, providers.size());
+        std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, with_history.size());
     BatchQueue queue(kQueuedBatches, workers);
     std::atomic<bool> abandon{false};
     std::mutex failure_mutex;
@@ -263,7 +385,7 @@ Result<std::size_t> write_history(store::MeasurementStore& store,
         sim::HistoryOptions options;
         options.from_us = range.from_us;
         options.to_us = range.to_us;
-        options.rate_per_s = rate_per_s / static_cast<double>(providers.size());
+        options.rate_per_s = rate_per_s / static_cast<double>(with_history.size());
         // A top-up of the same store draws other records than the first fill.
         options.seed = fnv1a64(fmt::format("{}:{}:{}", seed, range.from_us, providers[i].provider));
         options.tasks = tasks;
@@ -280,7 +402,8 @@ Result<std::size_t> write_history(store::MeasurementStore& store,
     for (std::size_t w = 0; w < workers; ++w) {
         threads.emplace_back([&, w] {
             try {
-                for (std::size_t i = w; i < providers.size(); i += workers) generate(i);
+                for (std::size_t k = w; k < with_history.size(); k += workers)
+                    generate(with_history[k]);
             } catch (const std::exception& e) {
                 fail(Error(Errc::internal, fmt::format("history: {}", e.what())));
             }

@@ -45,7 +45,7 @@ class DemoCommand : public ::testing::Test {
     const std::filesystem::path dir_{work_.dir()};
 };
 
-TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStats) {
+TEST_F(DemoCommand, ServesTheModelsAndTheFleetRecordsTrafficStopsOnSigtermAndLeavesStats) {
     const auto db = dir_ / "demo.db";
     // A thin history (about 4,300 records) keeps the test quick under sanitizers too.
     Child demo(std::string(TOKENRADAR_BINARY) +
@@ -58,9 +58,23 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
     EXPECT_EQ(line, "dashboard: " + url + "/\n");
 
     const std::string models = capture("curl -s " + url + "/v1/models");
-    for (const char* model :
-         {"\"gpt-4o\"", "\"claude-3-5-sonnet\"", "\"gemini-1.5-pro\"", "\"llama-3-70b\""}) {
+    for (const char* model : {"\"gpt-4o\"", "\"claude-3-5-sonnet\"", "\"gemini-1.5-pro\"",
+                              "\"llama-3-70b\"", "\"llama-3-70b-fleet\""}) {
         EXPECT_THAT(models, HasSubstr(model));
+    }
+    // The fleet's routing, as the Gateway page's Routing section reads it: three replicas
+    // behind latency routing with a p95 hedge.
+    const std::string upstreams = capture("curl -s " + url + "/api/v1/upstreams");
+    EXPECT_THAT(upstreams,
+                HasSubstr(R"({"name":"llama-3-70b-fleet","routing":"latency","hedge":"p95",)"))
+        << upstreams;
+    EXPECT_THAT(upstreams,
+                HasSubstr(R"("members":[{"provider":"llama-replica-1","model":"llama-3-70b",)"))
+        << upstreams;
+    for (const char* replica : {"llama-replica-2", "llama-replica-3"}) {
+        EXPECT_THAT(upstreams, HasSubstr(std::string("{\"provider\":\"") + replica +
+                                         "\",\"model\":\"llama-3-70b\",\"region\":\"us-east-1\""))
+            << upstreams;
     }
     // The observatory has read the history before the line: the leaderboard of the simulated
     // records has a sufficient row per provider at once.
@@ -93,7 +107,8 @@ TEST_F(DemoCommand, ServesTheFourModelsRecordsTrafficStopsOnSigtermAndLeavesStat
     // also reworded ones.
     const std::string cache = capture("curl -s " + url + "/api/v1/gateway/cache");
     EXPECT_THAT(cache, HasSubstr(R"({"model":"gpt-4o","mode":"semantic")")) << cache;
-    for (const char* model : {"claude-3-5-sonnet", "gemini-1.5-pro", "llama-3-70b"}) {
+    for (const char* model :
+         {"claude-3-5-sonnet", "gemini-1.5-pro", "llama-3-70b", "llama-3-70b-fleet"}) {
         EXPECT_THAT(cache,
                     HasSubstr(std::string("{\"model\":\"") + model + "\",\"mode\":\"exact\""))
             << cache;
