@@ -91,6 +91,9 @@ void record_cancelled(Gateway::Impl& gw, Contender& c) {
 // that has none). Its outcome says how it went; a failure is recorded here, a winner's
 // record is finished by answer_stream.
 awaitable<void> contend(Gateway::Impl* gw, Contender* c) {
+    // A spawned coroutine starts with Asio's throw_if_cancelled(true): a give_up() landing
+    // while a completion is queued would throw at the next co_await and lose the record.
+    co_await asio::this_coro::throw_if_cancelled(false);
     auto opened = co_await open_attempt(c->attempt, c->call, c->m);
     if (!opened) {
         const Error error = opened.error();
@@ -150,6 +153,11 @@ awaitable<void> contend(Gateway::Impl* gw, Contender* c) {
         }
         if (ready) {
             watchdog.disarm();
+            if (c->given_up) {  // the race let it go while this piece was on its way
+                c->response->cancel();
+                record_cancelled(*gw, *c);
+                co_return;
+            }
             c->outcome = Outcome::first_token;
             co_return;
         }
@@ -185,8 +193,15 @@ class Race {
         ++live_;
         asio::co_spawn(
             waker_.get_executor(), contend(&gw_, c),
-            asio::bind_cancellation_slot(c->signal.slot(), [this](const std::exception_ptr& e) {
-                if (e) spdlog::error("a raced upstream attempt failed to run");
+            asio::bind_cancellation_slot(c->signal.slot(), [this, c](const std::exception_ptr& e) {
+                if (e && c->outcome == Outcome::running) {
+                    // Never left waiting for: it failed, without its record.
+                    spdlog::error("a raced upstream attempt failed to run");
+                    c->reply =
+                        reply_for(Errc::connection_error, "the attempt failed to run", c->attempt);
+                    c->reply.headers = c->headers;
+                    c->outcome = Outcome::failed;
+                }
                 --live_;
                 waker_.cancel();
             }));
@@ -243,8 +258,18 @@ class Race {
 
     void settle_hedges(const Contender& winner) {
         for (const auto& c : contenders_) {
-            if (c.get() == &winner || c->given_up || c->outcome != Outcome::running) continue;
-            give_up(*c, RequestStatus::cancelled);
+            if (c.get() == &winner || c->given_up) continue;
+            if (c->outcome == Outcome::running) {
+                give_up(*c, RequestStatus::cancelled);
+            } else if (c->outcome == Outcome::first_token) {
+                // Its token came in the same turn as the winner's: its coroutine has ended,
+                // so the race closes its stream and records it here.
+                c->given_up = true;
+                c->response->cancel();
+                record_cancelled(gw_, *c);
+            } else {
+                continue;
+            }
             gw_.routing->hedge_cancelled();
             if (c->pick.route == Route::hedge) router_.member(c->pick.member).hedge_lost();
         }
@@ -314,14 +339,23 @@ awaitable<void> race_first_token(Gateway::Impl& gw, const RaceRequest& request,
             for (Contender* c : race.running())
                 race.give_up(*c, RequestStatus::timeout_first_token);
             deadline_at = deadline_after(now);
-            if (auto next = race.next(Route::fallback); next && !race.launch(*next)) continue;
+            bool launched = false;
+            // An upstream that cannot take the request (make_upstream_call) is skipped.
+            for (auto next = race.next(Route::fallback); next && !launched;
+                 next = race.next(Route::fallback)) {
+                launched = !race.launch(*next);
+            }
+            if (launched) continue;
             final_failure = nullptr;
             break;
         }
         if (now >= hedge_at) {
             hedge_at = kNever;  // one hedge per request
-            if (race.router().take_hedge()) {
-                if (auto hedge = race.next(Route::hedge); hedge && !race.launch(*hedge)) {
+            // The budget pays only for a hedge that goes out.
+            if (auto hedge = race.next(Route::hedge); hedge && race.router().take_hedge()) {
+                if (race.launch(*hedge)) {
+                    race.router().refund_hedge();  // the request cannot be sent there
+                } else {
                     race.router().member(hedge->member).hedge_sent();
                 }
             }

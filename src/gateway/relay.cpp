@@ -639,7 +639,12 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
     if (policy.nearest_region) query.elsewhere = outside_nearest_region(gw, *model, client_region);
     router.count_request();
     std::optional<route::Pick> pick = router.pick(query);
-    if (pick && chat->stream && (policy.hedge.enabled || policy.ttft_deadline_ns > 0)) {
+    // The race keeps the client silent until a first token: only worth it when a hedge can
+    // go (a delay known for this upstream and request) or a deadline is set.
+    const bool hedges =
+        pick && policy.hedge.enabled &&
+        router.hedge_delay(pick->member, query.prompt_tokens, !chat->tools.empty()).has_value();
+    if (pick && chat->stream && (hedges || policy.ttft_deadline_ns > 0)) {
         const RaceRequest race{*chat,  *model,         query,  request_id,   *task,
                                lookup, request.body(), prefix, client_region};
         co_await race_first_token(gw, race, writer, *pick, headers);

@@ -46,12 +46,10 @@ void AttemptLease::end(const Measurement& m) {
     ended_ = true;
     const std::int64_t now = m.t.done.value_or(m.t.send);
     if (m.status.is_ok()) {
-        // A whole answer has no first token: the time to its head stands for it (providers
-        // send the head when the answer is ready).
-        if (!first_token_seen_) {
-            const std::int64_t at = m.t.first_token.value_or(m.t.headers.value_or(now));
-            first_token(at, at - m.t.send);
-        }
+        // A whole answer has no first token, and its time to the head is the whole
+        // generation: counting it as TTFT swung the estimates 0.3-15 s with the answers'
+        // lengths. It is a success (the breaker closes), not a latency sample.
+        if (!first_token_seen_) estimate_->answered(now);
         // metrics.md TPOT, without derive()'s other figures (this runs for every attempt).
         double tpot_ns = 0;
         const std::int64_t n = m.output_tokens.value_or(0);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 namespace tokenradar::route {
@@ -68,9 +69,12 @@ std::optional<std::size_t> Router::by_priority(const RouteQuery& query, bool nee
 }
 
 std::optional<std::size_t> Router::by_turn(const RouteQuery& query) {
+    // Turns over the cloud members only: the offload server is never a turn.
+    const std::size_t n = members_.size() - (policy_.offload.enabled ? 1 : 0);
+    if (n == 0) return std::nullopt;
     const std::uint64_t start = turn_.fetch_add(1, std::memory_order_relaxed);
-    for (std::size_t k = 0; k < members_.size(); ++k) {
-        const std::size_t i = (start + k) % members_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = (start + k) % n;
         if (eligible(i, query, true)) return i;
     }
     return std::nullopt;
@@ -235,7 +239,7 @@ std::optional<Pick> Router::pick(const RouteQuery& query) {
 
 void Router::count_request() {
     if (!policy_.hedge.enabled) return;
-    const auto deposit = static_cast<std::int64_t>(policy_.hedge.budget * kHedgeUnit);
+    const auto deposit = static_cast<std::int64_t>(std::llround(policy_.hedge.budget * kHedgeUnit));
     std::int64_t balance = hedge_balance_.load(std::memory_order_relaxed);
     std::int64_t next = 0;
     do {
@@ -262,6 +266,8 @@ bool Router::take_hedge() {
                                                    std::memory_order_relaxed));
     return true;
 }
+
+void Router::refund_hedge() { hedge_balance_.fetch_add(kHedgeUnit, std::memory_order_relaxed); }
 
 void Router::served(std::span<const std::uint64_t> prefix, std::size_t member) {
     if (affinity_ && !prefix.empty()) affinity_->remember(prefix, member);

@@ -155,6 +155,15 @@ void UpstreamEstimate::first_token(std::int64_t now_ns, std::int64_t ttft_ns,
     observe_locked(now_ns, value);
     samples_[sample_count_ % kSamples] = static_cast<float>(value / 1e6);
     ++sample_count_;
+    succeeded_locked();
+}
+
+void UpstreamEstimate::answered(std::int64_t /*now_ns*/) {
+    const std::lock_guard lock(mutex_);
+    succeeded_locked();
+}
+
+void UpstreamEstimate::succeeded_locked() {
     error_rate_ *= 1.0 - kErrorWeight;
     consecutive_failures_ = 0;
     breaker_ = BreakerState::closed;
@@ -177,8 +186,12 @@ void UpstreamEstimate::failed(std::int64_t now_ns, std::int64_t elapsed_ns) {
     ++failures_;
     error_rate_ = error_rate_ * (1.0 - kErrorWeight) + kErrorWeight;
     const double current = measured_ ? decayed_locked(now_ns) : 0.0;
-    observe_locked(now_ns, std::max({static_cast<double>(elapsed_ns), 2.0 * current,
-                                     static_cast<double>(policy_.failure_penalty_ns)}));
+    // At least the penalty and twice the estimate, but bounded: a long run of fast failures
+    // (a provider-wide 429 burst) must not double it to infinity.
+    constexpr double kMaxPenaltyNs = 60e9;
+    observe_locked(now_ns, std::min(kMaxPenaltyNs,
+                                    std::max({static_cast<double>(elapsed_ns), 2.0 * current,
+                                              static_cast<double>(policy_.failure_penalty_ns)})));
     probe_in_flight_ = false;
     if (breaker_ == BreakerState::half_open) {
         cooldown_ns_ = std::min(cooldown_ns_ * 2, policy_.breaker_max_cooldown_ns);

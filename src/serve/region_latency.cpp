@@ -5,6 +5,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
+
 namespace tokenradar::serve {
 namespace {
 
@@ -24,17 +26,25 @@ void RegionLatency::refresh_locked(std::int64_t now_us) {
     }
     boost::system::error_code ec;
     const boost::json::value doc = boost::json::parse(answer->body, ec);
-    const auto* rows = ec ? nullptr : doc.as_object().if_contains("rows");
+    const auto* rows = ec || !doc.is_object() ? nullptr : doc.get_object().if_contains("rows");
     if (rows == nullptr || !rows->is_array()) return;
     ttft_.clear();
+    const auto text = [](const boost::json::object& row, std::string_view key) {
+        const auto* v = row.if_contains(key);
+        return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+    };
     for (const auto& row : rows->as_array()) {
-        const auto& r = row.as_object();
+        if (!row.is_object()) continue;
+        const auto& r = row.get_object();
+        const auto* ttft = r.if_contains("ttft_ms");
         const auto* p50 =
-            r.at("ttft_ms").is_object() ? r.at("ttft_ms").as_object().if_contains("p50") : nullptr;
+            ttft != nullptr && ttft->is_object() ? ttft->get_object().if_contains("p50") : nullptr;
         if (p50 == nullptr || !p50->is_number()) continue;
-        ttft_[{std::string(r.at("client_region").as_string()),
-               std::string(r.at("provider").as_string()), std::string(r.at("model").as_string())}] =
-            p50->to_number<double>();
+        // One provider's model may be measured in several upstream regions: the fastest.
+        const double ms = p50->to_number<double>();
+        auto [it, fresh] = ttft_.try_emplace(
+            std::make_tuple(text(r, "client_region"), text(r, "provider"), text(r, "model")), ms);
+        if (!fresh) it->second = std::min(it->second, ms);
     }
 }
 

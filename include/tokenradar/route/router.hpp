@@ -107,6 +107,8 @@ class Router {
                                                           bool declares_tools) const;
     // Takes one hedge from the budget; false when it is spent.
     bool take_hedge();
+    // Gives back a hedge taken for an attempt that could not be sent.
+    void refund_hedge();
     // `member` served the prompt of `prefix` (affinity).
     void served(std::span<const std::uint64_t> prefix, std::size_t member);
 

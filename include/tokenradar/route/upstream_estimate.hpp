@@ -79,6 +79,9 @@ class UpstreamEstimate {
     // abandoned (cancelled by the gateway: a hedge's loser, a client that left).
     void started(std::int64_t now_ns);
     void first_token(std::int64_t now_ns, std::int64_t ttft_ns, std::int64_t prompt_tokens);
+    // A success without a first token (a whole answer): the breaker closes, nothing is
+    // observed of its latency.
+    void answered(std::int64_t now_ns);
     void finished(std::int64_t now_ns, std::int64_t tokens, double tpot_ns);
     void failed(std::int64_t now_ns, std::int64_t elapsed_ns);
     void abandoned();
@@ -95,6 +98,7 @@ class UpstreamEstimate {
     static constexpr std::size_t kMinuteSlots = 6;  // the token window, 10 s each
 
     void observe_locked(std::int64_t now_ns, double normalised_ns);
+    void succeeded_locked();  // a first token or a whole answer: errors and breaker reset
     void count_tokens_locked(std::int64_t now_ns, std::int64_t tokens);
     std::int64_t tokens_last_minute_locked(std::int64_t now_ns) const;
     double decayed_locked(std::int64_t now_ns) const;

@@ -99,7 +99,9 @@ routing = "latency"
 )"));
     std::map<std::string, int> by_upstream;
     for (int i = 0; i < 40; ++i) {
-        auto f = send(gw, chat(i % 2 == 0));
+        // Streams: only a first token is a TTFT sample (a whole answer's head comes after
+        // its whole generation).
+        auto f = send(gw, chat(true));
         ASSERT_EQ(f.status, 200u) << f.body;
         EXPECT_EQ(header(f, "x-tokenradar-route"), "latency");
         ++by_upstream[header(f, "x-tokenradar-upstream")];

@@ -104,6 +104,20 @@ TEST(UpstreamEstimate, FailuresRaiseTheCostAndOpenTheBreakerWhichProbesBack) {
     EXPECT_EQ(e.snapshot(now).failures, 4u);
 }
 
+TEST(UpstreamEstimate, AWholeAnswerClosesTheBreakerWithoutATtftSample) {
+    EstimatePolicy policy;
+    policy.breaker_failures = 1;
+    UpstreamEstimate e(policy, {});
+    e.started(0);
+    e.failed(0, 1);
+    const std::int64_t later = policy.breaker_cooldown_ns;
+    e.started(later);
+    e.answered(later + 5 * kS);  // a 5 s whole answer: the probe succeeded
+    e.finished(later + 5 * kS, 100, 0);
+    EXPECT_EQ(e.snapshot(later + 5 * kS).breaker, BreakerState::closed);
+    EXPECT_EQ(e.ttft_quantile_ns(0.5, 0, 1), 0);  // no sample taken of its 5 s
+}
+
 TEST(UpstreamEstimate, AnAbandonedProbeLetsAnotherRequestProbe) {
     EstimatePolicy policy;
     policy.breaker_failures = 1;
