@@ -90,7 +90,7 @@ json::value get_json(GatewayFixture& gw, const std::string& path) {
 TEST(GatewayRouting, LatencyRoutingKeepsTrafficOffTheSlowReplica) {
     auto a = sim_with_ttft("a", 10);
     auto b = sim_with_ttft("b", 10);
-    auto c = sim_with_ttft("c", 150);
+    auto c = sim_with_ttft("c", 400);  // far enough above the others under ASan and load
     GatewayFixture gw(config_for({{"a", a.get()}, {"b", b.get()}, {"c", c.get()}}, R"(
 [[models]]
 name = "routed"
@@ -125,8 +125,8 @@ routing = "latency"
         (u.at("provider").as_string() == "c" ? slow_ttft : fast_ttft) =
             u.at("provider").as_string() == "c" ? ttft : std::min(fast_ttft, ttft);
     }
-    EXPECT_GT(slow_ttft, 100.0);
-    EXPECT_LT(fast_ttft, 100.0);
+    // Estimates are decayed to now (c was last measured seconds ago): compare, not absolute.
+    EXPECT_GT(slow_ttft, 2 * fast_ttft);
     const auto& model = upstreams.at("models").as_array().at(0);
     EXPECT_EQ(model.at("routing").as_string(), "latency");
     double share = 0;
