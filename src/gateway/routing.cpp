@@ -15,8 +15,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::int64_t kShareSlotNs = 10'000'000'000;
-
 bool upstream_failed(RequestStatus status) {
     if (status.kind() != RequestStatus::http_error) return true;
     const int code = status.http_code();
@@ -82,8 +80,7 @@ Routing::Routing(const GatewayConfig& config) : config_(config) {
         // The same seed on every node: only P2C's draws use it.
         model->router =
             std::make_unique<route::Router>(vm.routing, std::move(members), fnv1a64(vm.name));
-        model->share.picks.resize(n);
-        model->share.slot_of.fill(-1);
+        model->picks.resize(n);
         models_.push_back(std::move(model));
     }
 }
@@ -108,28 +105,16 @@ route::Router& Routing::router(const VirtualModel& model) const {
 
 void Routing::picked(const VirtualModel& model, std::size_t member, std::int64_t now_ns) {
     Model& m = *models_[static_cast<std::size_t>(&model - config_.models.data())];
-    const std::int64_t slot = now_ns / kShareSlotNs;
-    const auto i = static_cast<std::size_t>(slot % static_cast<std::int64_t>(Share::kSlots));
     const std::lock_guard lock(m.mutex);
-    if (m.share.slot_of[i] != slot) {
-        m.share.slot_of[i] = slot;
-        for (auto& counts : m.share.picks) counts[i] = 0;
-    }
-    ++m.share.picks[member][i];
-    ++m.share.total;
+    m.picks[member].add(now_ns, 1);
 }
 
 std::vector<double> Routing::shares(const Model& m, std::int64_t now_ns) const {
-    const std::int64_t slot = now_ns / kShareSlotNs;
-    std::vector<double> out(m.share.picks.size(), 0.0);
+    std::vector<double> out(m.picks.size(), 0.0);
     double total = 0;
     const std::lock_guard lock(m.mutex);
     for (std::size_t member = 0; member < out.size(); ++member) {
-        for (std::size_t i = 0; i < Share::kSlots; ++i) {
-            if (m.share.slot_of[i] > slot - static_cast<std::int64_t>(Share::kSlots)) {
-                out[member] += static_cast<double>(m.share.picks[member][i]);
-            }
-        }
+        out[member] = static_cast<double>(m.picks[member].sum(now_ns));
         total += out[member];
     }
     for (double& s : out) s = total > 0 ? s / total : 0.0;

@@ -6,6 +6,7 @@
 #include <tokenradar/core/measurement.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
 #include <tokenradar/gateway/config.hpp>
+#include <tokenradar/route/minute_window.hpp>
 #include <tokenradar/route/router.hpp>
 
 #include <atomic>
@@ -64,18 +65,11 @@ class Routing {
         std::string model;
         std::shared_ptr<route::UpstreamEstimate> estimate;
     };
-    // Picks per member over the last minute, in 10 s slots.
-    struct Share {
-        static constexpr std::size_t kSlots = 6;
-        std::vector<std::array<std::uint64_t, kSlots>> picks;  // per member
-        std::array<std::int64_t, kSlots> slot_of{};
-        std::uint64_t total = 0;  // since start
-    };
     struct Model {
         std::unique_ptr<route::Router> router;
         std::vector<std::size_t> upstream_of_member;  // index into upstreams_
-        mutable std::mutex mutex;                     // guards share
-        Share share;
+        mutable std::mutex mutex;                     // guards picks
+        std::vector<route::MinuteWindow> picks;       // per member, over the last minute
     };
 
     std::size_t upstream_index(std::size_t provider, const std::string& model);

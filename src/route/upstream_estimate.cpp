@@ -6,9 +6,8 @@
 namespace tokenradar::route {
 namespace {
 
-constexpr std::int64_t kSlotNs = 10'000'000'000;  // the token window's slot
-constexpr double kErrorWeight = 0.1;              // per attempt, for error_rate
-constexpr double kTpotWeight = 0.2;               // per finished stream
+constexpr double kErrorWeight = 0.1;  // per attempt, for error_rate
+constexpr double kTpotWeight = 0.2;   // per finished stream
 
 double normalised(std::int64_t ttft_ns, std::int64_t prompt_tokens, std::int64_t unit) {
     const double scale = 1.0 + static_cast<double>(std::max<std::int64_t>(prompt_tokens, 0)) /
@@ -31,9 +30,7 @@ std::string_view to_string(BreakerState state) noexcept {
 }
 
 UpstreamEstimate::UpstreamEstimate(EstimatePolicy policy, UpstreamLimits limits)
-    : policy_(policy), limits_(limits), cooldown_ns_(policy.breaker_cooldown_ns) {
-    minute_slot_.fill(-1);
-}
+    : policy_(policy), limits_(limits), cooldown_ns_(policy.breaker_cooldown_ns) {}
 
 double UpstreamEstimate::decayed_locked(std::int64_t now_ns) const {
     const auto idle = static_cast<double>(std::max<std::int64_t>(now_ns - ewma_at_ns_, 0));
@@ -65,33 +62,12 @@ bool UpstreamEstimate::breaker_allows_locked(std::int64_t now_ns) const {
     return true;
 }
 
-std::int64_t UpstreamEstimate::tokens_last_minute_locked(std::int64_t now_ns) const {
-    const std::int64_t slot = now_ns / kSlotNs;
-    std::int64_t sum = 0;
-    for (std::size_t i = 0; i < kMinuteSlots; ++i) {
-        if (minute_slot_[i] > slot - static_cast<std::int64_t>(kMinuteSlots)) {
-            sum += minute_tokens_[i];
-        }
-    }
-    return sum;
-}
-
-void UpstreamEstimate::count_tokens_locked(std::int64_t now_ns, std::int64_t tokens) {
-    const std::int64_t slot = now_ns / kSlotNs;
-    const auto i = static_cast<std::size_t>(slot % static_cast<std::int64_t>(kMinuteSlots));
-    if (minute_slot_[i] != slot) {
-        minute_slot_[i] = slot;
-        minute_tokens_[i] = 0;
-    }
-    minute_tokens_[i] += std::max<std::int64_t>(tokens, 0);
-}
-
 bool UpstreamEstimate::available(std::int64_t now_ns) const {
     const std::lock_guard lock(mutex_);
     if (!breaker_allows_locked(now_ns)) return false;
     if (limits_.max_in_flight > 0 && in_flight_ >= limits_.max_in_flight) return false;
     return limits_.max_tokens_per_minute <= 0 ||
-           tokens_last_minute_locked(now_ns) < limits_.max_tokens_per_minute;
+           tokens_.sum(now_ns) < limits_.max_tokens_per_minute;
 }
 
 double UpstreamEstimate::cost(std::int64_t now_ns, double unmeasured_ns) const {
@@ -174,7 +150,7 @@ void UpstreamEstimate::succeeded_locked() {
 void UpstreamEstimate::finished(std::int64_t now_ns, std::int64_t tokens, double tpot_ns) {
     const std::lock_guard lock(mutex_);
     in_flight_ = std::max<std::int64_t>(in_flight_ - 1, 0);
-    count_tokens_locked(now_ns, tokens);
+    tokens_.add(now_ns, tokens);
     if (tpot_ns > 0) {
         tpot_ns_ = tpot_ns_ == 0 ? tpot_ns : tpot_ns_ * (1 - kTpotWeight) + tpot_ns * kTpotWeight;
     }
@@ -239,7 +215,7 @@ UpstreamSnapshot UpstreamEstimate::snapshot(std::int64_t now_ns) const {
         s.breaker = breaker_ == BreakerState::open && now_ns >= open_until_ns_
                         ? BreakerState::half_open
                         : breaker_;
-        s.tokens_last_minute = tokens_last_minute_locked(now_ns);
+        s.tokens_last_minute = tokens_.sum(now_ns);
         s.attempts = attempts_;
         s.failures = failures_;
         s.breaker_opens = breaker_opens_;

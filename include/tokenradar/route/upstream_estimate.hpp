@@ -11,6 +11,8 @@
 // (divided by 1 + prompt_tokens / prompt_unit_tokens) so a long prompt's prefill does not
 // count against the upstream that happened to get it.
 
+#include <tokenradar/route/minute_window.hpp>
+
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -94,13 +96,10 @@ class UpstreamEstimate {
     [[nodiscard]] const UpstreamLimits& limits() const noexcept { return limits_; }
 
   private:
-    static constexpr std::size_t kSamples = 128;    // recent TTFTs for the p95
-    static constexpr std::size_t kMinuteSlots = 6;  // the token window, 10 s each
+    static constexpr std::size_t kSamples = 128;  // recent TTFTs for the p95
 
     void observe_locked(std::int64_t now_ns, double normalised_ns);
     void succeeded_locked();  // a first token or a whole answer: errors and breaker reset
-    void count_tokens_locked(std::int64_t now_ns, std::int64_t tokens);
-    std::int64_t tokens_last_minute_locked(std::int64_t now_ns) const;
     double decayed_locked(std::int64_t now_ns) const;
     bool breaker_allows_locked(std::int64_t now_ns) const;
 
@@ -119,8 +118,7 @@ class UpstreamEstimate {
     mutable double quantile_q_ = 0;
     mutable float quantile_ms_ = 0;
     mutable std::size_t quantile_at_count_ = 0;
-    std::array<std::int64_t, kMinuteSlots> minute_tokens_{};
-    std::array<std::int64_t, kMinuteSlots> minute_slot_{};  // which 10 s slot each holds
+    MinuteWindow tokens_;  // prompt + output tokens of finished attempts
     int consecutive_failures_ = 0;
     BreakerState breaker_ = BreakerState::closed;
     std::int64_t open_until_ns_ = 0;
