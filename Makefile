@@ -83,7 +83,8 @@ test-asan: build-asan
 # executors or shared state.
 TSAN_SUITES := tests/integration/net/net_integration_test \
 	tests/integration/gateway/gateway_integration_test \
-	tests/integration/gateway/observatory_submit_test tests/unit/store/store_test
+	tests/integration/gateway/observatory_submit_test \
+	tests/integration/gateway/observatory_http_test tests/unit/store/store_test
 test-tsan: deps build/tsan/build.ninja
 	cmake --build --preset tsan -j $(JOBS) --target $(notdir $(TSAN_SUITES))
 	set -e; for suite in $(TSAN_SUITES); do timeout 900 build/tsan/$$suite; done

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <thread>
 
 namespace tokenradar::gateway {
 namespace {
@@ -252,9 +253,10 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
 
 // [listener]: the address, and the Host / Origin values accepted.
 void read_listener(const ConfigTable& l, GatewayConfig& c) {
-    l.reject_unknown_keys({"host", "port", "allowed_hosts", "cors_origins"});
+    l.reject_unknown_keys({"host", "port", "threads", "allowed_hosts", "cors_origins"});
     c.host = l.get_string("host", c.host);
     c.port = static_cast<std::uint16_t>(l.get_integer("port", c.port, 0, 65535));
+    c.threads = static_cast<std::size_t>(l.get_integer("threads", 0, 0, 256));
     c.allowed_hosts = l.get_strings("allowed_hosts");
     for (const auto& h : c.allowed_hosts) {
         if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
@@ -423,8 +425,14 @@ std::string describe_routing(const GatewayConfig& c, const VirtualModel& m) {
 
 }  // namespace
 
+std::size_t io_threads(const GatewayConfig& config) {
+    if (config.threads > 0) return config.threads;
+    return std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
 std::string describe(const GatewayConfig& c, std::string_view services) {
-    std::string out = fmt::format("{}: valid\nlistener  http://{}:{}\n", c.source, c.host, c.port);
+    std::string out = fmt::format("{}: valid\nlistener  http://{}:{}, {} I/O thread(s)\n", c.source,
+                                  c.host, c.port, io_threads(c));
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",

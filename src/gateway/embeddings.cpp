@@ -86,8 +86,8 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
     url.target += "/embeddings";
     auto headers = embeddings_headers(provider);
     std::string body = json::serialize(json::object{{"model", ref.model}, {"input", text}});
-    auto result = co_await gw.clients[ref.provider]->request(http::verb::post, url, headers,
-                                                             std::move(body), kMaxEmbeddingsBody);
+    auto result = co_await gw.client(ref.provider)
+                      .request(http::verb::post, url, headers, std::move(body), kMaxEmbeddingsBody);
     m.t.done = steady_now_ns();
     m.t.sched = m.t.send;
     if (!result) {
@@ -157,8 +157,9 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     std::vector<std::pair<std::string, std::string>> upstream_headers =
         embeddings_headers(provider);
     std::string upstream_body = json::serialize(o);
-    auto result = co_await gw.clients[ref->provider]->request(
-        http::verb::post, url, upstream_headers, std::move(upstream_body), kMaxEmbeddingsBody);
+    auto result = co_await gw.client(ref->provider)
+                      .request(http::verb::post, url, upstream_headers, std::move(upstream_body),
+                               kMaxEmbeddingsBody);
     m.t.done = steady_now_ns();
     if (!result) {
         m.t.sched = m.t.send;

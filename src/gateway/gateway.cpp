@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 
 namespace tokenradar::gateway {
 namespace {
@@ -275,27 +276,37 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
     co_await writer.send(status, "application/json", std::move(body), headers);
 }
 
-Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& cfg, GatewayHooks h,
-                    Metrics& m)
+namespace {
+thread_local std::size_t t_io_thread = 0;  // Gateway::set_io_thread
+}  // namespace
+
+void Gateway::set_io_thread(std::size_t index) noexcept { t_io_thread = index; }
+
+Gateway::Impl::Impl(const std::vector<net::asio::any_io_executor>& io_executors,
+                    const GatewayConfig& cfg, GatewayHooks h, Metrics& m)
     : config(cfg),
       hooks(std::move(h)),
       metrics(m),
-      in_flight(std::make_unique<std::atomic<std::size_t>[]>(cfg.client_keys.size() + 1)) {
-    for (const auto& p : config.providers) {
-        net::ClientOptions options;
-        options.connect_timeout = p.connect_timeout;
-        // Providers may hold the head until the first token: headers and first byte get
-        // the first-token budget; the relay enforces the first token itself.
-        options.headers_timeout = p.first_token_timeout;
-        options.first_byte_timeout = p.first_token_timeout;
-        options.idle_timeout = p.idle_timeout;
-        options.total_timeout = p.total_timeout;
-        options.ca_file = hooks.ca_file;
-        clients.push_back(std::make_unique<net::HttpClient>(ex, options));
+      in_flight(std::make_unique<std::atomic<std::size_t>[]>(cfg.client_keys.size() + 1)),
+      thread_requests(io_executors.size()) {
+    assert(!io_executors.empty());
+    for (const auto& ex : io_executors) {
+        for (const auto& p : config.providers) {
+            net::ClientOptions options;
+            options.connect_timeout = p.connect_timeout;
+            // Providers may hold the head until the first token: headers and first byte get
+            // the first-token budget; the relay enforces the first token itself.
+            options.headers_timeout = p.first_token_timeout;
+            options.first_byte_timeout = p.first_token_timeout;
+            options.idle_timeout = p.idle_timeout;
+            options.total_timeout = p.total_timeout;
+            options.ca_file = hooks.ca_file;
+            clients.push_back(std::make_unique<net::HttpClient>(ex, options));
+        }
     }
     routing = std::make_unique<Routing>(config);
     if (ResponseCache::wanted(config)) {
-        cache = std::make_unique<ResponseCache>(config, ex, hooks.cache_tier);
+        cache = std::make_unique<ResponseCache>(config, io_executors.front(), hooks.cache_tier);
     }
     // The cache alone holds it: closed and released with it at shutdown (close_background).
     hooks.cache_tier.reset();
@@ -310,9 +321,32 @@ Gateway::Impl::Impl(const net::asio::any_io_executor& ex, const GatewayConfig& c
     }
 }
 
-Gateway::Gateway(const net::asio::any_io_executor& ex, const GatewayConfig& config,
-                 GatewayHooks hooks)
-    : impl_(std::make_unique<Impl>(ex, config, std::move(hooks), metrics_)) {}
+std::size_t Gateway::Impl::io_thread() const noexcept {
+    return t_io_thread % thread_requests.size();
+}
+
+net::HttpClient& Gateway::Impl::client(std::size_t provider) const {
+    return *clients[io_thread() * config.providers.size() + provider];
+}
+
+namespace {
+
+void render_thread_requests(const Gateway::Impl& gw, PrometheusText& out) {
+    constexpr std::string_view kName = "tokenradar_io_thread_requests_total";
+    out.family(kName, MetricType::counter,
+               "Requests each I/O thread took ([listener] threads; connections are dealt "
+               "round-robin and stay on their thread).");
+    for (std::size_t i = 0; i < gw.thread_requests.size(); ++i) {
+        out.sample(kName, {{"thread", std::to_string(i)}},
+                   gw.thread_requests[i].count.load(std::memory_order_relaxed));
+    }
+}
+
+}  // namespace
+
+Gateway::Gateway(const std::vector<net::asio::any_io_executor>& io_executors,
+                 const GatewayConfig& config, GatewayHooks hooks)
+    : impl_(std::make_unique<Impl>(io_executors, config, std::move(hooks), metrics_)) {}
 
 Gateway::~Gateway() = default;
 
@@ -351,6 +385,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     // and the relay's cleanup (heartbeat stop, upstream close) always runs.
     co_await net::asio::this_coro::throw_if_cancelled(false);
     Impl& gw = *impl_;
+    gw.thread_requests[gw.io_thread()].count.fetch_add(1, std::memory_order_relaxed);
     const std::string_view path = path_of(request.target());
     const auto method = request.method();
     const std::string request_id = new_request_id();
@@ -450,6 +485,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
 
     if (r->id == RouteId::metrics) {
         std::string body = metrics_.render([&gw](PrometheusText& out) {
+            render_thread_requests(gw, out);
             gw.routing->render(out, steady_now_ns());
             if (gw.cache) gw.cache->render(out);
             if (gw.hooks.extra_metrics) gw.hooks.extra_metrics(out);

@@ -20,18 +20,32 @@ namespace tokenradar::gateway {
 using net::asio::awaitable;
 
 struct Gateway::Impl {
-    Impl(const net::asio::any_io_executor& ex, const GatewayConfig& cfg, GatewayHooks h,
-         Metrics& m);
+    Impl(const std::vector<net::asio::any_io_executor>& io_executors, const GatewayConfig& cfg,
+         GatewayHooks h, Metrics& m);
 
     GatewayConfig config;
     GatewayHooks hooks;
     Metrics& metrics;
-    std::vector<std::unique_ptr<net::HttpClient>> clients;  // one per provider (its timeouts)
+    // One per I/O thread and provider (its timeouts), thread-major: each thread keeps its own
+    // keep-alive pools, so no lock or cross-thread hop sits between a request and its upstream.
+    std::vector<std::unique_ptr<net::HttpClient>> clients;
     // In-flight requests per client key; the last slot is the anonymous client (auth none).
     std::unique_ptr<std::atomic<std::size_t>[]> in_flight;
     StaticFiles dashboard;                 // empty when disabled or not built
     std::unique_ptr<ResponseCache> cache;  // when a model caches
     std::unique_ptr<Routing> routing;      // every model's router and the upstreams' estimates
+
+    // Requests each I/O thread took (tokenradar_io_thread_requests_total: how evenly the
+    // connections are spread), a cache line each so the threads never share one.
+    struct alignas(64) ThreadRequests {
+        std::atomic<std::uint64_t> count{0};
+    };
+    std::vector<ThreadRequests> thread_requests;
+
+    // The calling I/O thread's index, and its client for `provider` (an index into
+    // config.providers).
+    [[nodiscard]] std::size_t io_thread() const noexcept;
+    [[nodiscard]] net::HttpClient& client(std::size_t provider) const;
 
     void record(Measurement&& m) {
         metrics.observe_attempt(m);

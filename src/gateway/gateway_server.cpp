@@ -2,12 +2,14 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
 
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/thread_name.hpp>
 #include <tokenradar/net/log_completion.hpp>
 
 #include <algorithm>
+#include <string>
 
 namespace tokenradar::gateway {
 namespace {
@@ -37,25 +39,32 @@ net::asio::awaitable<void> close_when_drained(Gateway* gateway, net::HttpServer*
 }  // namespace
 
 GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
-    : config_(std::move(config)),
-      // One thread runs it (start()): with the hint, handlers posted from that thread go to
-      // its private queue instead of waking the reactor (an epoll_ctl per post otherwise).
-      ioc_(1) {
+    : config_(std::move(config)) {
+    std::vector<net::asio::any_io_executor> executors;
+    std::vector<boost::asio::io_context*> workers;
+    for (std::size_t i = 0; i < io_threads(config_); ++i) {
+        // One thread runs each (start()): with the hint, handlers posted from that thread go
+        // to its private queue instead of waking the reactor (an epoll_ctl per post otherwise).
+        iocs_.push_back(std::make_unique<boost::asio::io_context>(1));
+        executors.push_back(iocs_.back()->get_executor());
+        workers.push_back(iocs_.back().get());
+    }
     net::ServerLimits limits;
     // Ingestion takes larger bodies than chat requests; the head check gives each route its own.
     limits.max_body_bytes = std::max(config_.max_body_bytes, hooks.api_max_body_bytes);
-    gateway_ = std::make_unique<Gateway>(ioc_.get_executor(), config_, std::move(hooks));
+    gateway_ = std::make_unique<Gateway>(executors, config_, std::move(hooks));
     limits.max_body_bytes_in_flight = config_.max_body_bytes_in_flight;
     limits.header_timeout = config_.header_timeout;
     limits.idle_timeout = config_.idle_timeout;
     limits.shutdown_grace = config_.shutdown_grace;
     Gateway* gw = gateway_.get();
+    // Each worker io_context runs on one thread: connections need no strands.
     server_ = std::make_unique<net::HttpServer>(
-        ioc_,
+        *iocs_.front(),
         [gw](net::Request& request, net::ResponseWriter& writer) {
             return dispatch(gw, request, writer);
         },
-        limits, std::vector<boost::asio::io_context*>{&ioc_});  // one I/O thread: no strands
+        limits, std::move(workers));
     server_->set_head_check(
         [gw](const net::Request& head, std::optional<std::uint64_t> content_length) {
             return gw->check_head(head, content_length);
@@ -69,26 +78,31 @@ Result<std::uint16_t> GatewayServer::start() {
     if (!endpoint) return endpoint.error();
     port_ = endpoint->port();
     server_->start();
-    guard_.emplace(ioc_.get_executor());
-    thread_ = std::thread([this] {
-        name_this_thread("tr-io");
-        try {
-            ioc_.run();
-        } catch (const std::exception& e) {
-            spdlog::critical("gateway I/O thread stopped: {}", e.what());
-        }
-    });
+    for (std::size_t i = 0; i < iocs_.size(); ++i) {
+        guards_.emplace_back(iocs_[i]->get_executor());
+        threads_.emplace_back([this, i] {
+            name_this_thread(i == 0 ? std::string("tr-io") : fmt::format("tr-io-{}", i));
+            Gateway::set_io_thread(i);
+            try {
+                iocs_[i]->run();
+            } catch (const std::exception& e) {
+                spdlog::critical("gateway I/O thread {} stopped: {}", i, e.what());
+            }
+        });
+    }
     return port_;
 }
 
 void GatewayServer::stop(std::chrono::milliseconds grace) {
-    if (!thread_.joinable()) return;
+    if (threads_.empty()) return;
     server_->stop(grace);
     boost::asio::co_spawn(
-        ioc_, close_when_drained(gateway_.get(), server_.get(), grace + std::chrono::seconds(1)),
+        *iocs_.front(),
+        close_when_drained(gateway_.get(), server_.get(), grace + std::chrono::seconds(1)),
         net::LogCompletion{"gateway: close"});
-    guard_.reset();
-    thread_.join();
+    guards_.clear();
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
 }
 
 }  // namespace tokenradar::gateway

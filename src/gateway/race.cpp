@@ -52,7 +52,7 @@ struct Contender {
                 request.query.prompt_tokens, now),
           attempt{gw.config.providers[ref.provider],
                   ref.model,
-                  *gw.clients[ref.provider],
+                  gw.client(ref.provider),
                   number,
                   now,
                   request.lookup,

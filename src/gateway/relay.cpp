@@ -671,7 +671,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         }
         AttemptLease lease(router.member(pick->member), query.prompt_tokens, t_ready);
         gw.routing->picked(*model, pick->member, t_ready);
-        const Attempt attempt{provider,    ref.model, *gw.clients[ref.provider],
+        const Attempt attempt{provider,    ref.model, gw.client(ref.provider),
                               number,      t_ready,   lookup,
                               pick->route, lease,     client_region};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,

@@ -10,6 +10,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -126,6 +127,19 @@ net::asio::awaitable<void> write_shared(SharedWrite target, std::string key, std
 
 }  // namespace
 
+template <typename T>
+net::asio::awaitable<T> ResponseCache::on_tier_executor(net::asio::awaitable<T> call) const {
+    // Named steps: GCC 12 miscompiled `co_return co_await` on a by-value awaitable parameter
+    // (the frame pointer read back was garbage).
+    const net::asio::any_io_executor here = co_await net::asio::this_coro::executor;
+    if (here == executor_) {
+        T result = co_await std::move(call);
+        co_return result;
+    }
+    T result = co_await net::asio::co_spawn(executor_, std::move(call), net::asio::use_awaitable);
+    co_return result;
+}
+
 bool ResponseCache::wanted(const GatewayConfig& config) { return any_model_caches(config); }
 
 ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex,
@@ -162,8 +176,7 @@ ResponseCache::ResponseCache(const GatewayConfig& config, const net::asio::any_i
 ResponseCache::~ResponseCache() = default;
 
 void ResponseCache::close() {
-    if (shared_) shared_->close();
-    shared_.reset();
+    if (const auto shared = shared_.exchange(nullptr)) shared->close();
 }
 
 ResponseCache::ModelSeries& ResponseCache::series_of(const VirtualModel& model) const {
@@ -192,10 +205,10 @@ net::asio::awaitable<cache::AnswerPtr> ResponseCache::find(const std::string& ke
                                                            std::optional<std::int64_t> max_age_us,
                                                            std::int64_t ttl) {
     if (auto answer = memory_.get(key, now_us, max_age_us)) co_return answer;
-    const std::shared_ptr<SharedTier> shared = shared_;  // close() may drop shared_ meanwhile
+    const std::shared_ptr<SharedTier> shared = shared_.load();  // close() may drop it meanwhile
     if (!shared) co_return nullptr;
     std::string shared_key = std::string(kSharedPrefix) + cache::hex(key);
-    auto got = co_await shared->get(std::move(shared_key));
+    auto got = co_await on_tier_executor(shared->get(std::move(shared_key)));
     if (!got) {
         // A tier closed under the lookup (shutdown) is a miss, not an outage to warn of.
         if (errc_of(got.error(), Errc::internal) != Errc::cancelled) shared_failed(got.error());
@@ -309,11 +322,11 @@ void ResponseCache::store(const CacheLookup& lookup, cache::CachedAnswer answer)
     const VirtualModel& model = *lookup.model;
     const std::int64_t now_us = answer.stored_at_us;
     const std::int64_t expires_at_us = now_us + ttl_us(model);
-    if (shared_) {
+    if (auto shared = shared_.load()) {
         std::string key = std::string(kSharedPrefix) + cache::hex(lookup.key);
         net::asio::co_spawn(
             executor_,
-            write_shared({shared_, shared_errors_}, std::move(key), cache::encode(answer),
+            write_shared({std::move(shared), shared_errors_}, std::move(key), cache::encode(answer),
                          std::chrono::duration_cast<std::chrono::milliseconds>(model.cache.ttl)),
             net::LogCompletion{"cache: shared write"});
     }
@@ -382,9 +395,9 @@ std::string ResponseCache::stats_json() const {
     }
     const cache::MemoryTier::Stats memory = memory_.stats();
     json::value shared_value = nullptr;
-    if (shared_) {
-        shared_value = json::object{{"kind", shared_->kind()},
-                                    {"up", shared_->up()},
+    if (const auto shared = shared_.load()) {
+        shared_value = json::object{{"kind", shared->kind()},
+                                    {"up", shared->up()},
                                     {"hits", shared_hits_.load(std::memory_order_relaxed)},
                                     {"errors", shared_errors_->load(std::memory_order_relaxed)}};
     }
@@ -445,7 +458,7 @@ void ResponseCache::render(PrometheusText& out) const {
     out.family("tokenradar_cache_memory_evictions_total", MetricType::counter,
                "Answers the in-process tier dropped for room.");
     out.sample("tokenradar_cache_memory_evictions_total", memory.evictions);
-    if (shared_) {
+    if (const auto shared = shared_.load()) {
         out.family("tokenradar_cache_shared_hits_total", MetricType::counter,
                    "Answers found in the shared tier (Redis or the local file) and not in "
                    "memory.");
@@ -458,7 +471,7 @@ void ResponseCache::render(PrometheusText& out) const {
                    shared_errors_->load(std::memory_order_relaxed));
         out.family("tokenradar_cache_shared_up", MetricType::gauge,
                    "1 while the shared tier (Redis or the local file) is reachable.");
-        out.sample("tokenradar_cache_shared_up", shared_->up() ? 1 : 0);
+        out.sample("tokenradar_cache_shared_up", shared->up() ? 1 : 0);
     }
 }
 

@@ -60,7 +60,8 @@ struct CacheLookup {
 
 class ResponseCache {
   public:
-    // `ex`: the gateway's I/O executor (the Redis client's). `local`: the shared tier when
+    // `ex`: the first I/O thread's executor (the Redis client's; the shared tier is called
+    // there). `local`: the shared tier when
     // `[cache] redis` is empty (serve's file; may be null: memory alone).
     ResponseCache(const GatewayConfig& config, const net::asio::any_io_executor& ex,
                   std::shared_ptr<SharedTier> local = nullptr);
@@ -116,13 +117,19 @@ class ResponseCache {
     void index_question(const CacheLookup& lookup, std::int64_t expires_at_us, std::int64_t now_us);
     // Erases a question whose answer is gone from every tier (the indexer thread).
     void forget_question(const VirtualModel& model, std::string scope, std::string key);
+    // Runs a shared-tier call on executor_: there at once, from another I/O thread by a hop
+    // there and back (the Redis client is single-threaded).
+    template <typename T>
+    net::asio::awaitable<T> on_tier_executor(net::asio::awaitable<T> call) const;
     void shared_failed(const Error& error);
     void shared_answered();
 
     const GatewayConfig& config_;
     net::asio::any_io_executor executor_;
     cache::MemoryTier memory_;
-    std::shared_ptr<SharedTier> shared_;  // L2, when configured
+    // L2, when configured; on executor_ (the first I/O thread), where lookups from the
+    // other threads go (on_tier_executor). Atomic: close() drops it while they read it.
+    std::atomic<std::shared_ptr<SharedTier>> shared_;
     cache::BuiltinEmbedder builtin_;
     std::vector<std::unique_ptr<ModelSeries>> series_;  // by model index
     std::vector<std::unique_ptr<Semantic>> semantic_;   // by model index; null unless semantic

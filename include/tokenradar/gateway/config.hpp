@@ -98,6 +98,9 @@ struct GatewayConfig {
     // [listener]
     std::string host = "127.0.0.1";
     std::uint16_t port = 8080;
+    // I/O threads, each with its own connections and upstream pools; 0 = one per core
+    // (io_threads() resolves it).
+    std::size_t threads = 0;
     // Host names a keyless listener answers besides localhost, 127.0.0.1, [::1] and `host`
     // (a page on another name reaching it through DNS rebinding gets 403).
     std::vector<std::string> allowed_hosts;
@@ -139,6 +142,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 // [[providers]], [[models]]. Other keys of `root` are the caller's to read and check
 // (serve::load_serve_config), and so is whether no providers at all is fine.
 GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& getenv_fn);
+
+// The number of I/O threads `serve` runs: `threads`, or one per core when it is 0.
+std::size_t io_threads(const GatewayConfig& config);
 
 // A human-readable account of a valid configuration for --check-config (no secrets: key
 // variables are named, never printed). `services` (lines for what runs beside the gateway:

@@ -4,10 +4,12 @@
 // buffering, metering of every attempt. Endpoints: POST /v1/chat/completions,
 // POST /v1/embeddings, GET /v1/models, GET /healthz, GET /readyz, GET /metrics.
 //
-// Threads: one Gateway serves every connection of its io_context; handle() runs on the
-// connection's strand (net::HttpServer). The HttpClients live on the io_context's executor
-// and may be used from any of its strands. Records go to `sink` from the I/O thread: it must
-// not block (store::BatchWriter::try_push).
+// Threads: one Gateway serves every connection of its I/O threads (GatewayServer runs one
+// io_context per thread); handle() runs on the connection's thread. Each I/O thread has its
+// own upstream connection pools (an HttpClient per provider on its executor), picked through
+// the thread's index (set_io_thread); what the threads share (metrics, limits, routing
+// estimates, the response cache) is thread-safe. Records go to `sink` from the I/O threads:
+// it must be thread-safe and must not block (store::BatchWriter::try_push).
 
 #include <tokenradar/core/measurement.hpp>
 #include <tokenradar/gateway/config.hpp>
@@ -64,8 +66,10 @@ struct GatewayHooks {
 
 class Gateway {
   public:
-    Gateway(const net::asio::any_io_executor& ex, const GatewayConfig& config,
-            GatewayHooks hooks = {});
+    // `io_executors`: one per I/O thread (at least one); the first also runs the response
+    // cache's Redis connection.
+    Gateway(const std::vector<net::asio::any_io_executor>& io_executors,
+            const GatewayConfig& config, GatewayHooks hooks = {});
     ~Gateway();
     Gateway(const Gateway&) = delete;
     Gateway& operator=(const Gateway&) = delete;
@@ -80,6 +84,10 @@ class Gateway {
                                               std::optional<std::uint64_t> content_length) const;
 
     [[nodiscard]] Metrics& metrics() noexcept { return metrics_; }
+
+    // Marks the calling thread as I/O thread `index` (of io_executors): requests handled on
+    // it use that executor's upstream pools. A thread never marked is thread 0.
+    static void set_io_thread(std::size_t index) noexcept;
 
     // Closes what the gateway keeps open besides its clients' connections (the response
     // cache's Redis connection, which always has a read pending), so that its io_context's

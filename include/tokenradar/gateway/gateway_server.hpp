@@ -1,9 +1,11 @@
 #pragma once
-// A running gateway: an io_context, its I/O thread, the HTTP listener and the Gateway.
-// Used by `tokenradar serve`, `tokenradar demo` and the tests (port 0).
+// A running gateway: its I/O threads (io_threads(config), each running an io_context of its
+// own), the HTTP listener and the Gateway. Used by `tokenradar serve`, `tokenradar demo` and
+// the tests (port 0).
 //
-// Threads: start() runs the io_context on one thread of its own; stop() and the
-// destructor may be called from any other thread.
+// Threads: the first I/O thread accepts and deals the connections round-robin over all of
+// them; a connection stays on its thread. stop() and the destructor may be called from any
+// other thread.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/gateway/config.hpp>
@@ -16,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <vector>
 
 namespace tokenradar::gateway {
 
@@ -37,11 +40,11 @@ class GatewayServer {
 
   private:
     GatewayConfig config_;
-    boost::asio::io_context ioc_;
+    std::vector<std::unique_ptr<boost::asio::io_context>> iocs_;  // one per I/O thread
     std::unique_ptr<Gateway> gateway_;
     std::unique_ptr<net::HttpServer> server_;
-    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
-    std::thread thread_;
+    std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guards_;
+    std::vector<std::thread> threads_;
     std::uint16_t port_ = 0;
 };
 
