@@ -253,10 +253,15 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
 
 // [listener]: the address, and the Host / Origin values accepted.
 void read_listener(const ConfigTable& l, GatewayConfig& c) {
-    l.reject_unknown_keys({"host", "port", "threads", "allowed_hosts", "cors_origins"});
+    l.reject_unknown_keys({"host", "port", "threads", "accept", "allowed_hosts", "cors_origins"});
     c.host = l.get_string("host", c.host);
     c.port = static_cast<std::uint16_t>(l.get_integer("port", c.port, 0, 65535));
     c.threads = static_cast<std::size_t>(l.get_integer("threads", 0, 0, 256));
+    const std::string accept = l.get_string("accept", "deal");
+    if (accept != "deal" && accept != "reuseport") {
+        l.fail("accept", fmt::format("\"deal\" or \"reuseport\", not '{}'", accept));
+    }
+    c.accept_per_thread = accept == "reuseport";
     c.allowed_hosts = l.get_strings("allowed_hosts");
     for (const auto& h : c.allowed_hosts) {
         if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {

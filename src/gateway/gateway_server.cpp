@@ -57,6 +57,7 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
     limits.header_timeout = config_.header_timeout;
     limits.idle_timeout = config_.idle_timeout;
     limits.shutdown_grace = config_.shutdown_grace;
+    limits.accept_per_worker = config_.accept_per_thread;
     Gateway* gw = gateway_.get();
     // Each worker io_context runs on one thread: connections need no strands.
     server_ = std::make_unique<net::HttpServer>(

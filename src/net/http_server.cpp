@@ -24,13 +24,17 @@
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <exception>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace tokenradar::net {
 
@@ -307,10 +311,11 @@ asio::awaitable<void> run_connection_tracked(std::shared_ptr<ServerConnection> c
     state->active.fetch_sub(1);
 }
 
-asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state) {
+asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state, std::size_t index) {
+    tcp::acceptor& acceptor = state->acceptors[index];
     while (!state->stopping.load()) {
-        auto [executor, sweep] = state->next_connection_place();
-        auto [ec, socket] = co_await state->acceptor.async_accept(executor, use_nothrow);
+        auto [executor, sweep] = state->next_connection_place(index);
+        auto [ec, socket] = co_await acceptor.async_accept(executor, use_nothrow);
         if (ec) {
             if (state->stopping.load() || ec == asio::error::operation_aborted ||
                 ec == asio::error::bad_descriptor) {
@@ -383,7 +388,7 @@ HttpServer::~HttpServer() {
     boost::system::error_code ignored;
     state_->stopping.store(true);
     for (const auto& sweep : state_->peer_watches) sweep->stop();
-    state_->acceptor.close(ignored);
+    for (auto& acceptor : state_->acceptors) acceptor.close(ignored);
 }
 
 Result<tcp::endpoint> HttpServer::listen(std::string_view host, std::uint16_t port) {
@@ -399,16 +404,30 @@ Result<tcp::endpoint> HttpServer::listen(std::string_view host, std::uint16_t po
         if (ec) return fail("host must be an IP address or localhost");
     }
     tcp::endpoint endpoint(address, port);
-    auto& acceptor = state_->acceptor;
-    acceptor.open(endpoint.protocol(), ec);
-    if (ec) return fail(ec.message());
-    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-    acceptor.bind(endpoint, ec);
-    if (ec) return fail(ec.message());
-    acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return fail(ec.message());
-    tcp::endpoint bound = acceptor.local_endpoint(ec);
-    if (ec) return fail(ec.message());
+    const bool shared_port = state_->acceptors.size() > 1;
+    tcp::endpoint bound;
+    for (auto& acceptor : state_->acceptors) {
+        acceptor.open(endpoint.protocol(), ec);
+        if (ec) return fail(ec.message());
+        acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+        if (shared_port) {
+            // Every worker's socket on one port: the kernel spreads new connections over them
+            // (only sockets of this user may join the group).
+            const int on = 1;
+            if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) !=
+                0) {
+                return fail("SO_REUSEPORT: " +
+                            std::error_code(errno, std::generic_category()).message());
+            }
+        }
+        acceptor.bind(endpoint, ec);
+        if (ec) return fail(ec.message());
+        acceptor.listen(asio::socket_base::max_listen_connections, ec);
+        if (ec) return fail(ec.message());
+        bound = acceptor.local_endpoint(ec);
+        if (ec) return fail(ec.message());
+        endpoint.port(bound.port());  // port 0: the others join the port the first one got
+    }
     state_->port = bound.port();
     return bound;
 }
@@ -416,8 +435,10 @@ Result<tcp::endpoint> HttpServer::listen(std::string_view host, std::uint16_t po
 void HttpServer::set_head_check(HeadCheck check) { state_->head_check = std::move(check); }
 
 void HttpServer::start() {
-    asio::co_spawn(state_->acceptor.get_executor(), accept_loop(state_),
-                   LogCompletion{"net: accept loop"});
+    for (std::size_t i = 0; i < state_->acceptors.size(); ++i) {
+        asio::co_spawn(state_->acceptors[i].get_executor(), accept_loop(state_, i),
+                       LogCompletion{"net: accept loop"});
+    }
 }
 
 std::uint16_t HttpServer::port() const { return state_->port; }
@@ -433,10 +454,12 @@ std::uint64_t HttpServer::peer_watches_started() const {
 void HttpServer::stop(std::chrono::milliseconds grace) {
     if (state_->stopping.exchange(true)) return;
     for (const auto& sweep : state_->peer_watches) sweep->stop();
-    asio::post(state_->acceptor.get_executor(), [s = state_] {
-        boost::system::error_code ignored;
-        s->acceptor.close(ignored);
-    });
+    for (std::size_t i = 0; i < state_->acceptors.size(); ++i) {
+        asio::post(state_->acceptors[i].get_executor(), [s = state_, i] {
+            boost::system::error_code ignored;
+            s->acceptors[i].close(ignored);
+        });
+    }
     for (auto& conn : snapshot(*state_)) {
         auto ex = conn->socket.get_executor();
         asio::post(ex, [c = std::move(conn)] { c->begin_stop(); });

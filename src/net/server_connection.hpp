@@ -36,26 +36,30 @@ using asio::ip::tcp;
 
 struct ServerState {
     ServerState(asio::io_context& io, Handler h, ServerLimits l, std::vector<asio::io_context*> w)
-        : ioc(io),
-          handler(std::move(h)),
-          limits(l),
-          workers(std::move(w)),
-          acceptor(asio::make_strand(io)) {
+        : ioc(io), handler(std::move(h)), limits(l), workers(std::move(w)) {
         if (workers.empty()) {
             peer_watches.push_back(std::make_shared<PeerWatchSweep>(asio::make_strand(ioc)));
         }
         for (asio::io_context* worker : workers) {
             peer_watches.push_back(std::make_shared<PeerWatchSweep>(worker->get_executor()));
         }
+        if (limits.accept_per_worker && !workers.empty()) {
+            for (asio::io_context* worker : workers) acceptors.emplace_back(worker->get_executor());
+        } else {
+            acceptors.emplace_back(asio::make_strand(io));
+        }
     }
 
-    // A new connection's executor and peer watch sweep: its own strand on ioc, or the next
+    // A new connection's executor and peer watch sweep, given the acceptor that took it: its
+    // own strand on ioc; the acceptor's own worker when each worker accepts; else the next
     // worker io_context's executor itself. A worker runs on one thread, so nothing of a
     // connection can run concurrently there, and a strand would cost a mutex, a queue and an
     // executor hop on every completion of every operation (e.g. each paced sim chunk).
-    std::pair<asio::any_io_executor, std::shared_ptr<PeerWatchSweep>> next_connection_place() {
+    std::pair<asio::any_io_executor, std::shared_ptr<PeerWatchSweep>> next_connection_place(
+        std::size_t acceptor) {
         if (workers.empty()) return {asio::make_strand(ioc), peer_watches.front()};
-        const std::size_t i = next_worker++ % workers.size();
+        const std::size_t i =
+            acceptors.size() == workers.size() ? acceptor : next_worker++ % workers.size();
         return {workers[i]->get_executor(), peer_watches[i]};
     }
 
@@ -68,7 +72,9 @@ struct ServerState {
     std::atomic<std::size_t> body_bytes_in_flight{0};
     // Only the accept loop (on the acceptor's strand) uses it.
     std::size_t next_worker = 0;
-    tcp::acceptor acceptor;  // on its own strand: accept loop and close() never race
+    // One on its own strand (accept loop and close() never race), or one per worker on the
+    // worker's executor (ServerLimits::accept_per_worker). Never resized after construction.
+    std::vector<tcp::acceptor> acceptors;
     std::uint16_t port = 0;
     std::atomic<bool> stopping{false};
     std::atomic<std::size_t> active{0};

@@ -101,6 +101,10 @@ struct GatewayConfig {
     // I/O threads, each with its own connections and upstream pools; 0 = one per core
     // (io_threads() resolves it).
     std::size_t threads = 0;
+    // How new connections reach the threads: the first thread accepts and deals them
+    // round-robin (false), or every thread accepts on its own SO_REUSEPORT socket (true,
+    // `accept = "reuseport"`).
+    bool accept_per_thread = false;
     // Host names a keyless listener answers besides localhost, 127.0.0.1, [::1] and `host`
     // (a page on another name reaching it through DNS rebinding gets 403).
     std::vector<std::string> allowed_hosts;

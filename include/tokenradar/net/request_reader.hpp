@@ -31,6 +31,12 @@ struct ServerLimits {
         10'000};  // whole request head + body must arrive in this
     std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between requests
     std::chrono::milliseconds shutdown_grace{10'000};
+    // With worker io_contexts: each worker accepts for itself on a socket of its own bound to
+    // the same port with SO_REUSEPORT (the kernel spreads new connections by their address
+    // hash), instead of one acceptor on the server's io_context dealing connections
+    // round-robin. Saves a hop between threads per new connection; the spread is the
+    // kernel's, uneven for few connections.
+    bool accept_per_worker = false;
 };
 
 using Request = beast::http::request<beast::http::string_body>;

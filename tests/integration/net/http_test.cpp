@@ -599,15 +599,16 @@ asio::awaitable<void> thread_recording_handler(Request& request, ResponseWriter&
     co_await steered_handler(request, writer);
 }
 
-// Its own servers: not one of the parameterised HttpTest cases.
-TEST(HttpWorkers, ConnectionsGoRoundRobinToTheWorkersOwnThreads) {
+// Two workers of one thread each serve `connections` connections, one after another; the
+// threads that ran the handler are left in handler_threads. After stop(), the port refuses.
+void serve_on_two_workers(ServerLimits limits, int connections) {
     asio::io_context ioc;
     handler_threads.clear();
     asio::io_context first(1);
     asio::io_context second(1);
     auto guard_first = asio::make_work_guard(first);
     auto guard_second = asio::make_work_guard(second);
-    HttpServer server(first, thread_recording_handler, {}, {&first, &second});
+    HttpServer server(first, thread_recording_handler, limits, {&first, &second});
     ASSERT_TRUE(server.listen("127.0.0.1", 0));
     server.start();
     std::thread first_thread([&] { first.run(); });
@@ -615,17 +616,12 @@ TEST(HttpWorkers, ConnectionsGoRoundRobinToTheWorkersOwnThreads) {
 
     std::string expected;
     for (int i = 0; i < 20; ++i) expected += "chunk-" + std::to_string(i) + "\n";
-    for (int connection = 0; connection < 4; ++connection) {
+    for (int connection = 0; connection < connections; ++connection) {
         HttpClient client(ioc.get_executor());  // a new client: a new connection each time
         auto result = run(ioc, stream_get(&client, Url{"http", "127.0.0.1", server.port(), "/s"},
                                           {{"x-chunks", "20"}, {"x-chunk-delay", "1"}}));
         ASSERT_FALSE(result.error) << result.error->message;
         EXPECT_EQ(result.body(), expected);
-    }
-    {
-        std::lock_guard lock(handler_threads_mutex);
-        EXPECT_EQ(handler_threads.size(), 2u);  // both workers, neither the test's thread
-        EXPECT_EQ(handler_threads.count(std::this_thread::get_id()), 0u);
     }
     server.stop(std::chrono::milliseconds(0));
     guard_first.reset();
@@ -633,6 +629,29 @@ TEST(HttpWorkers, ConnectionsGoRoundRobinToTheWorkersOwnThreads) {
     first_thread.join();
     second_thread.join();
     EXPECT_EQ(server.active_connections(), 0u);
+    HttpClient late(ioc.get_executor());
+    auto refused = run(ioc, stream_get(&late, Url{"http", "127.0.0.1", server.port(), "/s"}, {}));
+    ASSERT_TRUE(refused.error) << "every acceptor is closed after stop()";
+    EXPECT_EQ(refused.error->code, make_error_code(Errc::connect_failed));
+}
+
+// Its own servers: not one of the parameterised HttpTest cases.
+TEST(HttpWorkers, ConnectionsGoRoundRobinToTheWorkersOwnThreads) {
+    serve_on_two_workers({}, 4);
+    std::lock_guard lock(handler_threads_mutex);
+    EXPECT_EQ(handler_threads.size(), 2u);  // both workers, neither the test's thread
+    EXPECT_EQ(handler_threads.count(std::this_thread::get_id()), 0u);
+}
+
+TEST(HttpWorkers, EachWorkerAcceptsOnItsOwnReusePortSocket) {
+    ServerLimits limits;
+    limits.accept_per_worker = true;
+    // The kernel picks the socket by the connection's address hash: 24 connections all on
+    // one of two sockets would happen once in 2^23 runs.
+    serve_on_two_workers(limits, 24);
+    std::lock_guard lock(handler_threads_mutex);
+    EXPECT_EQ(handler_threads.size(), 2u);
+    EXPECT_EQ(handler_threads.count(std::this_thread::get_id()), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, HttpTest, ::testing::Values(1, 2),
