@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by the benchmark scripts (bench/*/run.sh source this file).
 
 # A free TCP port on 127.0.0.1 (the kernel's choice; a tiny race before the server binds it).
@@ -19,12 +20,62 @@ cpu_ticks() {
     echo "$sum"
 }
 
+# per_request TICKS REQUESTS: microseconds of CPU per request, one decimal (a tick is 10 ms).
+per_request() { awk -v t="$1" -v n="$2" 'BEGIN { printf "%.1f", t * 10000 / n }'; }
+
+# wrk_measure NAME MODE CONNECTIONS SECONDS URL PID UPSTREAM_PID [PREFIX...]: one `wrk -t1` run
+# behind PREFIX (e.g. taskset -c 0) of bench's requests against URL: MODE stream sends
+# bench/sim/stream.lua's (100 tokens asked), any other bench/client/nonstream.lua's. Prints one
+# line: requests/s, PID's CPU per request (user + system, and each), UPSTREAM_PID's, and wrk's
+# exact p50/p99 (errors when there were any). The raw output is in $tmp/wrk.txt (work_dir).
+# Fails when no request completed.
+wrk_measure() {
+    local name=$1 mode=$2 c=$3 s=$4 url=$5 pid=$6 upstream=$7 script=bench/client/nonstream.lua
+    local env=() before after up_before up_after req dur errors
+    shift 7
+    if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
+    read -ra before < <(awk '{ print $14, $15 }' "/proc/$pid/stat")
+    up_before=$(cpu_ticks "$upstream")
+    env REQUEST_SCRIPT="$script" "${env[@]}" "$@" wrk -t1 -c"$c" -d"${s}s" --timeout 10s \
+        -s bench/gateway/wrk.lua "$url" >"$tmp/wrk.txt"
+    # The gateway's store writer commits every 200 ms: its last batch belongs to this run.
+    sleep 0.3
+    read -ra after < <(awk '{ print $14, $15 }' "/proc/$pid/stat")
+    up_after=$(cpu_ticks "$upstream")
+    req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
+    dur=$(grep -o 'duration_us=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
+    if [ -z "$req" ] || [ "$req" -eq 0 ]; then
+        echo "$name $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
+        return 1
+    fi
+    errors=$(grep -o 'errors=[0-9]* non2xx=[0-9]*' "$tmp/wrk.txt")
+    [ "$errors" = "errors=0 non2xx=0" ] && errors=""
+    # The upstream's CPU per request too: it moves with the machine's slow spells, not with
+    # the proxy, so a run where it rose was a slow one for every route.
+    echo "$name $mode c=$c req/s=$((req * 1000000 / dur))" \
+        "cpu_us/req=$(per_request "$((after[0] + after[1] - before[0] - before[1]))" "$req")" \
+        "user_us/req=$(per_request "$((after[0] - before[0]))" "$req")" \
+        "sys_us/req=$(per_request "$((after[1] - before[1]))" "$req")" \
+        "upstream_us/req=$(per_request "$((up_after - up_before))" "$req")" \
+        "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")${errors:+ $errors}"
+}
+
 # fill TEMPLATE OUT NAME=VALUE...: replaces @NAME@ in a config template.
 fill() {
     local template=$1 out=$2 expr=() kv
     shift 2
     for kv in "$@"; do expr+=(-e "s|@${kv%%=*}@|${kv#*=}|g"); done
     sed "${expr[@]}" "$template" > "$out"
+}
+
+# need_nginx: installs nginx-light when nginx is missing (only the nginx comparisons need it,
+# so it is not in scripts/install-deps.sh; needs root).
+need_nginx() {
+    command -v nginx >/dev/null && return 0
+    echo "installing nginx-light for the nginx comparison" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+    # The package starts its default site on port 80 unless policy-rc.d forbids it: stop it.
+    if [ -s /run/nginx.pid ]; then nginx -s quit || true; fi
 }
 
 # start_sim_server BINARY PROFILE LOG [PREFIX...]: one sim with one I/O thread (so its CPU is

@@ -29,7 +29,7 @@ for i in "${!bins[@]}"; do
     wait_ready "http://127.0.0.1:$port/healthz" || { echo "${bins[$i]} did not start" >&2; exit 1; }
 done
 if [ "${WITH_NGINX:-0}" = 1 ]; then
-    command -v nginx >/dev/null || { echo "nginx missing: bench/gateway/run.sh installs it" >&2; exit 1; }
+    need_nginx
     port=$(free_port)
     fill bench/gateway/nginx.conf "$tmp/nginx.conf" TMP="$tmp" PORT="$port" UPSTREAM_PORT="$sim_port"
     taskset -c 1 nginx -e "$tmp/nginx-error.log" -c "$tmp/nginx.conf" -g 'daemon off;' &
@@ -38,26 +38,10 @@ if [ "${WITH_NGINX:-0}" = 1 ]; then
     gw_pids+=("$(pgrep -P "${pids[-1]}" | head -1)") ports+=("$port") names+=(nginx)
 fi
 
-# per_request TICKS REQUESTS: microseconds of CPU per request, one decimal (a tick is 10 ms).
-per_request() { awk -v t="$1" -v n="$2" 'BEGIN { printf "%.1f", t * 10000 / n }'; }
-# run INDEX MODE CONNECTIONS SECONDS
+# run INDEX MODE CONNECTIONS SECONDS: one line (bench/lib.sh wrk_measure), the sim as upstream.
 run() {
-    local i=$1 mode=$2 c=$3 s=$4 script=bench/client/nonstream.lua env=() before after req
-    if [ "$mode" = stream ]; then script=bench/sim/stream.lua env=(MAX_TOKENS=100); fi
-    before=$(cpu_ticks "${gw_pids[$i]}") sim_before=$(cpu_ticks "$sim_pid")
-    env REQUEST_SCRIPT="$script" "${env[@]}" taskset -c 0 wrk -t1 -c"$c" -d"${s}s" --timeout 10s \
-        -s bench/gateway/wrk.lua "http://127.0.0.1:${ports[$i]}/v1/chat/completions" >"$tmp/wrk.txt"
-    after=$(cpu_ticks "${gw_pids[$i]}") sim_after=$(cpu_ticks "$sim_pid")
-    req=$(grep -o 'requests=[0-9]*' "$tmp/wrk.txt" | cut -d= -f2)
-    if [ -z "$req" ] || [ "$req" -eq 0 ]; then
-        echo "${names[$i]} $mode c=$c: no requests completed ($(tail -1 "$tmp/wrk.txt"))" >&2
-        return 1
-    fi
-    # The sim's CPU per request too: it moves with the machine's slow spells, not with the
-    # gateway, so a round where it rose was a slow one for every binary.
-    echo "${names[$i]} $mode c=$c req/s=$((req / s)) cpu_us/req=$(per_request "$((after - before))" "$req")" \
-        "sim_us/req=$(per_request "$((sim_after - sim_before))" "$req")" \
-        "$(grep -o 'p50_us=[0-9]* p99_us=[0-9]*' "$tmp/wrk.txt")"
+    wrk_measure "${names[$1]}" "$2" "$3" "$4" "http://127.0.0.1:${ports[$1]}/v1/chat/completions" \
+        "${gw_pids[$1]}" "$sim_pid" taskset -c 0
 }
 for i in "${!bins[@]}"; do echo "bin$i = ${bins[$i]}"; done
 for i in "${!names[@]}"; do run "$i" nonstream 64 2 >/dev/null; run "$i" stream 64 2 >/dev/null; done

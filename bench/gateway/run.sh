@@ -28,13 +28,7 @@ memory_streams=1000
 [ -x "$bin" ] || { echo "$bin missing: make build, or set TOKENRADAR=path" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk missing: scripts/install-deps.sh" >&2; exit 1; }
 command -v node >/dev/null || { echo "node missing (Portkey's gateway runs on it)" >&2; exit 1; }
-if ! command -v nginx >/dev/null; then
-    # Only this benchmark needs nginx, so it is not in scripts/install-deps.sh.
-    echo "installing nginx-light for the nginx comparison" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
-    # The package starts its default site on port 80 unless policy-rc.d forbids it: stop it.
-    if [ -s /run/nginx.pid ]; then nginx -s quit || true; fi
-fi
+need_nginx
 if [ ! -d "$here/node_modules/@portkey-ai/gateway" ]; then
     echo "installing Portkey's gateway into $here/node_modules (package-lock.json)" >&2
     (cd "$here" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
