@@ -199,7 +199,7 @@ std::vector<Measurement> version_2_records() {
     out.push_back(mixed);
     Measurement extreme = testing::full_record(4, kTs);
     extreme.t.send = 0;
-    extreme.t.sched = INT64_MIN;
+    extreme.t.sched = INT64_MIN / 2;  // derive() (the derived columns) subtracts it
     extreme.t.done = INT64_MAX;
     extreme.connect_ns = INT64_MAX;
     extreme.prompt_tokens = INT64_MIN;
