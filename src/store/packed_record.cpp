@@ -196,10 +196,10 @@ Result<void> unpack_record(std::span<const std::uint8_t> bytes, Measurement& m) 
         return corrupt(fmt::format("token_source {} is not 0 or 1", unzigzag(source)));
     }
 
-    std::size_t field = 1;
-    const auto plain = [&] { return unzigzag(values[field++]); };
+    std::size_t next = field("received_us");  // the response id's length was read above
+    const auto plain = [&] { return unzigzag(values[next++]); };
     const auto optional = [&]() -> std::optional<std::int64_t> {
-        const std::size_t i = field++;
+        const std::size_t i = next++;
         if ((present & (1U << i)) == 0) return std::nullopt;
         return unzigzag(values[i]);
     };
@@ -224,7 +224,7 @@ Result<void> unpack_record(std::span<const std::uint8_t> bytes, Measurement& m) 
                      &m.relay_p50_ns, &m.relay_max_ns}) {
         *ns = optional();
     }
-    assert(field == kFieldCount);
+    assert(next == kFieldCount);
     return {};
 }
 
