@@ -27,4 +27,11 @@ std::span<const Migration> builtin_migrations() noexcept;
 // error naming both versions. Returns the version now in force. `path` names the file in errors.
 Result<int> migrate(sqlite3* db, std::string_view path, std::span<const Migration> migrations);
 
+// Registers the SQL functions the builtin migrations call on `db` (before migrate()):
+// tokenradar_pack(response_id, received_us, http_status, sched_offset_ns, headers_ns, ...,
+// relay_max_ns), the columns of schema version 2 in packed_record.hpp's field order (the
+// response id's text first, token_source as 'usage' or 'estimate', NULL for absent), which
+// returns them packed (format 1) for migration 3.
+Result<void> add_migration_functions(sqlite3* db, std::string_view path);
+
 }  // namespace tokenradar::store

@@ -1,4 +1,6 @@
+#include "label_sets.hpp"
 #include "owner_lock.hpp"
+#include "packed_record.hpp"
 #include "sqlite_migrations.hpp"
 #include "sqlite_util.hpp"
 #include "wal_checkpointer.hpp"
@@ -11,72 +13,23 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <cmath>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <system_error>
 
 namespace tokenradar::store {
 namespace {
 
-// The stored columns of a Measurement, in the order bind_record() binds and read_record()
-// reads them. Keep the three in step (the round-trip test checks every field).
-constexpr std::array<std::string_view, 41> kRecordColumns = {
-    "ts_us",
-    "received_us",
-    "request_id",
-    "response_id",
-    "client_id",
-    "attempt",
-    "provider",
-    "model",
-    "endpoint",
-    "upstream_region",
-    "client_region",
-    "task",
-    "source",
-    "cache",
-    "route",
-    "api",
-    "stream",
-    "status",
-    "http_status",
-    "sched_offset_ns",
-    "headers_ns",
-    "first_chunk_ns",
-    "first_token_ns",
-    "first_answer_ns",
-    "last_token_ns",
-    "done_ns",
-    "connect_ns",
-    "tls_ns",
-    "prompt_tokens",
-    "cached_prompt_tokens",
-    "cache_creation_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "token_source",
-    "output_events",
-    "chunk_gap_p50_ns",
-    "chunk_gap_p99_ns",
-    "chunk_gap_max_ns",
-    "overhead_ns",
-    "relay_p50_ns",
-    "relay_max_ns",
-};
-// The label columns are the label table's, in its order, from "provider" on.
-constexpr std::size_t kFirstLabelColumn = 6;
-static_assert([] {
-    for (std::size_t i = 0; i < kLabelCount; ++i) {
-        if (kRecordColumns[kFirstLabelColumn + i] != kLabelTable[i].name) return false;
-    }
-    return true;
-}());
-
-// Derived metrics: written for queries, never read back (derive() recomputes them).
-constexpr std::array<std::string_view, 10> kDerivedColumns = {
-    "ttft_ms", "ttft_sched_ms", "ttfat_ms",         "ttfb_ms", "e2e_ms",
-    "tpot_ms", "decode_tps",    "tokens_per_chunk", "e2e_tps", "e2e500_ms",
+// The columns of a `measurements` row (schema version 3), in the order bind_record() binds
+// them; scan() reads `id` and then these. The labels are a label_sets row (label_sets.hpp) and
+// every other field is in `packed` (packed_record.hpp): SQLite's work per INSERT grows with the
+// columns, and 52 of them were ~30% of a proxied request's instructions (bench/README.md).
+// client_id comes last: records measured here have none (the column's default, ''), and
+// their multi-row INSERT leaves it out.
+constexpr std::array<std::string_view, 7> kRecordColumns = {
+    "ts_us", "request_id", "attempt", "label_set", "status", "packed", "client_id",
 };
 
 constexpr std::int64_t kDeleteChunk = 10'000;
@@ -95,11 +48,11 @@ constexpr std::string_view kSaveRollupSql =
 constexpr std::string_view kSaveWatermarkSql =
     "INSERT OR REPLACE INTO store_state (key, value) VALUES ('rollup_watermark', ?)";
 
-std::string column_list(bool with_derived) {
+// The first `n` of kRecordColumns.
+std::string column_list(std::size_t n = kRecordColumns.size()) {
     std::string out;
-    for (auto c : kRecordColumns) out += std::string(out.empty() ? "" : ", ") + std::string(c);
-    if (with_derived) {
-        for (auto c : kDerivedColumns) out += ", " + std::string(c);
+    for (std::size_t i = 0; i < n; ++i) {
+        out += fmt::format("{}{}", out.empty() ? "" : ", ", kRecordColumns[i]);
     }
     return out;
 }
@@ -112,18 +65,10 @@ class Binder {
     void text(std::string_view v) {
         sqlite3_bind_text(s_, i_++, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     }
-    void optional(const std::optional<std::int64_t>& v) { v ? integer(*v) : null(); }
-    void offset(const std::optional<std::int64_t>& v, std::int64_t send) {
-        v ? integer(*v - send) : null();
+    // The bytes must outlive the statement's step (SQLITE_STATIC: no copy).
+    void blob(std::span<const std::uint8_t> v) {
+        sqlite3_bind_blob(s_, i_++, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     }
-    void real(const std::optional<double>& v) {
-        if (v && std::isfinite(*v)) {
-            sqlite3_bind_double(s_, i_++, *v);
-        } else {
-            null();
-        }
-    }
-    void null() { sqlite3_bind_null(s_, i_++); }
     [[nodiscard]] int next() const noexcept { return i_; }
 
   private:
@@ -146,12 +91,11 @@ class Reader {
         const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s_, i_++));
         return p == nullptr ? std::string_view() : std::string_view(p, n);
     }
-    std::optional<std::int64_t> optional() {
-        if (sqlite3_column_type(s_, i_) == SQLITE_NULL) {
-            ++i_;
-            return std::nullopt;
-        }
-        return integer();
+    // Valid until the next step of the statement.
+    std::span<const std::uint8_t> blob() {
+        const auto* p = static_cast<const std::uint8_t*>(sqlite3_column_blob(s_, i_));
+        const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s_, i_++));
+        return p == nullptr ? std::span<const std::uint8_t>() : std::span(p, n);
     }
 
   private:
@@ -162,100 +106,54 @@ class Reader {
 // Parameters per record in an INSERT, and records per multi-row INSERT of those measured here
 // (no client id): 16 rows cut the CPU per record by a sixth (bench/README.md, "The
 // measurement store", BM_SqliteStore_Insert/2048).
-constexpr std::size_t kBoundColumns = kRecordColumns.size() + kDerivedColumns.size();
+constexpr std::size_t kBoundColumns = kRecordColumns.size();
+constexpr std::size_t kLocalColumns = kBoundColumns - 1;  // without client_id
 constexpr std::size_t kRowsPerInsert = 16;
 // Within SQLite's oldest default limit on parameters, whatever this build's limit is.
 static_assert(kRowsPerInsert * kBoundColumns <= 999);
 
-// Binds `m` to the parameters from `first` (1-based) on: kBoundColumns of them.
-void bind_record(sqlite3_stmt* s, const Measurement& m, int first = 1) {
+// Binds `m` to the parameters from `first` (1-based) on: the first `columns` of
+// kRecordColumns. `packed` is pack_record(m); it and `m` must outlive the statement's step.
+void bind_record(sqlite3_stmt* s, const Measurement& m, std::int64_t label_set,
+                 std::span<const std::uint8_t> packed, int first, std::size_t columns) {
     Binder b(s, first);
-    const Labels& l = m.labels;
-    const std::int64_t send = m.t.send;
     b.integer(m.ts_us);
-    b.optional(m.received_us == 0 ? std::nullopt : std::optional<std::int64_t>(m.received_us));
     b.text(m.request_id);
-    b.text(m.response_id);
-    b.text(m.client_id);
     b.integer(m.attempt);
-    for (const LabelInfo& label : kLabelTable) {
-        if (label.label == Label::stream) {
-            b.integer(l.stream ? 1 : 0);
-        } else {
-            b.text(label_value(l, label.label));
-        }
-    }
+    b.integer(label_set);
     b.text(to_string(m.status));
-    b.integer(m.http_status);
-    b.integer(m.t.sched - send);
-    for (const auto* stamp : {&m.t.headers, &m.t.first_chunk, &m.t.first_token, &m.t.first_answer,
-                              &m.t.last_token, &m.t.done}) {
-        b.offset(*stamp, send);
-    }
-    b.integer(m.connect_ns);
-    b.integer(m.tls_ns);
-    for (const auto* tokens : {&m.prompt_tokens, &m.cached_prompt_tokens, &m.cache_creation_tokens,
-                               &m.output_tokens, &m.reasoning_tokens}) {
-        b.optional(*tokens);
-    }
-    b.text(to_string(m.token_source));
-    b.integer(m.output_events);
-    for (const auto* ns : {&m.chunk_gap_p50_ns, &m.chunk_gap_p99_ns, &m.chunk_gap_max_ns,
-                           &m.overhead_ns, &m.relay_p50_ns, &m.relay_max_ns}) {
-        b.optional(*ns);
-    }
-    const Derived d = derive(m);
-    for (const auto* v :
-         {&d.ttft_ms, &d.ttft_sched_ms, &d.ttfat_ms, &d.ttfb_ms, &d.e2e_ms, &d.tpot_ms,
-          &d.decode_tps, &d.tokens_per_chunk, &d.e2e_tps, &d.e2e500_ms}) {
-        b.real(*v);
-    }
-    assert(b.next() == first + static_cast<int>(kBoundColumns));  // sqlite3_bind_* would not say
+    b.blob(packed);
+    if (columns == kBoundColumns) b.text(m.client_id);
+    assert(b.next() == first + static_cast<int>(columns));  // sqlite3_bind_* would not say
 }
 
-// Overwrites every field of `m`, so one Measurement can be reused across rows.
-void read_record(sqlite3_stmt* s, Measurement& m) {
+// Overwrites every field of `m` from a row of "SELECT id, <kRecordColumns>", so one
+// Measurement can be reused across rows. A row that cannot be a record (its label set
+// missing, its packed fields damaged) is an error naming the row's id.
+Result<void> read_record(sqlite3_stmt* s, LabelSets& label_sets, std::string_view path,
+                         Measurement& m) {
     Reader r(s);
-    Labels& l = m.labels;
+    const std::int64_t id = r.integer();
     m.ts_us = r.integer();
-    m.received_us = r.optional().value_or(0);
     m.request_id = r.text();
-    m.response_id = r.text();
-    m.client_id = r.text();
     m.attempt = static_cast<int>(r.integer());
-    static const Labels defaults;  // what an unknown text falls back to
-    for (const LabelInfo& label : kLabelTable) {
-        if (label.label == Label::stream) {
-            l.stream = r.integer() != 0;
-            continue;
-        }
-        // Stored values passed these checks on the way in; one that no longer does (a value
-        // dropped from the table) reads as the label's default.
-        if (!set_label(l, label.label, r.view())) {
-            (void)set_label(l, label.label, label_value(defaults, label.label));
-        }
+    const std::int64_t label_set = r.integer();
+    auto labels = label_sets.labels_of(label_set);
+    if (!labels) return labels.error();
+    if (*labels == nullptr) {
+        return Error(Errc::internal, fmt::format("{}: measurement {}: label set {} is missing",
+                                                 path, id, label_set));
     }
+    m.labels = **labels;
     auto status = parse_request_status(r.view());
     m.status = status ? *status : RequestStatus::protocol_error;
-    m.http_status = static_cast<int>(r.integer());
-    m.t.send = 0;
-    m.t.sched = r.integer();
-    for (auto* stamp : {&m.t.headers, &m.t.first_chunk, &m.t.first_token, &m.t.first_answer,
-                        &m.t.last_token, &m.t.done}) {
-        *stamp = r.optional();
+    const std::span<const std::uint8_t> packed = r.blob();
+    m.client_id = r.text();
+    if (auto unpacked = unpack_record(packed, m); !unpacked) {
+        return Error(unpacked.error().code,
+                     fmt::format("{}: measurement {}: {}", path, id, unpacked.error().message));
     }
-    m.connect_ns = r.integer();
-    m.tls_ns = r.integer();
-    for (auto* tokens : {&m.prompt_tokens, &m.cached_prompt_tokens, &m.cache_creation_tokens,
-                         &m.output_tokens, &m.reasoning_tokens}) {
-        *tokens = r.optional();
-    }
-    m.token_source = r.text() == "estimate" ? TokenSource::estimate : TokenSource::usage;
-    m.output_events = r.integer();
-    for (auto* ns : {&m.chunk_gap_p50_ns, &m.chunk_gap_p99_ns, &m.chunk_gap_max_ns, &m.overhead_ns,
-                     &m.relay_p50_ns, &m.relay_max_ns}) {
-        *ns = r.optional();
-    }
+    return {};
 }
 
 // The schema version once migrated; refused for a file that is not ours, or (without
@@ -286,18 +184,18 @@ struct WriteSql {
 };
 
 WriteSql write_sql() {
-    const std::string placeholders = [] {
+    const auto placeholders = [](std::size_t n) {
         std::string p;
-        for (std::size_t i = 0; i < kBoundColumns; ++i) {
-            p += i == 0 ? "?" : ", ?";
-        }
+        for (std::size_t i = 0; i < n; ++i) p += i == 0 ? "?" : ", ?";
         return p;
-    }();
-    const std::string insert_sql = fmt::format(
-        "INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(true), placeholders);
-    std::string rows_sql = fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(true));
+    };
+    const std::string insert_sql =
+        fmt::format("INSERT OR IGNORE INTO measurements ({}) VALUES ({})", column_list(),
+                    placeholders(kBoundColumns));
+    std::string rows_sql =
+        fmt::format("INSERT INTO measurements ({}) VALUES ", column_list(kLocalColumns));
     for (std::size_t i = 0; i < kRowsPerInsert; ++i) {
-        rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders);
+        rows_sql += fmt::format("{}({})", i == 0 ? "" : ", ", placeholders(kLocalColumns));
     }
     const std::string delete_sql = fmt::format(
         "DELETE FROM measurements WHERE id IN "
@@ -308,9 +206,13 @@ WriteSql write_sql() {
 
 }  // namespace
 
+// The connection's prepared statements, and what the writer reuses from batch to batch.
 struct SqliteStore::Statements {
     Statement begin, commit, rollback, insert, insert_rows, delete_chunk, last_id, save_rollup,
         save_watermark;
+    std::optional<LabelSets> label_sets;
+    // pack_record()'s buffer for each row of a multi-row INSERT (and for a single one, [0]).
+    std::array<std::vector<std::uint8_t>, kRowsPerInsert> packed;
 };
 
 SqliteStore::SqliteStore(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
@@ -367,6 +269,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
     sqlite3_busy_timeout(db.get(), static_cast<int>(options.busy_timeout.count()));
 
     if (auto journal = set_journal(db.get(), path); !journal) return journal.error();
+    if (auto functions = add_migration_functions(db.get(), path); !functions)
+        return functions.error();
     auto version = open_schema(db.get(), path, options);
     if (!version) return version.error();
 
@@ -389,6 +293,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
         if (!prepared) return prepared.error();
         *slot = std::move(*prepared);
     }
+    auto label_sets = LabelSets::prepare(store->db_, path);
+    if (!label_sets) return label_sets.error();
+    statements->label_sets.emplace(std::move(*label_sets));
     store->statements_ = std::move(statements);
     if (options.background_checkpoint) {
         store->checkpoint_pages_ = std::max(options.wal_checkpoint_pages, 1);
@@ -403,9 +310,20 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
     std::vector<bool> stored;
     if (records.empty()) return stored;
     stored.reserve(records.size());
+    Statements& st = *statements_;
+    LabelSets& label_sets = *st.label_sets;
+    // Packs `m` into st.packed[slot] and binds it to `statement` as row `slot` of `columns`.
+    const auto bind = [&](sqlite3_stmt* statement, const Measurement& m, std::size_t slot,
+                          std::size_t columns) -> Result<void> {
+        auto label_set = label_sets.id_of(m.labels);
+        if (!label_set) return label_set.error();
+        bind_record(statement, m, *label_set, pack_record(m, st.packed[slot]),
+                    static_cast<int>(slot * columns) + 1, columns);
+        return {};
+    };
     auto written = in_transaction("insert", [&]() -> Result<void> {
-        sqlite3_stmt* insert = statements_->insert.get();
-        sqlite3_stmt* rows = statements_->insert_rows.get();
+        sqlite3_stmt* insert = st.insert.get();
+        sqlite3_stmt* rows = st.insert_rows.get();
         std::size_t i = 0;
         std::size_t local_end = 0;  // records[i, local_end) have no client id
         while (i < records.size()) {
@@ -419,7 +337,8 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
             // ignored: kRowsPerInsert of them go in one statement.
             if (local_end - i >= kRowsPerInsert) {
                 for (std::size_t r = 0; r < kRowsPerInsert; ++r) {
-                    bind_record(rows, records[i + r], static_cast<int>(r * kBoundColumns) + 1);
+                    auto bound = bind(rows, records[i + r], r, kLocalColumns);
+                    if (!bound) return bound.error();
                 }
                 if (step_once(rows) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
                 ++inserts_.multi_row;
@@ -427,7 +346,9 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
                 i += kRowsPerInsert;
                 continue;
             }
-            bind_record(insert, records[i]);
+            if (auto bound = bind(insert, records[i], 0, kBoundColumns); !bound) {
+                return bound.error();
+            }
             if (step_once(insert) != SQLITE_DONE) return sqlite_error(path_, db_, "insert");
             ++inserts_.single_row;
             // OR IGNORE: no change means a duplicate submission.
@@ -436,7 +357,10 @@ Result<std::vector<bool>> SqliteStore::insert(std::span<const Measurement> recor
         }
         return {};
     });
-    if (!written) return written.error();
+    if (!written) {
+        label_sets.forget_ids();  // label sets added in the transaction were rolled back with it
+        return written.error();
+    }
     return stored;
 }
 
@@ -484,10 +408,10 @@ Result<std::size_t> SqliteStore::delete_before(std::int64_t ts_us) {
 Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisitor& visit) {
     const char* order = query.newest_first ? "ts_us DESC, id DESC" : "ts_us, id";
     const std::string sql = fmt::format(
-        "SELECT {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 AND id > ?4 AND id <= ?5 "
+        "SELECT id, {} FROM measurements WHERE ts_us >= ?1 AND ts_us < ?2 AND id > ?4 AND id <= ?5 "
         "ORDER BY {} "
         "LIMIT ?3",
-        column_list(false), order);
+        column_list(), order);
     auto statement = prepare(db_, path_, sql);
     if (!statement) return statement.error();
     sqlite3_stmt* s = statement->get();
@@ -502,7 +426,9 @@ Result<std::size_t> SqliteStore::scan(const RecordQuery& query, const RecordVisi
         const int rc = sqlite3_step(s);
         if (rc == SQLITE_DONE) return count;
         if (rc != SQLITE_ROW) return sqlite_error(path_, db_, "read records");
-        read_record(s, m);
+        if (auto read = read_record(s, *statements_->label_sets, path_, m); !read) {
+            return read.error();
+        }
         visit(m);
         ++count;
     }
