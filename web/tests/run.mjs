@@ -532,7 +532,7 @@ function compareRouting(dom, body) {
       if (r.key !== k) return p.push(`${m.name} row ${j}: page ${r.key}, API ${k}`);
       const c = r.cells;
       if (Number(c.share?.value) !== mem.share || !shows(c.share?.text, mem.share, 100)) p.push(`${m.name} ${k} share: page ${JSON.stringify(c.share)}, API ${mem.share}`);
-      if (r.bar === null || Math.abs(r.bar - mem.share * 100) > 0.05) p.push(`${m.name} ${k} bar: ${r.bar}, share ${mem.share}`);
+      if (r.bar === null || Math.abs(r.bar - mem.share * 100) > 0.05 + 1e-9) p.push(`${m.name} ${k} bar: ${r.bar}, share ${mem.share}`);
       const u = ups.get(k);
       if (!u) return p.push(`${k}: not in the API's upstreams`);
       const ms = (col, v, zeroIsNone) => {
