@@ -36,17 +36,16 @@ Egress::~Egress() = default;
 void Egress::whole(int& status, std::string& content_type, std::string& body) const {
     if (content_type != "application/json" || body.empty()) return;
     if (status >= 200 && status < 300) {
-        if (auto response = parse_openai_response(body)) {
+        auto response = parse_openai_response(body);
+        if (response) {
             body = emit_response(api_, *response);
-            return;
         } else {
-            const Errc code = Errc::protocol_error;
             body = emit_error_body(
-                api_, code,
+                api_, Errc::protocol_error,
                 fmt::format("the answer could not be translated: {}", response.error().message));
-            status = error_http_status(api_, code);
-            return;
+            status = error_http_status(api_, Errc::protocol_error);
         }
+        return;
     }
     if (status < 400) return;
     const ErrorBody error = parse_error_body(Api::openai, status, body);

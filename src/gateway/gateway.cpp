@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <memory>
 
 namespace tokenradar::gateway {
 namespace {
@@ -415,10 +416,11 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     net::HeaderList headers = base_headers(request_id);
     const Route* r = route(path);
     // A door of another dialect answers in it from here on, errors included.
-    std::optional<DialectFilter> door;
+    // On the heap: the chat route's coroutine frame stays the size it was without doors.
+    std::unique_ptr<DialectFilter> door;
     if (r != nullptr && r->id == RouteId::messages) {
-        door.emplace(dialect::Api::anthropic);
-        writer.set_filter(&*door);
+        door = std::make_unique<DialectFilter>(dialect::Api::anthropic);
+        writer.set_filter(door.get());
     }
     if (auto refused = foreign_host(gw.config, request)) {
         co_await send_error(gw, writer, Errc::forbidden, std::move(refused->message), headers);

@@ -6,17 +6,9 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 
+import { anthropicWeatherTool as weather } from './lib/fixtures.mjs';
 import { SIM_KEY, startSim } from './lib/servers.mjs';
 
-const weather = {
-  name: 'get_weather',
-  description: 'Current weather of a city',
-  input_schema: {
-    type: 'object',
-    properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } },
-    required: ['city', 'days'],
-  },
-};
 
 let sim;
 let client;

@@ -28,6 +28,17 @@ export const timeTool = {
   },
 };
 
+// get_weather as an Anthropic tool (input_schema).
+export const anthropicWeatherTool = {
+  name: 'get_weather',
+  description: 'Current weather of a city',
+  input_schema: {
+    type: 'object',
+    properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } },
+    required: ['city', 'days'],
+  },
+};
+
 export const user = (content) => [{ role: 'user', content }];
 
 // Arguments a caller of get_weather can rely on: the schema's required properties, typed.
