@@ -22,15 +22,25 @@ std::string hash_api_key(std::string_view key) {
     return hex;
 }
 
-std::optional<std::size_t> find_bearer_key(std::string_view authorization,
-                                           std::span<const ApiKey> keys) {
+std::optional<std::string> bearer_digest(std::string_view authorization) {
     constexpr std::string_view kBearer = "Bearer ";
     if (authorization.size() <= kBearer.size() ||
         authorization.substr(0, kBearer.size()) != kBearer) {
         return std::nullopt;
     }
-    const std::string digest = hash_api_key(authorization.substr(kBearer.size()));
+    return hash_api_key(authorization.substr(kBearer.size()));
+}
+
+std::optional<std::size_t> find_bearer_key(std::string_view authorization,
+                                           std::span<const ApiKey> keys) {
+    const auto digest = bearer_digest(authorization);
+    if (!digest) return std::nullopt;
+    return find_digest(*digest, keys);
+}
+
+std::optional<std::size_t> find_digest(std::string_view digest, std::span<const ApiKey> keys) {
     std::optional<std::size_t> found;
+    if (digest.size() != 64) return found;
     // Every key is compared, so the time says nothing about which one matched.
     for (std::size_t i = 0; i < keys.size(); ++i) {
         if (CRYPTO_memcmp(digest.data(), keys[i].sha256.data(), digest.size()) == 0) found = i;
