@@ -2,7 +2,6 @@
 
 #include <tokenradar/core/labels.hpp>
 
-#include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -12,13 +11,32 @@
 
 namespace tokenradar::net {
 
+namespace {
+
+// SHA-256 fetched once: OpenSSL 3 looks an algorithm up (a lock and a property query, ~2,200
+// instructions) on every EVP_Digest given EVP_sha256(). Never freed: it lives as long as
+// the process.
+const EVP_MD* sha256_md() {
+    static const EVP_MD* const md = [] {
+        const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+        return fetched != nullptr ? fetched : EVP_sha256();
+    }();
+    return md;
+}
+
+}  // namespace
+
 std::string hash_api_key(std::string_view key) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
-    EVP_Digest(key.data(), key.size(), digest, &len, EVP_sha256(), nullptr);
-    std::string hex;
-    hex.reserve(len * 2);
-    for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", digest[i]);
+    EVP_Digest(key.data(), key.size(), digest, &len, sha256_md(), nullptr);
+    // By hand: a fmt::format per byte was ~19,000 instructions per authenticated request.
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::string hex(std::size_t{len} * 2, '\0');
+    for (unsigned i = 0; i < len; ++i) {
+        hex[2 * i] = kHex[digest[i] >> 4];
+        hex[2 * i + 1] = kHex[digest[i] & 0x0f];
+    }
     return hex;
 }
 
