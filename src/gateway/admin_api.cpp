@@ -158,7 +158,7 @@ awaitable<void> handle_admin(Gateway::Impl& gw, net::Request& request, net::Resp
     const std::string id(rest.substr(0, slash));
     const std::string_view action =
         slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    if (!keys::is_key_id(id) || (action != "" && action != "rotate" && action != "revoke")) {
+    if (!keys::is_key_id(id) || (!action.empty() && action != "rotate" && action != "revoke")) {
         co_await send_error(gw, writer, Errc::not_found,
                             fmt::format("no admin route for {}", path.substr(0, 256)),
                             std::move(headers));

@@ -293,7 +293,8 @@ awaitable<bool> admit_key(Gateway::Impl& gw, net::ResponseWriter& writer, Reques
 
 net::HeaderList base_headers(const std::string& request_id) {
     net::HeaderList headers;
-    headers.reserve(9);  // the relay adds up to 7: one allocation instead of four
+    // The relay adds up to 7, a virtual key with a rate 6 x-ratelimit-*: one allocation.
+    headers.reserve(15);
     headers.emplace_back(kRequestIdHeader, request_id);
     headers.emplace_back(kNoSniffHeader, "nosniff");
     return headers;

@@ -47,13 +47,46 @@ struct DigestHash {
     }
 };
 
-// x-ratelimit-reset-* as OpenAI writes them ("20ms", "1.5s", "60s").
+// x-ratelimit-reset-* as OpenAI writes them ("20ms", "1.5s", "60s"), built by hand: once
+// or twice per request of a key with a rate.
 std::string reset_text(std::int64_t ms) {
-    if (ms < 1000) return fmt::format("{}ms", std::max<std::int64_t>(ms, 0));
-    std::string s = fmt::format("{:.3f}", static_cast<double>(ms) / 1000.0);
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-    return s + "s";
+    if (ms < 1000) return std::to_string(std::max<std::int64_t>(ms, 0)) + "ms";
+    std::string s = std::to_string(ms / 1000);
+    if (std::int64_t frac = ms % 1000; frac != 0) {
+        char digits[4] = {static_cast<char>('0' + frac / 100),
+                          static_cast<char>('0' + frac / 10 % 10),
+                          static_cast<char>('0' + frac % 10), '\0'};
+        std::size_t n = 3;
+        while (digits[n - 1] == '0') --n;
+        s.append(1, '.').append(digits, n);
+    }
+    s += 's';
+    return s;
+}
+
+// Constants: each name is longer than std::string's inline buffer (a malloc per header).
+const net::HeaderName kLimitRequests = net::HeaderName::constant("x-ratelimit-limit-requests");
+const net::HeaderName kRemainingRequests =
+    net::HeaderName::constant("x-ratelimit-remaining-requests");
+const net::HeaderName kResetRequests = net::HeaderName::constant("x-ratelimit-reset-requests");
+const net::HeaderName kLimitTokens = net::HeaderName::constant("x-ratelimit-limit-tokens");
+const net::HeaderName kRemainingTokens = net::HeaderName::constant("x-ratelimit-remaining-tokens");
+const net::HeaderName kResetTokens = net::HeaderName::constant("x-ratelimit-reset-tokens");
+const net::HeaderName kRetryAfter = net::HeaderName::constant("retry-after");
+
+void append_limit_headers(net::HeaderList& out, const keys::KeySpec& spec,
+                          const keys::BucketState& rs, const keys::BucketState& ts) {
+    if (spec.rpm > 0) {
+        out.emplace_back(kLimitRequests, std::to_string(spec.rpm));
+        out.emplace_back(kRemainingRequests,
+                         std::to_string(std::max<std::int64_t>(0, rs.remaining)));
+        out.emplace_back(kResetRequests, reset_text(rs.reset_ms));
+    }
+    if (spec.tpm > 0) {
+        out.emplace_back(kLimitTokens, std::to_string(spec.tpm));
+        out.emplace_back(kRemainingTokens, std::to_string(std::max<std::int64_t>(0, ts.remaining)));
+        out.emplace_back(kResetTokens, reset_text(ts.reset_ms));
+    }
 }
 
 std::int64_t reset_ms(std::int64_t limit, std::int64_t remaining) {
@@ -323,7 +356,7 @@ net::asio::awaitable<std::optional<Refusal>> KeyBook::admit(KeyRef key, std::str
                 spec.name, keys::to_string(spec.budget_period), used, spec.budget_tokens,
                 rfc3339_utc(end_us));
             r.type_code = "insufficient_quota";
-            r.headers.emplace_back("retry-after", retry_after_text((end_us - now_us) / 1000));
+            r.headers.emplace_back(kRetryAfter, retry_after_text((end_us - now_us) / 1000));
             co_return r;
         }
     }
@@ -366,21 +399,8 @@ net::asio::awaitable<std::optional<Refusal>> KeyBook::admit(KeyRef key, std::str
         rs.reset_ms = reset_ms(spec.rpm, rs.remaining);
         ts.reset_ms = reset_ms(spec.tpm, ts.remaining);
     }
-    net::HeaderList limit_headers;
-    if (spec.rpm > 0) {
-        limit_headers.emplace_back("x-ratelimit-limit-requests", std::to_string(spec.rpm));
-        limit_headers.emplace_back("x-ratelimit-remaining-requests",
-                                   std::to_string(std::max<std::int64_t>(0, rs.remaining)));
-        limit_headers.emplace_back("x-ratelimit-reset-requests", reset_text(rs.reset_ms));
-    }
-    if (spec.tpm > 0) {
-        limit_headers.emplace_back("x-ratelimit-limit-tokens", std::to_string(spec.tpm));
-        limit_headers.emplace_back("x-ratelimit-remaining-tokens",
-                                   std::to_string(std::max<std::int64_t>(0, ts.remaining)));
-        limit_headers.emplace_back("x-ratelimit-reset-tokens", reset_text(ts.reset_ms));
-    }
     if (requests_ok && tokens_ok) {
-        for (auto& h : limit_headers) headers.push_back(std::move(h));
+        append_limit_headers(headers, spec, rs, ts);
         s.pending_requests.fetch_add(1, std::memory_order_relaxed);
         s.requests_total.fetch_add(1, std::memory_order_relaxed);
         co_return std::nullopt;
@@ -400,8 +420,8 @@ net::asio::awaitable<std::optional<Refusal>> KeyBook::admit(KeyRef key, std::str
                                   "after {} s",
                                   spec.name, spec.tpm, retry_after_text(retry_ms));
     r.type_code = "rate_limit_exceeded";
-    r.headers = std::move(limit_headers);
-    r.headers.emplace_back("retry-after", retry_after_text(retry_ms));
+    append_limit_headers(r.headers, spec, rs, ts);
+    r.headers.emplace_back(kRetryAfter, retry_after_text(retry_ms));
     co_return r;
 }
 
