@@ -366,5 +366,52 @@ TEST(GatewayKeys, WithRedisDeadEachNodeLimitsOnItsOwnBuckets) {
     EXPECT_EQ(metric(gw, "tokenradar_limits_redis_up"), 0);
 }
 
+TEST(GatewayKeys, TheConfigurationSaysWhereKeysLiveAndRefusesMixUps) {
+    const auto error_of = [](const std::string& toml) {
+        try {
+            testing::serve_config(toml);
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string admin =
+        "[[auth.admin_keys]]\nname = \"ops\"\nsha256 = \"" + net::hash_api_key(kAdminKey) + "\"\n";
+    const std::string model = R"(
+[[providers]]
+name = "p"
+api = "openai"
+base_url = "http://127.0.0.1:9/v1"
+key_env = ""
+[[models]]
+name = "m"
+upstreams = ["p/x"]
+)";
+    // Admin keys need a file for the keys; "auto" puts it beside the store.
+    EXPECT_NE(error_of("[store]\npath = \"\"\n[auth]\n" + admin + model).find("auth.registry"),
+              std::string::npos);
+    const auto beside =
+        testing::serve_config("[store]\npath = \"/tmp/x/tr.db\"\n[auth]\n" + admin + model);
+    EXPECT_EQ(beside.gateway.key_registry_path, "/tmp/x/tr.keys.db");
+    EXPECT_TRUE(beside.gateway.client_keys.empty());  // every client key may be virtual
+    // An admin key must not also be a client key.
+    const std::string both = "[store]\npath = \"\"\n[auth]\nregistry = \"/tmp/k.db\"\n" + admin +
+                             "[[auth.keys]]\nname = \"c\"\nsha256 = \"" +
+                             net::hash_api_key(kAdminKey) + "\"\n" + model;
+    EXPECT_NE(error_of(both).find("auth.admin_keys"), std::string::npos) << error_of(both);
+    EXPECT_NE(error_of("[auth]\nrefresh = \"10ms\"\n" + admin + model).find("auth.refresh"),
+              std::string::npos);
+    // Limits share the cache's Redis unless [limits] says otherwise.
+    const std::string cache = "[cache]\nredis = \"redis://127.0.0.1:6390\"\n";
+    const std::string base = "[store]\npath = \"\"\n[auth]\nregistry = \"/tmp/k.db\"\n" + admin;
+    EXPECT_EQ(testing::gateway_config(base + cache + model).limits_redis_url,
+              "redis://127.0.0.1:6390");
+    EXPECT_EQ(
+        testing::gateway_config(base + "[limits]\nredis = \"\"\n" + cache + model).limits_redis_url,
+        "");
+    EXPECT_NE(error_of(base + "[limits]\nredis = \"http://x\"\n" + model).find("limits.redis"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace tokenradar::gateway
