@@ -6,6 +6,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
+#include <tokenradar/dialect/egress.hpp>
 #include <tokenradar/net/api_keys.hpp>
 
 #include <boost/asio/this_coro.hpp>
@@ -39,6 +40,7 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 // dashboard file; anything else unrouted is 404.
 enum class RouteId {
     chat,
+    messages,
     embeddings,
     models,
     model,
@@ -68,6 +70,7 @@ constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache"
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
 constexpr std::array<Route, 12> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
+    {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
     {kModelsPrefix, Match::under, RouteId::model, false},
@@ -174,7 +177,8 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-// The client key presented as `Authorization: Bearer KEY`: one of the configuration's
+// The client key presented as `Authorization: Bearer KEY` or `x-api-key: KEY` (the Anthropic
+// SDK's way): one of the configuration's
 // (compared by SHA-256 in constant time), else a virtual key (its digest looked up in the
 // book's table); neither when absent or unknown.
 struct Caller {
@@ -185,14 +189,37 @@ struct Caller {
 
 Caller find_caller(const Gateway::Impl& gw, const net::Request& request) {
     Caller caller;
-    const auto it = request.find(http::field::authorization);
-    if (it == request.end()) return caller;
-    const auto digest = net::bearer_digest(it->value());
+    std::optional<std::string> digest;
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+        digest = net::bearer_digest(it->value());
+    } else if (const auto key = request.find("x-api-key");
+               key != request.end() && !key->value().empty()) {
+        digest = net::hash_api_key(key->value());
+    }
     if (!digest) return caller;
     caller.config_key = net::find_digest(*digest, gw.config.client_keys).value_or(kNoKey);
     if (caller.config_key == kNoKey && gw.keys) caller.key = gw.keys->find(*digest, gw.io_thread());
     return caller;
 }
+
+constexpr std::string_view kMissingKey =
+    "missing or unknown key: send Authorization: Bearer <your TokenRadar key> (or x-api-key)";
+
+// What the client of a door of another dialect gets: the relay's OpenAI answers re-encoded.
+class DialectFilter final : public net::BodyFilter {
+  public:
+    explicit DialectFilter(dialect::Api api) : egress_(api) {}
+    void whole(http::status& status, std::string& content_type, std::string& body) override {
+        int code = static_cast<int>(status);
+        egress_.whole(code, content_type, body);
+        status = static_cast<http::status>(code);
+    }
+    void stream(std::string_view bytes, std::string& out) override { egress_.stream(bytes, out); }
+    void end(std::string& out) override { egress_.end(out); }
+
+  private:
+    dialect::Egress egress_;
+};
 
 // Holds one in-flight slot of a client key for the life of a request.
 class InFlightSlot {
@@ -416,9 +443,7 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && !find_caller(gw, head).known()) {
-        verdict.reject =
-            Error(Errc::unauthorized,
-                  "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
+        verdict.reject = Error(Errc::unauthorized, std::string(kMissingKey));
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
     return verdict;
@@ -435,6 +460,13 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     const auto method = request.method();
     const std::string request_id = new_request_id();
     net::HeaderList headers = base_headers(request_id);
+    const Route* r = route(path);
+    // A door of another dialect answers in it from here on, errors included.
+    std::optional<DialectFilter> door;
+    if (r != nullptr && r->id == RouteId::messages) {
+        door.emplace(dialect::Api::anthropic);
+        writer.set_filter(&*door);
+    }
     if (auto refused = foreign_host(gw.config, request)) {
         co_await send_error(gw, writer, Errc::forbidden, std::move(refused->message), headers);
         co_return;
@@ -445,14 +477,14 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         if (method == http::verb::options) {  // a preflight from an allowed origin
             headers.emplace_back("access-control-allow-methods", "GET, POST, OPTIONS");
             headers.emplace_back("access-control-allow-headers",
-                                 "authorization, content-type, x-tokenradar-task, cache-control");
+                                 "authorization, x-api-key, anthropic-version, content-type, "
+                                 "x-tokenradar-task, cache-control");
             headers.emplace_back("access-control-max-age", "600");
             co_await writer.send(http::status::no_content, {}, {}, headers);
             co_return;
         }
     }
 
-    const Route* r = route(path);
     const bool get_or_head = method == http::verb::get || method == http::verb::head;
     if (r != nullptr && (r->id == RouteId::healthz || r->id == RouteId::readyz)) {
         if (!get_or_head) {
@@ -525,10 +557,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (gw.config.auth_required) {
         Caller caller = find_caller(gw, request);
         if (!caller.known()) {
-            co_await send_error(
-                gw, writer, Errc::unauthorized,
-                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
-                headers);
+            co_await send_error(gw, writer, Errc::unauthorized, std::string(kMissingKey), headers);
             co_return;
         }
         client = caller.config_key;
@@ -583,8 +612,9 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
     metrics_.request_started();
     try {
-        if (r->id == RouteId::chat) {
-            co_await relay_chat(gw, request, writer, request_id, headers, key);
+        if (r->id == RouteId::chat || r->id == RouteId::messages) {
+            const auto api = door ? dialect::Api::anthropic : dialect::Api::openai;
+            co_await relay_chat(gw, request, writer, request_id, headers, key, api);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id, key);
         }

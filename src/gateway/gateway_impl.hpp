@@ -107,11 +107,14 @@ awaitable<void> handle_admin(Gateway::Impl& gw, net::Request& request, net::Resp
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers);
 
-// POST /v1/chat/completions, after auth and limits. `headers`: base_headers(request_id),
-// already built by the caller; each attempt appends its own and leaves them for the answer.
-// `key`: who is asking (the cache's scope, a virtual key's limits and token count).
+// POST /v1/chat/completions (and the doors of other dialects: `client_api`, whose writer
+// re-encodes the answer, dialect/egress.hpp), after auth and limits. `headers`:
+// base_headers(request_id), already built by the caller; each attempt appends its own and
+// leaves them for the answer. `key`: who is asking (the cache's scope, a virtual key's limits
+// and token count).
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, net::HeaderList& headers, RequestKey& key);
+                           std::string request_id, net::HeaderList& headers, RequestKey& key,
+                           dialect::Api client_api);
 
 // Answers a cache hit (cache_replay.cpp) and records it.
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
