@@ -68,7 +68,7 @@ struct Route {
 constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
-constexpr std::array<Route, 12> kRoutes{{
+constexpr std::array<Route, 13> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
