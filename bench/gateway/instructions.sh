@@ -7,6 +7,9 @@
 # store, 5 s of wrk at c=8 to warm up, then 20 s counted. Prints instructions per request
 # and keeps the profile (callgrind_annotate --inclusive=yes FILE) when KEEP=1.
 #   bench/gateway/instructions.sh [stream] BINARY...
+# TEMPLATE=bench/gateway/tokenradar-keys.toml measures with client keys checked (REGISTRY: a
+# key registry file for virtual keys, prepared beforehand; bench/README.md "Virtual keys").
+# READY_TRIES: 0.1 s waits for the gateway to start under valgrind (300; more under load).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -29,12 +32,14 @@ start_sim_server "$1" instant "$tmp/sim.log" taskset -c 1 || exit 1
 for i in $(seq 1 $#); do
     bin=${!i}
     port=$(free_port)
-    fill bench/gateway/tokenradar.toml "$tmp/gw$i.toml" PORT="$port" UPSTREAM_PORT="$sim_port" STORE="$tmp/gw$i.db"
+    fill "${TEMPLATE:-bench/gateway/tokenradar.toml}" "$tmp/gw$i.toml" PORT="$port" \
+        UPSTREAM_PORT="$sim_port" STORE="$tmp/gw$i.db" KEY_SHA256="${KEY_SHA256:-$(printf sk-bench | sha256sum | cut -c1-64)}" \
+        REGISTRY_LINE="${REGISTRY:+registry = \"$REGISTRY\"}"
     taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.$i.%p" \
         "$bin" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
     vg=$!
     pids+=("$vg")
-    wait_ready "http://127.0.0.1:$port/healthz" 300 || { echo "$bin did not start" >&2; exit 1; }
+    wait_ready "http://127.0.0.1:$port/healthz" "${READY_TRIES:-300}" || { echo "$bin did not start" >&2; exit 1; }
     load "$port" 5 "$tmp/warm$i.txt"
     sleep 1  # the store writer's last batch of the warm-up
     callgrind_control -z "$vg" >/dev/null 2>&1 || { echo "callgrind_control -z failed" >&2; exit 1; }

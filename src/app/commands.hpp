@@ -20,6 +20,7 @@ void register_bench(CLI::App& app, Runner& runner, const std::string& command_li
 void register_stats(CLI::App& app, Runner& runner);
 void register_rollup(CLI::App& app, Runner& runner);
 void register_demo(CLI::App& app, Runner& runner);
+void register_keys(CLI::App& app, Runner& runner);
 
 // `--realtime` of sim and bench: the calling thread switches to real-time scheduling before
 // the command starts its threads, which inherit it. Throws ConfigError with the reason.

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
     tokenradar::app::register_stats(app, runner);
     tokenradar::app::register_rollup(app, runner);
     tokenradar::app::register_demo(app, runner);
+    tokenradar::app::register_keys(app, runner);
 
     try {
         app.parse(argc, argv);

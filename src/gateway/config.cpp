@@ -279,7 +279,7 @@ void read_listener(const ConfigTable& l, GatewayConfig& c) {
 
 // [auth]: "none" only on a loopback listener (read before).
 void read_auth(const ConfigTable& a, GatewayConfig& c) {
-    a.reject_unknown_keys({"mode", "keys"});
+    a.reject_unknown_keys({"mode", "keys", "admin_keys", "registry", "refresh"});
     const std::string mode = a.get_string("mode", "keys");
     if (mode != "keys" && mode != "none") a.fail("mode", "\"keys\" or \"none\"");
     c.auth_required = mode == "keys";
@@ -289,12 +289,28 @@ void read_auth(const ConfigTable& a, GatewayConfig& c) {
                                    c.host));
     }
     c.client_keys = net::load_api_keys(a.tables("keys"));
+    c.admin_keys = net::load_api_keys(a.tables("admin_keys"));
+    for (const auto& admin : c.admin_keys) {
+        for (const auto& client : c.client_keys) {
+            if (admin.sha256 == client.sha256) {
+                a.fail("admin_keys", fmt::format("a key of its own: '{}' is also client key '{}'",
+                                                 admin.name, client.name));
+            }
+        }
+    }
+    c.key_registry = a.get_string("registry", c.key_registry);
+    if (c.key_registry.empty()) a.fail("registry", "\"auto\", \"off\" or a file path");
+    c.keys_refresh = ms(a, "refresh", c.keys_refresh);
+    if (c.keys_refresh < std::chrono::milliseconds(100) ||
+        c.keys_refresh > std::chrono::minutes(10)) {
+        a.fail("refresh", "a duration from \"100ms\" to \"10m\"");
+    }
 }
 
 void read_limits(const ConfigTable& l, GatewayConfig& c) {
     l.reject_unknown_keys({"max_body_bytes", "max_body_bytes_in_flight", "max_concurrent_per_key",
-                           "heartbeat_interval", "header_timeout", "idle_timeout",
-                           "shutdown_grace"});
+                           "heartbeat_interval", "header_timeout", "idle_timeout", "shutdown_grace",
+                           "redis", "redis_timeout"});
     c.max_body_bytes = static_cast<std::size_t>(l.get_integer(
         "max_body_bytes", static_cast<std::int64_t>(c.max_body_bytes), 1024, 1 << 30));
     c.max_body_bytes_in_flight = static_cast<std::size_t>(l.get_integer(
@@ -307,6 +323,14 @@ void read_limits(const ConfigTable& l, GatewayConfig& c) {
     c.header_timeout = ms(l, "header_timeout", c.header_timeout);
     c.idle_timeout = ms(l, "idle_timeout", c.idle_timeout);
     c.shutdown_grace = ms(l, "shutdown_grace", c.shutdown_grace);
+    if (auto redis = l.optional_string("redis")) {
+        if (!redis->empty()) {
+            if (auto url = net::parse_redis_url(*redis); !url) l.fail("redis", url.error().message);
+        }
+        c.limits_redis_url = std::move(*redis);
+        c.limits_redis_set = true;
+    }
+    c.limits_redis_timeout = ms(l, "redis_timeout", c.limits_redis_timeout);
 }
 
 void read_cache(const ConfigTable& t, GatewayConfig& c) {
@@ -364,6 +388,10 @@ void check_has_models(const GatewayConfig& c) {
 
 }  // namespace
 
+bool has_key_registry(const GatewayConfig& c) {
+    return c.key_registry != "off" && (!c.admin_keys.empty() || c.key_registry != "auto");
+}
+
 bool any_model_caches(const GatewayConfig& config) {
     for (const auto& m : config.models) {
         if (m.cache.mode != ModelCache::Mode::off) return true;
@@ -383,10 +411,10 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
     c.source = root.source_name();
     if (auto listener = root.table("listener")) read_listener(*listener, c);
     if (auto auth = root.table("auth")) read_auth(*auth, c);
-    if (c.auth_required && c.client_keys.empty()) {
+    if (c.auth_required && c.client_keys.empty() && !has_key_registry(c)) {
         throw ConfigError(fmt::format(
-            "{}: auth: expected at least one [[auth.keys]] entry, or [auth] mode = \"none\" on a "
-            "loopback listener",
+            "{}: auth: expected at least one [[auth.keys]] entry, [[auth.admin_keys]] to create "
+            "keys at run time, or [auth] mode = \"none\" on a loopback listener",
             c.source));
     }
     if (auto limits = root.table("limits")) read_limits(*limits, c);
@@ -396,6 +424,8 @@ GatewayConfig load_gateway_config(const ConfigTable& root, const EnvLookup& gete
         c.dashboard_dir = d->get_string("dir", "");
     }
     if (auto cache = root.table("cache")) read_cache(*cache, c);
+    // Limits share the cache's Redis unless [limits] says otherwise ("" = local buckets).
+    if (!c.limits_redis_set) c.limits_redis_url = c.cache.redis_url;
     read_upstreams(root, getenv_fn, c);
     check_has_models(c);
     return c;
@@ -442,6 +472,15 @@ std::string describe(const GatewayConfig& c, std::string_view services) {
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",
                        c.max_body_bytes, c.max_concurrent_per_key, c.heartbeat_interval.count());
+    if (!c.admin_keys.empty() || !c.key_registry_path.empty()) {
+        out += fmt::format(
+            "keys      {} admin key(s), registry {}, read every {} ms{}\n", c.admin_keys.size(),
+            c.key_registry_path.empty() ? std::string("none") : c.key_registry_path.string(),
+            c.keys_refresh.count(),
+            c.limits_redis_url.empty() ? std::string(", limits per node")
+                                       : ", limits shared in redis " +
+                                             net::parse_redis_url(c.limits_redis_url)->authority());
+    }
     out += services;
     if (c.providers.empty()) out += "gateway   off (no providers): observatory only\n";
     for (const auto& p : c.providers) {

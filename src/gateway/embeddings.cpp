@@ -116,7 +116,8 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
 }
 
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
-                                 net::ResponseWriter& writer, std::string request_id) {
+                                 net::ResponseWriter& writer, std::string request_id,
+                                 RequestKey& key) {
     net::HeaderList headers = base_headers(request_id);
     boost::system::error_code ec;
     json::value body = json::parse(request.body(), ec);
@@ -137,6 +138,10 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
                         model_name),
             headers);
         co_return;
+    }
+    if (key.key) {
+        const bool admitted = co_await admit_key(gw, writer, key, model_name, headers);
+        if (!admitted) co_return;
     }
     const UpstreamRef* ref = openai_upstream(gw.config, *model);
     if (ref == nullptr) {

@@ -51,7 +51,8 @@ enum class RouteId {
     response_cache,
     provider_cache,
     upstreams,
-    api
+    api,
+    admin
 };
 enum class Match {
     exact,
@@ -68,7 +69,7 @@ struct Route {
 constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
-constexpr std::array<Route, 12> kRoutes{{
+constexpr std::array<Route, 13> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
@@ -82,7 +83,10 @@ constexpr std::array<Route, 12> kRoutes{{
     {kProviderCachePath, Match::exact, RouteId::provider_cache, false},
     {kUpstreamsPath, Match::exact, RouteId::upstreams, false},
     {"/api/", Match::prefix, RouteId::api, false},
+    {"/admin/", Match::prefix, RouteId::admin, false},
 }};
+// Admin bodies are a key's settings: small.
+constexpr std::size_t kAdminMaxBody = 16 * 1024;
 
 const Route* route(std::string_view path) {
     for (const Route& r : kRoutes) {
@@ -174,15 +178,29 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-// Index of the client key presented as `Authorization: Bearer KEY`, or as `x-api-key: KEY`
-// (the Anthropic SDK's way); kNoKey when absent or unknown. Keys are compared by their
-// SHA-256, in constant time.
-std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
-    if (const auto it = request.find(http::field::authorization); it != request.end())
-        return net::find_bearer_key(it->value(), config.client_keys).value_or(kNoKey);
-    if (const auto it = request.find("x-api-key"); it != request.end())
-        return net::find_api_key(it->value(), config.client_keys).value_or(kNoKey);
-    return kNoKey;
+// The client key presented as `Authorization: Bearer KEY` or `x-api-key: KEY` (the Anthropic
+// SDK's way): one of the configuration's
+// (compared by SHA-256 in constant time), else a virtual key (its digest looked up in the
+// book's table); neither when absent or unknown.
+struct Caller {
+    std::size_t config_key = kNoKey;
+    KeyRef key;
+    [[nodiscard]] bool known() const noexcept { return config_key != kNoKey || key != nullptr; }
+};
+
+Caller find_caller(const Gateway::Impl& gw, const net::Request& request) {
+    Caller caller;
+    std::optional<std::string> digest;
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+        digest = net::bearer_digest(it->value());
+    } else if (const auto key = request.find("x-api-key");
+               key != request.end() && !key->value().empty()) {
+        digest = net::hash_api_key(key->value());
+    }
+    if (!digest) return caller;
+    caller.config_key = net::find_digest(*digest, gw.config.client_keys).value_or(kNoKey);
+    if (caller.config_key == kNoKey && gw.keys) caller.key = gw.keys->find(*digest, gw.io_thread());
+    return caller;
 }
 
 constexpr std::string_view kMissingKey =
@@ -278,9 +296,33 @@ std::string provider_cache_body(const Metrics& metrics) {
 
 }  // namespace
 
+bool is_json_body(const net::Request& request) { return json_body(request); }
+
+awaitable<void> send_refusal(Gateway::Impl& gw, net::ResponseWriter& writer, Refusal refusal,
+                             net::HeaderList headers) {
+    gw.metrics.observe_request(status_of(make_error_code(refusal.code)));
+    for (auto& h : refusal.headers) headers.push_back(std::move(h));
+    const auto status = static_cast<http::status>(http_status(refusal.code));
+    std::string body =
+        openai_error_body(refusal.code, refusal.message, refusal.param, refusal.type_code);
+    co_await writer.send(status, "application/json", std::move(body), headers);
+}
+
+awaitable<bool> admit_key(Gateway::Impl& gw, net::ResponseWriter& writer, RequestKey& key,
+                          const std::string& model, net::HeaderList& headers) {
+    KeyRef ref = key.key;
+    std::string model_name = model;
+    auto op = gw.keys->admit(std::move(ref), std::move(model_name), headers);
+    std::optional<Refusal> refusal = co_await std::move(op);
+    if (!refusal) co_return true;
+    co_await send_refusal(gw, writer, std::move(*refusal), headers);
+    co_return false;
+}
+
 net::HeaderList base_headers(const std::string& request_id) {
     net::HeaderList headers;
-    headers.reserve(9);  // the relay adds up to 7: one allocation instead of four
+    // The relay adds up to 7, a virtual key with a rate 6 x-ratelimit-*: one allocation.
+    headers.reserve(15);
     headers.emplace_back(kRequestIdHeader, request_id);
     headers.emplace_back(kNoSniffHeader, "nosniff");
     return headers;
@@ -331,6 +373,9 @@ Gateway::Impl::Impl(const std::vector<net::asio::any_io_executor>& io_executors,
         }
     }
     routing = std::make_unique<Routing>(config);
+    if (hooks.key_registry) {
+        keys = std::make_unique<KeyBook>(std::move(hooks.key_registry), config, io_executors);
+    }
     if (ResponseCache::wanted(config)) {
         cache = std::make_unique<ResponseCache>(config, io_executors.front(), hooks.cache_tier);
     }
@@ -378,6 +423,7 @@ Gateway::~Gateway() = default;
 
 void Gateway::close_background() {
     if (impl_->cache) impl_->cache->close();
+    if (impl_->keys) impl_->keys->close();
 }
 
 net::HeadVerdict Gateway::check_head(const net::Request& head,
@@ -389,6 +435,7 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
         if (auto verdict = gw.hooks.api_head_check(head, gw.config.max_body_bytes))
             return std::move(*verdict);
     }
+    if (r != nullptr && r->id == RouteId::admin) return {kAdminMaxBody, {}, {}};
     net::HeadVerdict verdict{gw.config.max_body_bytes, {}, {}};
     const bool large = !content_length || *content_length > kSmallBody;  // chunked: any size
     if (!large) return verdict;  // read with its head; handle() checks who is asking
@@ -396,7 +443,7 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
     if (!takes_body(r)) {
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
-    } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
+    } else if (gw.config.auth_required && !find_caller(gw, head).known()) {
         verdict.reject = Error(Errc::unauthorized, std::string(kMissingKey));
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
@@ -481,6 +528,10 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         }
         r = nullptr;  // not the observatory's: a dashboard file or nothing
     }
+    if (r != nullptr && r->id == RouteId::admin) {
+        co_await handle_admin(gw, request, writer, std::move(headers), path);
+        co_return;
+    }
     if (r == nullptr) {
         if (get_or_head) {
             if (const StaticFile* file = gw.dashboard.find(path)) {
@@ -504,17 +555,23 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
 
     std::size_t client = gw.config.client_keys.size();  // the anonymous slot
+    RequestKey key;
     if (gw.config.auth_required) {
-        client = find_client_key(gw.config, request);
-        if (client == kNoKey) {
+        Caller caller = find_caller(gw, request);
+        if (!caller.known()) {
             co_await send_error(gw, writer, Errc::unauthorized, std::string(kMissingKey), headers);
             co_return;
         }
+        client = caller.config_key;
+        key.key = std::move(caller.key);
+        key.tenant = key.key ? std::string_view(key.key->tenant)
+                             : std::string_view(gw.config.client_keys[client].name);
     }
 
     if (r->id == RouteId::metrics) {
         std::string body = metrics_.render([&gw](PrometheusText& out) {
             render_thread_requests(gw, out);
+            if (gw.keys) gw.keys->render(out);
             gw.routing->render(out, steady_now_ns());
             if (gw.cache) gw.cache->render(out);
             if (gw.hooks.extra_metrics) gw.hooks.extra_metrics(out);
@@ -545,7 +602,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         co_return;
     }
 
-    InFlightSlot slot(gw.in_flight[client], gw.config.max_concurrent_per_key);
+    InFlightSlot slot(key.key ? key.key->state->in_flight : gw.in_flight[client],
+                      gw.config.max_concurrent_per_key);
     if (!slot.acquired()) {
         headers.emplace_back("retry-after", "1");
         co_await send_error(gw, writer, Errc::rate_limited,
@@ -557,19 +615,19 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     metrics_.request_started();
     try {
         if (r->id == RouteId::chat || r->id == RouteId::messages) {
-            const std::string_view tenant =
-                gw.config.auth_required ? std::string_view(gw.config.client_keys[client].name)
-                                        : std::string_view();
             const auto api = door ? dialect::Api::anthropic : dialect::Api::openai;
-            co_await relay_chat(gw, request, writer, request_id, headers, tenant, api);
+            co_await relay_chat(gw, request, writer, request_id, headers, key, api);
         } else {
-            co_await relay_embeddings(gw, request, writer, request_id);
+            co_await relay_embeddings(gw, request, writer, request_id, key);
         }
     } catch (...) {
         metrics_.request_finished();
         throw;
     }
     metrics_.request_finished();
+    // Tokens are known once the answer is complete: a stream that ended over the key's tokens
+    // per minute or budget was not cut, the next requests wait or are refused.
+    if (key.key) gw.keys->settle(*key.key, key.tokens);
 }
 
 }  // namespace tokenradar::gateway

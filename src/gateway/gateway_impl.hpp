@@ -1,6 +1,7 @@
 #pragma once
 // Private to the gateway: the state behind Gateway and the chat relay's entry point.
 
+#include "key_book.hpp"
 #include "response_cache.hpp"
 #include "routing.hpp"
 
@@ -34,6 +35,7 @@ struct Gateway::Impl {
     StaticFiles dashboard;                 // empty when disabled or not built
     std::unique_ptr<ResponseCache> cache;  // when a model caches
     std::unique_ptr<Routing> routing;      // every model's router and the upstreams' estimates
+    std::unique_ptr<KeyBook> keys;         // virtual keys, when there is a registry
 
     // Requests each I/O thread took (tokenradar_io_thread_requests_total: how evenly the
     // connections are spread), a cache line each so the threads never share one.
@@ -76,6 +78,31 @@ std::string upstream_label(std::string_view provider, std::string_view model);
 // 128 bytes or with bytes other than printable ASCII is dropped.
 std::optional<std::string_view> upstream_request_id(const boost::beast::http::fields& upstream);
 
+// Who is asking, for the relays: the response cache's scope, and the virtual key (null for a
+// key of the configuration file or a keyless listener) with the tokens its attempts used (each
+// attempt's record adds its prompt and output tokens; settled after the answer).
+struct RequestKey {
+    std::string_view tenant;  // "" on a keyless listener
+    KeyRef key;
+    std::int64_t tokens = 0;
+};
+
+// Whether the request's Content-Type is application/json.
+bool is_json_body(const net::Request& request);
+
+// A virtual key's refusal (403, 429) as an OpenAI-style error with its param and code.
+awaitable<void> send_refusal(Gateway::Impl& gw, net::ResponseWriter& writer, Refusal refusal,
+                             net::HeaderList headers);
+
+// For a virtual key: the key's verdict on this request for `model` (KeyBook::admit); a
+// refusal is sent here. True when the request may go on. Suspends only with shared limits.
+awaitable<bool> admit_key(Gateway::Impl& gw, net::ResponseWriter& writer, RequestKey& key,
+                          const std::string& model, net::HeaderList& headers);
+
+// The admin API (admin_api.cpp): any request under /admin/.
+awaitable<void> handle_admin(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
+                             net::HeaderList headers, std::string_view path);
+
 // Sends an OpenAI-style error (status from the Errc) and counts it.
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers);
@@ -83,11 +110,11 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
 // POST /v1/chat/completions (and the doors of other dialects: `client_api`, whose writer
 // re-encodes the answer, dialect/egress.hpp), after auth and limits. `headers`:
 // base_headers(request_id), already built by the caller; each attempt appends its own and
-// leaves them for the answer. `tenant`: the client key's name ("" on a keyless listener),
-// the response cache's scope.
+// leaves them for the answer. `key`: who is asking (the cache's scope, a virtual key's limits
+// and token count).
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, net::HeaderList& headers,
-                           std::string_view tenant, dialect::Api client_api);
+                           std::string request_id, net::HeaderList& headers, RequestKey& key,
+                           dialect::Api client_api);
 
 // Answers a cache hit (cache_replay.cpp) and records it.
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
@@ -103,6 +130,7 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
 
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
-                                 net::ResponseWriter& writer, std::string request_id);
+                                 net::ResponseWriter& writer, std::string request_id,
+                                 RequestKey& key);
 
 }  // namespace tokenradar::gateway

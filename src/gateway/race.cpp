@@ -58,7 +58,8 @@ struct Contender {
                   request.lookup,
                   chosen.route,
                   lease,
-                  request.client_region},
+                  request.client_region,
+                  request.tokens},
           call(std::move(http_call)),
           m(start_record(attempt, request.request_id, request.task, true)),
           headers(base) {}

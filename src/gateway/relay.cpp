@@ -84,6 +84,7 @@ bool falls_back(unsigned http_status) { return http_status == 429 || http_status
 
 void record_attempt(Gateway::Impl& gw, const Attempt& a, Measurement&& m) {
     a.lease.end(m);
+    *a.tokens += m.prompt_tokens.value_or(0) + m.output_tokens.value_or(0);
     gw.record(std::move(m));
 }
 
@@ -578,8 +579,8 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 }  // namespace
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
-                           std::string request_id, net::HeaderList& headers,
-                           std::string_view tenant, Api client_api) {
+                           std::string request_id, net::HeaderList& headers, RequestKey& key,
+                           Api client_api) {
     auto chat = dialect::parse_client_request(client_api, request.body());
     // An OpenAI upstream gets an OpenAI client's own bytes; any other client's request is
     // serialized from its OpenAI equivalent (chat->original).
@@ -606,13 +607,18 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         co_return;
     }
 
+    if (key.key) {
+        const bool admitted = co_await admit_key(gw, writer, key, chat->model, headers);
+        if (!admitted) co_return;
+    }
+
     CacheLookup lookup;
     if (gw.cache) {
         const ResponseCache::Embed embed = [&gw, &request_id](const UpstreamRef& ref,
                                                               std::string_view text) {
             return embed_upstream(gw, ref, text, request_id);
         };
-        lookup = co_await gw.cache->look_up(*model, tenant, *chat, request, embed);
+        lookup = co_await gw.cache->look_up(*model, key.tenant, *chat, request, embed);
         if (lookup.hit) {
             co_await replay_hit(gw, writer, *chat, lookup, request_id, *task, headers);
             co_return;
@@ -650,8 +656,8 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         pick && policy.hedge.enabled &&
         router.hedge_delay(pick->member, query.prompt_tokens, !chat->tools.empty()).has_value();
     if (pick && chat->stream && (hedges || policy.ttft_deadline_ns > 0)) {
-        const RaceRequest race{*chat,  *model,      query,  request_id,   *task,
-                               lookup, client_text, prefix, client_region};
+        const RaceRequest race{*chat,  *model,      query,  request_id,    *task,
+                               lookup, client_text, prefix, client_region, &key.tokens};
         co_await race_first_token(gw, race, writer, *pick, headers);
         co_return;
     }
@@ -676,9 +682,9 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         }
         AttemptLease lease(router.member(pick->member), query.prompt_tokens, t_ready);
         gw.routing->picked(*model, pick->member, t_ready);
-        const Attempt attempt{provider,    ref.model, gw.client(ref.provider),
-                              number,      t_ready,   lookup,
-                              pick->route, lease,     client_region};
+        const Attempt attempt{
+            provider,    ref.model, gw.client(ref.provider), number,     t_ready, lookup,
+            pick->route, lease,     client_region,           &key.tokens};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
                                                     *task, headers, reply);
         if (answered) {

@@ -24,6 +24,7 @@ struct Attempt {
     Route route;
     AttemptLease& lease;
     std::string_view client_region;  // the record's client_region ("" = unknown)
+    std::int64_t* tokens;            // the request's token count (RequestKey::tokens)
 };
 
 // What the client gets when no upstream succeeded: the last attempt's answer.
@@ -93,6 +94,7 @@ struct RaceRequest {
     std::string_view client_body;
     std::span<const std::uint64_t> prefix;
     std::string_view client_region;
+    std::int64_t* tokens;
 };
 awaitable<void> race_first_token(Gateway::Impl& gw, const RaceRequest& request,
                                  net::ResponseWriter& writer, route::Pick first,

@@ -40,6 +40,21 @@ std::filesystem::path local_cache_path(const gateway::GatewayConfig& g, const St
     return path.replace_extension(".cache.db");
 }
 
+// The virtual key registry: a path as given; "auto" (with admin keys) beside the store
+// (tokenradar.db -> tokenradar.keys.db). Admin keys without a file to keep keys in are refused.
+std::filesystem::path key_registry_path(const gateway::GatewayConfig& g, const StoreConfig& store) {
+    if (!gateway::has_key_registry(g)) return {};
+    if (g.key_registry != "auto") return g.key_registry;
+    if (store.path.empty()) {
+        throw ConfigError(fmt::format(
+            "{}: auth.registry: [[auth.admin_keys]] need a file to keep keys in: a path, or a "
+            "[store] path to put it beside",
+            g.source));
+    }
+    std::filesystem::path path = store.path;
+    return path.replace_extension(".keys.db");
+}
+
 }  // namespace
 
 bool ServeConfig::serves_observatory() const noexcept {
@@ -54,6 +69,7 @@ ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup&
     c.store = load_store(root.table("store"));
     c.gateway = gateway::load_gateway_config(root, getenv_fn);
     c.gateway.cache.local_path = local_cache_path(c.gateway, c.store);
+    c.gateway.key_registry_path = key_registry_path(c.gateway, c.store);
     // No providers and no models: an observatory that relays nothing, which is fine when it
     // serves the observatory.
     if (c.gateway.providers.empty() && !c.serves_observatory()) {

@@ -5,6 +5,7 @@
 
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/prometheus_text.hpp>
+#include <tokenradar/keys/sqlite_key_registry.hpp>
 #include <tokenradar/observatory/http_api.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
@@ -76,6 +77,14 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         }
         cache_tier_ = std::move(*tier);
         hooks.cache_tier = cache_tier_;
+    }
+    if (const auto& path = config_.gateway.key_registry_path; !path.empty()) {
+        auto registry = keys::SqliteKeyRegistry::open(path.string());
+        if (!registry) {
+            throw ConfigError(fmt::format("{}: auth.registry: {}", config_.gateway.source,
+                                          registry.error().message));
+        }
+        hooks.key_registry = std::move(*registry);
     }
     const StoreConfig& sc = config_.store;
     if (!sc.path.empty()) {

@@ -114,6 +114,16 @@ struct GatewayConfig {
     // [auth]: mode "keys" (default) or "none" (loopback listeners only)
     bool auth_required = true;
     std::vector<ClientKey> client_keys;
+    // Who may use the admin API (/admin/v1/keys): its own keys, never a client key's.
+    std::vector<ClientKey> admin_keys;
+    // The virtual key registry (README "Keys, limits and budgets"): "auto" (beside the
+    // store, tokenradar.db -> tokenradar.keys.db, when admin_keys are set), "off", or a path.
+    std::string key_registry = "auto";
+    // `key_registry` resolved by serve::load_serve_config ("" = none).
+    std::filesystem::path key_registry_path;
+    // How often a node reads the registry (keys created, rotated or revoked elsewhere; every
+    // node's usage) and writes its own usage: the staleness bound of another node's change.
+    std::chrono::milliseconds keys_refresh{2'000};
 
     // [limits]
     std::size_t max_body_bytes = 4 * 1024 * 1024;
@@ -124,6 +134,11 @@ struct GatewayConfig {
     std::chrono::milliseconds header_timeout{10'000};
     std::chrono::milliseconds idle_timeout{60'000};  // keep-alive idle between client requests
     std::chrono::milliseconds shutdown_grace{10'000};
+    // Virtual keys' rpm/tpm buckets shared by every node (`[limits] redis`, by default
+    // `[cache] redis`); "" = each node's own buckets.
+    std::string limits_redis_url;
+    std::chrono::milliseconds limits_redis_timeout{50};
+    bool limits_redis_set = false;  // [limits] redis was given (else the cache's is used)
 
     // [dashboard]: web/dist served at "/"; "" = found beside the binary (resource_dir.hpp)
     bool dashboard = true;
@@ -135,6 +150,10 @@ struct GatewayConfig {
 
     const VirtualModel* find_model(std::string_view name) const;
 };
+
+// Whether virtual keys may come from a registry: admin keys set (they create keys), or a
+// registry file named; and not `registry = "off"`.
+bool has_key_registry(const GatewayConfig& config);
 
 // Whether any model has a response cache.
 bool any_model_caches(const GatewayConfig& config);

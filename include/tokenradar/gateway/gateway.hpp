@@ -15,6 +15,7 @@
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/gateway/prometheus.hpp>
 #include <tokenradar/gateway/shared_tier.hpp>
+#include <tokenradar/keys/key_registry.hpp>
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
 
@@ -53,6 +54,10 @@ struct GatewayHooks {
     // The response cache's shared tier when `[cache] redis` is empty (serve's local file,
     // `[cache] local`); ignored with Redis, and when no model caches.
     std::shared_ptr<SharedTier> cache_tier;
+    // Virtual keys (README "Keys, limits and budgets"): the registry the admin API writes and
+    // every node reads every [auth] refresh (serve's SQLite file, `[auth] registry`); none =
+    // the configuration's keys only.
+    std::shared_ptr<keys::KeyRegistry> key_registry;
     // Nearest-region routing (README "Routing"): the client's region when the request does
     // not name one in x-tokenradar-client-region (serve: GeoIP behind trusted proxies), and
     // the TTFT p50 in ms measured from a client region to a provider's model (serve: the

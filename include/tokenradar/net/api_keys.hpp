@@ -27,8 +27,12 @@ std::string hash_api_key(std::string_view key);
 std::optional<std::size_t> find_bearer_key(std::string_view authorization,
                                            std::span<const ApiKey> keys);
 
-// Index of the key given bare (an `x-api-key` header value); nullopt when empty or unknown.
-std::optional<std::size_t> find_api_key(std::string_view key, std::span<const ApiKey> keys);
+// The two steps of find_bearer_key, for a caller that also looks the digest up elsewhere (the
+// gateway's virtual keys): the digest of the bearer key in an Authorization value (nullopt
+// when it is not one), and the index of the key with that digest, every key compared in
+// constant time.
+std::optional<std::string> bearer_digest(std::string_view authorization);
+std::optional<std::size_t> find_digest(std::string_view digest, std::span<const ApiKey> keys);
 
 // The WWW-Authenticate value of a 401 from a key check (RFC 9110 11.6.1: a 401 must carry a
 // challenge), so clients and proxies learn the scheme.
