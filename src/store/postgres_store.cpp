@@ -78,6 +78,15 @@ std::string rollup_key(const RollupRow& row) {
     return key;
 }
 
+// Settings of each new connection.
+Result<void> session_setup(PgConnection& db, const PostgresOptions& options) {
+    if (!options.synchronous_commit) {
+        auto set = db.exec("set synchronous_commit", "SET synchronous_commit = off");
+        if (!set) return set.error();
+    }
+    return {};
+}
+
 }  // namespace
 
 PostgresStore::PostgresStore(std::unique_ptr<PgConnection> db, PostgresOptions options)
@@ -103,6 +112,7 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::open(const std::string& ur
     if (auto connected = db->connect(options.connect_timeout); !connected) {
         return connected.error();
     }
+    if (auto set = session_setup(*db, options); !set) return set.error();
     auto schema = pg_migrate(*db, builtin_pg_migrations(), options.migrate);
     if (!schema) return schema.error();
     std::unique_ptr<PostgresStore> store(new PostgresStore(std::move(db), options));
@@ -122,6 +132,7 @@ Result<void> PostgresStore::ready() {
                                  wait.count(), last_failure_));
     }
     auto connected = db_->connect(options_.connect_timeout);
+    if (connected) connected = session_setup(*db_, options_);
     if (connected) {
         // Perhaps another server (a failover): its schema is checked, its label ids are new.
         auto schema = pg_migrate(*db_, builtin_pg_migrations(), options_.migrate);

@@ -58,6 +58,12 @@ struct PostgresOptions {
     // records always use, with ON CONFLICT DO NOTHING). Measured in bench/README.md.
     enum class Loader { copy, insert };
     Loader loader = Loader::copy;
+    // false: this connection commits with synchronous_commit = off, SQLite's durability in
+    // WAL mode with synchronous=NORMAL: a crash of the database server (or its machine) may
+    // lose the last commits (at most 3 x wal_writer_delay, 600 ms by default), never corrupt
+    // the database; a killed gateway loses nothing it committed. true: the server's own
+    // setting (on by default), each commit waits for its WAL flush. Measured in bench/README.md.
+    bool synchronous_commit = false;
 };
 
 // Statements run since open(), by kind.
