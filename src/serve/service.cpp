@@ -31,10 +31,14 @@ void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
     out.sample(kDepth, c.queue_depth);
 }
 
-// SQLite's file (this process saves the rollups: one owner per file), or PostgreSQL.
-Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& sc) {
+// SQLite's file (this process saves the rollups: one owner per file), or PostgreSQL, where
+// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database.
+Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& sc,
+                                                            bool owns_rollups) {
     if (!sc.url.empty()) {
-        auto pg = store::PostgresStore::open(sc.url);
+        store::PostgresOptions options;
+        options.exclusive = owns_rollups;
+        auto pg = store::PostgresStore::open(sc.url, options);
         if (!pg) return pg.error();
         return std::unique_ptr<store::MeasurementStore>(std::move(*pg));
     }
@@ -94,7 +98,8 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
     }
     const StoreConfig& sc = config_.store;
     if (!sc.path.empty() || !sc.url.empty()) {
-        Result<std::unique_ptr<store::MeasurementStore>> opened = open_store(sc);
+        Result<std::unique_ptr<store::MeasurementStore>> opened =
+            open_store(sc, rollups_ != nullptr);
         if (!opened) {
             throw ConfigError(
                 fmt::format("{}: store: {}", config_.gateway.source, opened.error().message));

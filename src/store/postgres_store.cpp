@@ -23,6 +23,8 @@ namespace {
 // pg_advisory_xact_lock's key for inserts (ASCII "tr-insrt"): ids are handed out and
 // committed in the same order across every writer of the database.
 constexpr std::int64_t kInsertLock = 0x74722d696e737274;
+// pg_advisory_lock's key for the owner of the rollups (ASCII "tr-owner"), held by the session.
+constexpr std::int64_t kOwnerLock = 0x74722d6f776e6572;
 constexpr std::int64_t kDeleteChunk = 10'000;
 constexpr int kFetchRows = 4096;
 // Records per multi-row INSERT: 64 x 7 parameters, far below PostgreSQL's 65,535.
@@ -78,12 +80,38 @@ std::string rollup_key(const RollupRow& row) {
     return key;
 }
 
-// Settings of each new connection.
+// The owner lock (PostgresOptions::exclusive), or who holds it.
+Result<void> take_ownership(PgConnection& db) {
+    auto taken =
+        db.exec("take ownership", fmt::format("SELECT pg_try_advisory_lock({})", kOwnerLock),
+                PGRES_TUPLES_OK);
+    if (!taken) return taken.error();
+    if (std::string_view(PQgetvalue(taken->get(), 0, 0)) == "t") return {};
+    // A bigint key is locked as classid (high 32 bits), objid (low 32 bits), objsubid 1.
+    auto holder =
+        db.exec("find the owner",
+                fmt::format("SELECT a.pid || ', client ' || coalesce(host(a.client_addr), 'local') "
+                            "FROM pg_locks AS l JOIN pg_stat_activity AS a USING (pid) "
+                            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {} "
+                            "AND l.objid = {} AND l.objsubid = 1 LIMIT 1",
+                            static_cast<std::uint64_t>(kOwnerLock) >> 32U,
+                            static_cast<std::uint64_t>(kOwnerLock) & 0xffffffffU),
+                PGRES_TUPLES_OK);
+    const std::string who = holder && PQntuples(holder->get()) == 1
+                                ? PQgetvalue(holder->get(), 0, 0)
+                                : std::string("gone since");
+    return Error(
+        Errc::forbidden,
+        fmt::format("{}: in use by another tokenradar process (server pid {})", db.name(), who));
+}
+
+// Settings of each new connection, and the owner lock when asked for.
 Result<void> session_setup(PgConnection& db, const PostgresOptions& options) {
     if (!options.synchronous_commit) {
         auto set = db.exec("set synchronous_commit", "SET synchronous_commit = off");
         if (!set) return set.error();
     }
+    if (options.exclusive) return take_ownership(db);
     return {};
 }
 
@@ -338,6 +366,7 @@ Result<void> PostgresStore::insert_rows(std::span<const Measurement> records,
         // Walking both, a record is stored when the next stored row is its identity.
         const PGresult* r = result->get();
         std::vector<std::pair<std::int64_t, int>> by_id;
+        by_id.reserve(static_cast<std::size_t>(PQntuples(r)));
         for (int row = 0; row < PQntuples(r); ++row) by_id.emplace_back(pg_int8(r, row, 0), row);
         std::sort(by_id.begin(), by_id.end());
         std::size_t next = 0;

@@ -10,10 +10,12 @@
 // handed out and committed in order (after_id and the rollup watermark rely on it), and
 // migrations run under a session advisory lock, each applied once.
 //
-// Reconnects: when the server goes away, the call that saw it fails with
-// Errc::connection_error and the connection is dropped; the next call reconnects (at once the
-// first time, then no sooner than a backoff that doubles from reconnect_min to reconnect_max
-// while attempts fail, failing fast with the last reason in between). A transaction that
+// Reconnects: when the server goes away, the call that saw it fails (Errc::connection_error,
+// or Errc::connect_failed from its reconnect) and the connection is dropped; the next call
+// reconnects (at once the first time, then no sooner than a backoff that doubles from
+// reconnect_min to reconnect_max while attempts fail, failing fast with the last reason in
+// between). A connection found dead at BEGIN (the server restarted while the store was idle)
+// is replaced and the call goes on: nothing of it had been sent. A transaction that
 // failed is rolled back by the server, so a retried insert (BatchWriter keeps its batch)
 // stores each record once, unless the connection broke while COMMIT itself was in flight:
 // then whether it committed is unknown and a retry may store records measured here twice
@@ -64,6 +66,11 @@ struct PostgresOptions {
     // the database; a killed gateway loses nothing it committed. true: the server's own
     // setting (on by default), each commit waits for its WAL flush. Measured in bench/README.md.
     bool synchronous_commit = false;
+    // Own the database's rollups while connected (SqliteOptions::exclusive for several
+    // nodes): a session advisory lock, refused with Errc::forbidden naming the holder's
+    // connection while another store holds it, taken again after each reconnect. For
+    // whoever saves rollups (serve with its observatory on); writers and readers leave it off.
+    bool exclusive = false;
 };
 
 // Statements run since open(), by kind.

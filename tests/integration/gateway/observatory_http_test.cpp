@@ -829,6 +829,28 @@ TEST(ObservatoryOnPostgres, IngestionQueriesAndRollupsSurviveARestart) {
     EXPECT_EQ(without_time(board), before);
 }
 
+// Several gateways write into one database; the one that saves the observatory's rollups owns
+// it, and a second such owner is refused at start (rollup rows of two owners would replace
+// each other's hours).
+TEST(ObservatoryOnPostgres, GatewaysShareADatabaseAndOneOwnsTheRollups) {
+    if (!testing::PostgresServer::available()) {
+        GTEST_SKIP() << testing::PostgresServer::skip_reason();
+    }
+    testing::PostgresServer server;
+    ServiceFixture owner(postgres_config(server.url(), keys_mode()));
+    ASSERT_TRUE(owner.wait_ready());
+    try {
+        ServiceFixture second(postgres_config(server.url(), keys_mode()));
+        ADD_FAILURE() << "a second owner of the rollups started";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("test.toml: store: postgresql://tokenradar:[redacted]@"));
+        EXPECT_THAT(e.what(), HasSubstr("in use by another tokenradar process"));
+    }
+    ServiceFixture writer(postgres_config(server.url(), "[observatory]\nenabled = false\n"));
+    EXPECT_TRUE(writer.wait_ready());
+    EXPECT_EQ(post(owner, array_of(batch(0, 3)), bearer(kKeyA)).status, 200u);
+}
+
 TEST(ObservatoryOnPostgres, StoreUrlIsCheckedAndShownRedacted) {
     const std::string url = "postgresql://app:s3cret@db.example:5432/tr";
     const auto c = testing::serve_config(postgres_config(url, ""));

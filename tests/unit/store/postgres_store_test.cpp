@@ -310,6 +310,31 @@ TEST_F(PostgresStoreTest, TwoWritersIdsFollowTheirCommits) {
     EXPECT_EQ(a->last_id().value(), 2000);
 }
 
+// The owner of the rollups (serve with its observatory): one at a time per database, while
+// writers without ownership come and go.
+TEST_F(PostgresStoreTest, AnExclusiveOpenIsRefusedWhileAnotherOwnsTheDatabase) {
+    PostgresOptions exclusive;
+    exclusive.exclusive = true;
+    {
+        auto owner = open_ok(server_->url(), exclusive);
+        ASSERT_TRUE(owner);
+        auto second = PostgresStore::open(server_->url(), exclusive);
+        ASSERT_FALSE(second);
+        EXPECT_EQ(second.error().code, make_error_code(Errc::forbidden));
+        EXPECT_THAT(second.error().message,
+                    HasSubstr(redact_postgres_url(server_->url()) +
+                              ": in use by another tokenradar process (server pid "));
+        EXPECT_THAT(second.error().message, HasSubstr(", client 127.0.0.1)"));
+        auto writer = open_ok(server_->url());  // no ownership needed
+        ASSERT_TRUE(writer);
+        ASSERT_TRUE(writer->insert(local_records(0, 2)));
+        EXPECT_EQ(owner->select({}).value().size(), 2u);
+        // Another database on the same server is another owner's.
+        EXPECT_TRUE(open_ok(server_->create_database("other"), exclusive));
+    }
+    EXPECT_TRUE(open_ok(server_->url(), exclusive));  // released with the connection
+}
+
 TEST_F(PostgresStoreTest, CountsCopiesAndInserts) {
     auto store = open_ok(server_->url());
     ASSERT_TRUE(store);
