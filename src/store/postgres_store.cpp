@@ -20,9 +20,6 @@
 namespace tokenradar::store {
 namespace {
 
-// pg_advisory_xact_lock's key for inserts (ASCII "tr-insrt"): ids are handed out and
-// committed in the same order across every writer of the database.
-constexpr std::int64_t kInsertLock = 0x74722d696e737274;
 // pg_advisory_lock's key for the owner of the rollups (ASCII "tr-owner"), held by the session.
 constexpr std::int64_t kOwnerLock = 0x74722d6f776e6572;
 constexpr std::int64_t kDeleteChunk = 10'000;
@@ -199,7 +196,8 @@ Error PostgresStore::failed(Error error) {
 Result<void> PostgresStore::in_transaction(std::string_view what, Begin begin,
                                            const std::function<Result<void>()>& body) {
     const std::string begin_sql =
-        begin == Begin::insert ? fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", kInsertLock)
+        begin == Begin::insert
+            ? fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", PostgresStore::kInsertLock)
         : begin == Begin::read ? std::string("BEGIN READ ONLY")
                                : std::string("BEGIN");
     const ExecStatusType begin_status = begin == Begin::insert ? PGRES_TUPLES_OK : PGRES_COMMAND_OK;

@@ -115,6 +115,10 @@ class PostgresStore final : public MeasurementStore {
     [[nodiscard]] PostgresCounts counts() const noexcept { return counts_; }
     // The newest schema version this binary knows.
     static int latest_schema_version() noexcept;
+    // The key of the transaction-level advisory lock every insert takes first (ASCII
+    // "tr-insrt"): ids are handed out and committed in one order across all writers. A session
+    // that holds it pauses every writer of the database (their BatchWriters keep queueing).
+    static constexpr std::int64_t kInsertLock = 0x74722d696e737274;
 
   private:
     using Clock = std::chrono::steady_clock;

@@ -10,6 +10,7 @@
 
 #include <tokenradar/store/batch_writer.hpp>
 
+#include <libpq-fe.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -292,7 +293,7 @@ TEST_F(PostgresStoreTest, TwoWritersIdsFollowTheirCommits) {
     std::atomic<bool> failed{false};
     const auto write = [&](PostgresStore& store, int first) {
         for (int batch = 0; batch < 20; ++batch) {
-            if (!store.insert(local_records(first + batch * 50, 50))) failed = true;
+            if (!store.insert(local_records(first + batch * 500, 500))) failed = true;
         }
     };
     std::thread ta([&] { write(*a, 0); });
@@ -300,14 +301,14 @@ TEST_F(PostgresStoreTest, TwoWritersIdsFollowTheirCommits) {
     ta.join();
     tb.join();
     ASSERT_FALSE(failed);
-    // Each batch's 50 ids are consecutive: no other writer's rows interleave with them.
-    EXPECT_EQ(count("SELECT count(*) FROM (SELECT substr(request_id, 5)::int / 50 AS batch, "
+    // Each batch's 500 ids are consecutive: no other writer's rows interleave with them.
+    EXPECT_EQ(count("SELECT count(*) FROM (SELECT substr(request_id, 5)::int / 500 AS batch, "
                     "max(id) - min(id) AS span FROM measurements GROUP BY 1) AS t "
-                    "WHERE span <> 49"),
+                    "WHERE span <> 499"),
               0)
         << "ids of the two writers interleave";
-    EXPECT_EQ(count("SELECT count(*) FROM measurements"), 2000);
-    EXPECT_EQ(a->last_id().value(), 2000);
+    EXPECT_EQ(count("SELECT count(*) FROM measurements"), 20'000);
+    EXPECT_EQ(a->last_id().value(), 20'000);
 }
 
 // The owner of the rollups (serve with its observatory): one at a time per database, while
@@ -333,6 +334,33 @@ TEST_F(PostgresStoreTest, AnExclusiveOpenIsRefusedWhileAnotherOwnsTheDatabase) {
         EXPECT_TRUE(open_ok(server_->create_database("other"), exclusive));
     }
     EXPECT_TRUE(open_ok(server_->url(), exclusive));  // released with the connection
+}
+
+// What keeps ids in commit order: every insert waits for the insert lock. Another session
+// holding it holds the insert back; releasing it lets the insert through.
+TEST_F(PostgresStoreTest, AnInsertWaitsForTheInsertLock) {
+    auto store = open_ok(server_->url());
+    ASSERT_TRUE(store);
+    PGconn* holder = PQconnectdb(server_->url().c_str());
+    ASSERT_EQ(PQstatus(holder), CONNECTION_OK);
+    const auto run = [&](const std::string& sql) {
+        PGresult* r = PQexec(holder, sql.c_str());
+        EXPECT_NE(PQresultStatus(r), PGRES_FATAL_ERROR) << PQresultErrorMessage(r);
+        PQclear(r);
+    };
+    run("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(PostgresStore::kInsertLock) + ")");
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        EXPECT_TRUE(store->insert(local_records(0, 10)));
+        done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(done.load()) << "the insert did not wait for the lock";
+    run("COMMIT");
+    writer.join();
+    EXPECT_TRUE(done.load());
+    PQfinish(holder);
+    EXPECT_EQ(count("SELECT count(*) FROM measurements"), 10);
 }
 
 TEST_F(PostgresStoreTest, CountsCopiesAndInserts) {
