@@ -3,6 +3,7 @@
 // The rest of this component and its private helpers.
 #include "json_util.hpp"
 
+#include <tokenradar/core/utf8.hpp>
 #include <tokenradar/dialect/anthropic.hpp>
 #include <tokenradar/dialect/gemini.hpp>
 #include <tokenradar/dialect/openai.hpp>
@@ -249,7 +250,7 @@ ErrorBody parse_error_body(Api api, int http_status_code, std::string_view body)
     }
     if (err == nullptr) {
         constexpr std::size_t kMaxMessage = 512;
-        out.message.assign(body.substr(0, kMaxMessage));
+        out.message = valid_utf8(body.substr(0, kMaxMessage));  // JSON strings must be UTF-8
         return out;
     }
     auto str = [&](std::string_view key) -> std::string {

@@ -6,6 +6,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
+#include <tokenradar/dialect/egress.hpp>
 #include <tokenradar/net/api_keys.hpp>
 
 #include <boost/asio/this_coro.hpp>
@@ -39,6 +40,7 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 // dashboard file; anything else unrouted is 404.
 enum class RouteId {
     chat,
+    messages,
     embeddings,
     models,
     model,
@@ -65,8 +67,9 @@ struct Route {
 constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
-constexpr std::array<Route, 11> kRoutes{{
+constexpr std::array<Route, 12> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
+    {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
     {kModelsPrefix, Match::under, RouteId::model, false},
@@ -170,13 +173,35 @@ std::string percent_decoded(std::string_view s) {
     return out;
 }
 
-// Index of the client key presented as `Authorization: Bearer KEY`; kNoKey when absent or
-// unknown. Keys are compared by their SHA-256, in constant time.
+// Index of the client key presented as `Authorization: Bearer KEY`, or as `x-api-key: KEY`
+// (the Anthropic SDK's way); kNoKey when absent or unknown. Keys are compared by their
+// SHA-256, in constant time.
 std::size_t find_client_key(const GatewayConfig& config, const net::Request& request) {
-    const auto it = request.find(http::field::authorization);
-    if (it == request.end()) return kNoKey;
-    return net::find_bearer_key(it->value(), config.client_keys).value_or(kNoKey);
+    if (const auto it = request.find(http::field::authorization); it != request.end())
+        return net::find_bearer_key(it->value(), config.client_keys).value_or(kNoKey);
+    if (const auto it = request.find("x-api-key"); it != request.end())
+        return net::find_api_key(it->value(), config.client_keys).value_or(kNoKey);
+    return kNoKey;
 }
+
+constexpr std::string_view kMissingKey =
+    "missing or unknown key: send Authorization: Bearer <your TokenRadar key> (or x-api-key)";
+
+// What the client of a door of another dialect gets: the relay's OpenAI answers re-encoded.
+class DialectFilter final : public net::BodyFilter {
+  public:
+    explicit DialectFilter(dialect::Api api) : egress_(api) {}
+    void whole(http::status& status, std::string& content_type, std::string& body) override {
+        int code = static_cast<int>(status);
+        egress_.whole(code, content_type, body);
+        status = static_cast<http::status>(code);
+    }
+    void stream(std::string_view bytes, std::string& out) override { egress_.stream(bytes, out); }
+    void end(std::string& out) override { egress_.end(out); }
+
+  private:
+    dialect::Egress egress_;
+};
 
 // Holds one in-flight slot of a client key for the life of a request.
 class InFlightSlot {
@@ -371,9 +396,7 @@ net::HeadVerdict Gateway::check_head(const net::Request& head,
         verdict.reject = Error(
             Errc::not_found, fmt::format("no route for {} that takes a body", path.substr(0, 256)));
     } else if (gw.config.auth_required && find_client_key(gw.config, head) == kNoKey) {
-        verdict.reject =
-            Error(Errc::unauthorized,
-                  "missing or unknown key: send Authorization: Bearer <your TokenRadar key>");
+        verdict.reject = Error(Errc::unauthorized, std::string(kMissingKey));
         verdict.reject_headers.emplace_back("www-authenticate", net::kBearerChallenge);
     }
     return verdict;
@@ -390,6 +413,13 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     const auto method = request.method();
     const std::string request_id = new_request_id();
     net::HeaderList headers = base_headers(request_id);
+    const Route* r = route(path);
+    // A door of another dialect answers in it from here on, errors included.
+    std::optional<DialectFilter> door;
+    if (r != nullptr && r->id == RouteId::messages) {
+        door.emplace(dialect::Api::anthropic);
+        writer.set_filter(&*door);
+    }
     if (auto refused = foreign_host(gw.config, request)) {
         co_await send_error(gw, writer, Errc::forbidden, std::move(refused->message), headers);
         co_return;
@@ -400,14 +430,14 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         if (method == http::verb::options) {  // a preflight from an allowed origin
             headers.emplace_back("access-control-allow-methods", "GET, POST, OPTIONS");
             headers.emplace_back("access-control-allow-headers",
-                                 "authorization, content-type, x-tokenradar-task, cache-control");
+                                 "authorization, x-api-key, anthropic-version, content-type, "
+                                 "x-tokenradar-task, cache-control");
             headers.emplace_back("access-control-max-age", "600");
             co_await writer.send(http::status::no_content, {}, {}, headers);
             co_return;
         }
     }
 
-    const Route* r = route(path);
     const bool get_or_head = method == http::verb::get || method == http::verb::head;
     if (r != nullptr && (r->id == RouteId::healthz || r->id == RouteId::readyz)) {
         if (!get_or_head) {
@@ -475,10 +505,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     if (gw.config.auth_required) {
         client = find_client_key(gw.config, request);
         if (client == kNoKey) {
-            co_await send_error(
-                gw, writer, Errc::unauthorized,
-                "missing or unknown key: send Authorization: Bearer <your TokenRadar key>",
-                headers);
+            co_await send_error(gw, writer, Errc::unauthorized, std::string(kMissingKey), headers);
             co_return;
         }
     }
@@ -527,11 +554,12 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
     metrics_.request_started();
     try {
-        if (r->id == RouteId::chat) {
+        if (r->id == RouteId::chat || r->id == RouteId::messages) {
             const std::string_view tenant =
                 gw.config.auth_required ? std::string_view(gw.config.client_keys[client].name)
                                         : std::string_view();
-            co_await relay_chat(gw, request, writer, request_id, headers, tenant);
+            const auto api = door ? dialect::Api::anthropic : dialect::Api::openai;
+            co_await relay_chat(gw, request, writer, request_id, headers, tenant, api);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id);
         }

@@ -80,12 +80,14 @@ std::optional<std::string_view> upstream_request_id(const boost::beast::http::fi
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers);
 
-// POST /v1/chat/completions, after auth and limits. `headers`: base_headers(request_id),
-// already built by the caller; each attempt appends its own and leaves them for the answer.
-// `tenant`: the client key's name ("" on a keyless listener), the response cache's scope.
+// POST /v1/chat/completions (and the doors of other dialects: `client_api`, whose writer
+// re-encodes the answer, dialect/egress.hpp), after auth and limits. `headers`:
+// base_headers(request_id), already built by the caller; each attempt appends its own and
+// leaves them for the answer. `tenant`: the client key's name ("" on a keyless listener),
+// the response cache's scope.
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
                            std::string request_id, net::HeaderList& headers,
-                           std::string_view tenant);
+                           std::string_view tenant, dialect::Api client_api);
 
 // Answers a cache hit (cache_replay.cpp) and records it.
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,

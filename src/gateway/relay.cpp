@@ -14,6 +14,7 @@
 #include <tokenradar/core/labels.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/egress.hpp>
 #include <tokenradar/dialect/metering.hpp>
 #include <tokenradar/dialect/openai.hpp>
 #include <tokenradar/dialect/stream_meter.hpp>
@@ -578,8 +579,12 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
                            std::string request_id, net::HeaderList& headers,
-                           std::string_view tenant) {
-    auto chat = dialect::parse_request(Api::openai, request.body());
+                           std::string_view tenant, Api client_api) {
+    auto chat = dialect::parse_client_request(client_api, request.body());
+    // An OpenAI upstream gets an OpenAI client's own bytes; any other client's request is
+    // serialized from its OpenAI equivalent (chat->original).
+    const std::string_view client_text =
+        client_api == Api::openai ? request.body() : std::string_view();
     if (!chat) {
         co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
         co_return;
@@ -645,8 +650,8 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         pick && policy.hedge.enabled &&
         router.hedge_delay(pick->member, query.prompt_tokens, !chat->tools.empty()).has_value();
     if (pick && chat->stream && (hedges || policy.ttft_deadline_ns > 0)) {
-        const RaceRequest race{*chat,  *model,         query,  request_id,   *task,
-                               lookup, request.body(), prefix, client_region};
+        const RaceRequest race{*chat,  *model,      query,  request_id,   *task,
+                               lookup, client_text, prefix, client_region};
         co_await race_first_token(gw, race, writer, *pick, headers);
         co_return;
     }
@@ -659,7 +664,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         const ProviderConfig& provider = gw.config.providers[ref.provider];
         auto call =
             dialect::make_upstream_call(*chat, provider.api, provider.base.target, ref.model,
-                                        provider.key, request.body(), model->prompt_cache);
+                                        provider.key, client_text, model->prompt_cache);
         if (!call) {
             // The first upstream cannot take this request: say why. A fallback that cannot
             // take it leaves the previous upstream's answer standing.

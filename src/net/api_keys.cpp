@@ -29,7 +29,12 @@ std::optional<std::size_t> find_bearer_key(std::string_view authorization,
         authorization.substr(0, kBearer.size()) != kBearer) {
         return std::nullopt;
     }
-    const std::string digest = hash_api_key(authorization.substr(kBearer.size()));
+    return find_api_key(authorization.substr(kBearer.size()), keys);
+}
+
+std::optional<std::size_t> find_api_key(std::string_view key, std::span<const ApiKey> keys) {
+    if (key.empty()) return std::nullopt;
+    const std::string digest = hash_api_key(key);
     std::optional<std::size_t> found;
     // Every key is compared, so the time says nothing about which one matched.
     for (std::size_t i = 0; i < keys.size(); ++i) {

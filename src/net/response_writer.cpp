@@ -84,6 +84,12 @@ asio::awaitable<boost::system::error_code> ResponseWriter::send(http::status sta
                                                                 std::string body,
                                                                 const HeaderList& headers) {
     if (started_ || conn_->gone) co_return gone_error();
+    std::string filtered_type;
+    if (filter_ != nullptr) {
+        filtered_type.assign(content_type);
+        filter_->whole(status, filtered_type, body);
+        content_type = filtered_type;
+    }
     if (conn_->stopping) keep_alive_ = false;
     const bool bodiless = http::to_status_class(status) == http::status_class::informational ||
                           status == http::status::no_content ||
@@ -115,6 +121,11 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
     http::status status, std::string_view content_type, const HeaderList& headers,
     std::string_view first_chunk) {
     if (started_ || conn_->gone) co_return gone_error();
+    if (filter_ != nullptr) {
+        filtered_.clear();
+        filter_->stream(first_chunk, filtered_);
+        first_chunk = filtered_;
+    }
     if (conn_->stopping || version_ < 11) keep_alive_ = false;
     const auto built = checked_head(status, version_, keep_alive_, content_type, headers,
                                     ResponseBody::chunked, 0);
@@ -145,6 +156,11 @@ asio::awaitable<boost::system::error_code> ResponseWriter::start_stream(
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::string_view bytes) {
+    if (filter_ != nullptr && !bytes.empty()) {
+        filtered_.clear();
+        filter_->stream(bytes, filtered_);
+        bytes = filtered_;
+    }
     if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     if (bytes.empty()) co_return boost::system::error_code{};
@@ -165,6 +181,12 @@ asio::awaitable<boost::system::error_code> ResponseWriter::write_chunk(std::stri
 }
 
 asio::awaitable<boost::system::error_code> ResponseWriter::finish(std::string_view last_bytes) {
+    if (filter_ != nullptr && streaming_ && !complete_) {
+        filtered_.clear();
+        filter_->stream(last_bytes, filtered_);
+        filter_->end(filtered_);
+        last_bytes = filtered_;
+    }
     if (head_request_ && streaming_) co_return boost::system::error_code{};
     if (!streaming_ || complete_ || conn_->gone) co_return gone_error();
     boost::system::error_code ec;

@@ -27,6 +27,9 @@ std::string hash_api_key(std::string_view key);
 std::optional<std::size_t> find_bearer_key(std::string_view authorization,
                                            std::span<const ApiKey> keys);
 
+// Index of the key given bare (an `x-api-key` header value); nullopt when empty or unknown.
+std::optional<std::size_t> find_api_key(std::string_view key, std::span<const ApiKey> keys);
+
 // The WWW-Authenticate value of a 401 from a key check (RFC 9110 11.6.1: a 401 must carry a
 // challenge), so clients and proxies learn the scheme.
 inline constexpr std::string_view kBearerChallenge = "Bearer realm=\"tokenradar\"";

@@ -38,6 +38,21 @@ class ServerConnection;
 struct ServerState;
 }  // namespace detail
 
+// Rewrites what a handler writes, for a client that speaks another format than the handler
+// does (the gateway's Anthropic door answers in Anthropic Messages what its relay writes as
+// OpenAI Chat Completions). Called on the handler's thread, in the order of the writes.
+class BodyFilter {
+  public:
+    virtual ~BodyFilter() = default;
+    // A whole response (send()): may rewrite its status, content type and body.
+    virtual void whole(beast::http::status& status, std::string& content_type,
+                       std::string& body) = 0;
+    // A stream's bytes, split anywhere: appends what the client gets instead to `out`.
+    virtual void stream(std::string_view bytes, std::string& out) = 0;
+    // The stream's end (finish()): appends its last bytes to `out`.
+    virtual void end(std::string& out) = 0;
+};
+
 // One per request, owned by the server; valid until the handler returns. All functions
 // must be called from the handler coroutine (they run on the connection's strand or worker).
 class ResponseWriter {
@@ -68,6 +83,8 @@ class ResponseWriter {
     asio::awaitable<boost::system::error_code> finish(std::string_view last_bytes = {});
     // Closes the socket now without finishing (simulates a mid-stream disconnect).
     void abort();
+    // Every later write goes through `filter` (nullptr: none), which must outlive them.
+    void set_filter(BodyFilter* filter) { filter_ = filter; }
 
     bool client_gone() const;            // the peer closed or errored
     std::string remote_address() const;  // the peer's IP ("" once the socket is closed)
@@ -78,6 +95,8 @@ class ResponseWriter {
 
   private:
     detail::ServerConnection* conn_;
+    BodyFilter* filter_ = nullptr;
+    std::string filtered_;  // the filter's output for the write in progress
     bool keep_alive_;
     unsigned version_;
     std::int64_t request_read_ns_;

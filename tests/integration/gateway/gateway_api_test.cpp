@@ -174,10 +174,11 @@ std::int64_t active_requests(GatewayFixture& gw) {
 }
 
 TEST(GatewayApi, ConcurrentRequestsPerKeyAreBounded) {
-    // The upstream holds every request 2 s before its first token, so the first two are still
-    // in flight when the next two arrive, however slow the machine (TSan, a loaded CI box).
+    // The upstream holds every request 5 s before its first token, so the first two are still
+    // in flight when the next two arrive, however slow the machine (TSan, a loaded CI box; at
+    // 2 s, ASan beside two builds saw them answered before the refusals were sent).
     sim::Profile held = sim::load_profile("fixed", testing::profiles_dir());
-    held.ttft.base_ms = 2000;
+    held.ttft.base_ms = 5000;
     SimFixture sim(std::move(held));
     GatewayFixture gw(keyed_config(sim, "[limits]\nmax_concurrent_per_key = 2\n"));
     std::vector<std::future<testing::Fetched>> admitted;

@@ -135,7 +135,7 @@ routing = "latency"
 }
 
 TEST(GatewayRouting, AHedgeWinsAgainstASlowPrimaryWhichIsCancelled) {
-    auto slow = sim_with_ttft("slow", 600);
+    auto slow = sim_with_ttft("slow", 2000);
     auto fast = sim_with_ttft("fast", 10);
     GatewayFixture gw(config_for({{"slow", slow.get()}, {"fast", fast.get()}}, R"(
 [[models]]
@@ -151,7 +151,9 @@ hedge_budget = 1.0
     EXPECT_EQ(header(f, "x-tokenradar-route"), "hedge");
     EXPECT_EQ(header(f, "x-tokenradar-upstream"), "fast/m");
     EXPECT_NE(f.body.find("[DONE]"), std::string::npos);
-    EXPECT_LT(elapsed_ms, 600);  // the slow primary's first token was never waited for
+    // The slow primary's first token (2 s) was never waited for; the hedge answers in ~70 ms
+    // (ASan beside two builds took 909 ms).
+    EXPECT_LT(elapsed_ms, 1500);
     const auto records = gw.records().wait_for(2);
     ASSERT_EQ(records.size(), 2u);
     std::map<Route, Measurement> by_route;

@@ -58,6 +58,8 @@ TEST(Codec, ErrorBodiesParse) {
     auto html = parse_error_body(Api::openai, 502, "<html>Bad Gateway</html>");
     EXPECT_EQ(html.code, Errc::upstream_http_error);
     EXPECT_EQ(html.message, "<html>Bad Gateway</html>");
+    // ...as valid UTF-8, which the JSON bodies quoting it need (a bad byte becomes U+FFFD).
+    EXPECT_EQ(parse_error_body(Api::openai, 502, "bad \xff byte").message, "bad \xEF\xBF\xBD byte");
     EXPECT_EQ(parse_error_body(Api::gemini, 404, "{}").code, Errc::not_found);
 }
 

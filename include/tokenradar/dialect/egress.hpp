@@ -1,0 +1,57 @@
+#pragma once
+// The gateway's doors for clients of other dialects: their request as the relay takes it, and
+// the relay's answer (OpenAI Chat Completions: whole bodies, error bodies, streams) re-encoded
+// in the client's dialect. The relay, the cache, routing and metering stay in one dialect;
+// only the edges differ. Pure functions and a state machine over bytes: no I/O, no clock.
+
+#include <tokenradar/core/error.hpp>
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/openai.hpp>
+#include <tokenradar/dialect/stream_delta.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tokenradar::dialect {
+
+// A client request of `client_api` as the relay takes it: the neutral model, with
+// `original` the equivalent OpenAI Chat Completions request (the relay's own dialect: the
+// cache's key, make_upstream_call's field checks, an OpenAI upstream's body) and usage
+// always asked for (the client's dialect reports it). Errors name the client's fields.
+Result<ChatRequest> parse_client_request(Api client_api, std::string_view body);
+
+// The relay's output re-encoded for a client of `client_api` (not OpenAI). One per response.
+class Egress {
+  public:
+    explicit Egress(Api client_api);
+    ~Egress();
+    Egress(const Egress&) = delete;
+    Egress& operator=(const Egress&) = delete;
+
+    // A whole answer: a chat.completion becomes the dialect's response, an OpenAI error body
+    // the dialect's error with its status. Other content types pass unchanged. A 2xx body
+    // that is not a chat.completion becomes a 502 error naming why.
+    void whole(int& status, std::string& content_type, std::string& body) const;
+    // A stream's bytes (any split): its events, decoded and encoded in the dialect, appended
+    // to `out`. A heartbeat comment becomes the dialect's keep-alive (Anthropic's ping). An
+    // event that cannot be decoded ends the client's stream with an error event.
+    void stream(std::string_view bytes, std::string& out);
+    // The end of the stream: the dialect's terminal events, if the stream did not end itself.
+    void end(std::string& out);
+
+  private:
+    void on_event(const sse::SseEvent& event, std::string& out);
+    void fail(Errc code, std::string_view message, std::string& out);
+
+    Api api_;
+    sse::SseParser parser_;
+    OpenAiStreamDecoder decoder_;
+    std::unique_ptr<StreamEncoder> encoder_;
+    std::vector<StreamDelta> deltas_;
+    bool terminated_ = false;
+};
+
+}  // namespace tokenradar::dialect

@@ -1,0 +1,99 @@
+// libFuzzer target: the gateway's doors for clients of other dialects (egress.hpp). The first
+// input byte is a selector, the rest the body.
+//
+// Selector bit 0 set, stream mode: bits 4-7 pick the chunk size. The body goes through an
+// Anthropic Egress as the relay's OpenAI stream (comments included), then end(). What the
+// client gets must parse as SSE whose every event carries JSON with a "type" naming the
+// event, ending with message_stop or error and nothing after it.
+// Bit 0 clear: the body as a whole answer (status 200 or an error status from bits 1-7) must
+// come out as JSON with a valid status; and as an Anthropic request, parse_client_request
+// must either fail with a message or give an `original` that the OpenAI parser accepts.
+#include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/egress.hpp>
+#include <tokenradar/sse/sse_parser.hpp>
+
+#include <boost/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace {
+
+using namespace tokenradar;
+using namespace tokenradar::dialect;
+
+void check(bool ok) {
+    if (!ok) std::abort();
+}
+
+boost::json::value parse_json(std::string_view text, bool& ok) {
+    boost::system::error_code ec;
+    boost::json::parse_options opts;
+    opts.max_depth = 1024;
+    auto v = boost::json::parse(text, ec, {}, opts);
+    ok = !ec;
+    return v;
+}
+
+void fuzz_stream(std::uint8_t selector, std::string_view body) {
+    const std::size_t chunk = 1 + (selector >> 4) * 7;
+    Egress egress(Api::anthropic);
+    std::string out;
+    for (std::string_view rest = body; !rest.empty();) {
+        const std::size_t n = chunk < rest.size() ? chunk : rest.size();
+        egress.stream(rest.substr(0, n), out);
+        rest.remove_prefix(n);
+    }
+    egress.end(out);
+
+    sse::SseParser client;
+    bool over = false;
+    auto fed = client.feed(out, [&](const sse::SseEvent& e) {
+        check(!over);
+        bool ok = false;
+        const auto v = parse_json(e.data, ok);
+        check(ok && v.is_object());
+        const auto* type = v.as_object().if_contains("type");
+        check(type != nullptr && type->is_string() && type->get_string() == e.event);
+        over = e.event == "message_stop" || e.event == "error";
+    });
+    check(fed.has_value());
+    check(!client.finish());
+    check(over);
+}
+
+void fuzz_whole(std::uint8_t selector, std::string_view body) {
+    const Egress egress(Api::anthropic);
+    int status = selector < 64 ? 200 : 400 + selector % 200;
+    std::string content_type = "application/json";
+    std::string out(body);
+    egress.whole(status, content_type, out);
+    check(status >= 200 && status <= 599);
+    if (!out.empty()) {
+        bool ok = false;
+        (void)parse_json(out, ok);
+        check(ok);
+    }
+    auto request = parse_client_request(Api::anthropic, body);
+    if (!request) {
+        check(!request.error().message.empty());
+        return;
+    }
+    check(parse_request(Api::openai, boost::json::serialize(request->original)).has_value());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    const std::uint8_t selector = data[0];
+    std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
+    if (selector & 1)
+        fuzz_stream(selector, body);
+    else
+        fuzz_whole(selector, body);
+    return 0;
+}
