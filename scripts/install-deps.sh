@@ -9,7 +9,7 @@ packages=(
     clang-14 libclang-rt-14-dev libfuzzer-14-dev clang-format-14 clang-tidy-14 python3
     # libraries
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-    libssl-dev ca-certificates libsqlite3-dev zlib1g-dev
+    libssl-dev ca-certificates libsqlite3-dev libpq-dev zlib1g-dev
     libfmt-dev libspdlog-dev libcli11-dev libtomlplusplus-dev libcctz-dev tzdata
     libmaxminddb-dev libmimalloc-dev
     # the response cache: ANN index (semantic tier), Redis reply reader (shared tier), fast hash
@@ -18,6 +18,9 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev openssl wrk curl valgrind
     # the shared cache tier's tests start a real Redis on a free loopback port
     redis-server
+    # the PostgreSQL store's tests and benchmark initdb their own server (as the postgres
+    # user the package creates) on a free loopback port
+    postgresql-15
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)
     chromium
 )

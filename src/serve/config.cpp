@@ -1,4 +1,5 @@
 #include <tokenradar/serve/config.hpp>
+#include <tokenradar/store/postgres_store.hpp>
 
 #include <fmt/format.h>
 
@@ -7,12 +8,39 @@
 namespace tokenradar::serve {
 namespace {
 
+// fail() quotes the value it got, and a store URL may carry a password: the message shows the
+// URL redacted (store::redact_postgres_url).
+[[noreturn]] void fail_url(const ConfigTable& s, const std::string& url,
+                           std::string_view expected) {
+    try {
+        s.fail("url", expected);
+    } catch (const ConfigError& e) {
+        std::string message = e.what();
+        const std::string shown = store::redact_postgres_url(url);
+        for (std::size_t at = 0; !url.empty() && (at = message.find(url, at)) != std::string::npos;
+             at += shown.size()) {
+            message.replace(at, url.size(), shown);
+        }
+        throw ConfigError(message);
+    }
+}
+
 StoreConfig load_store(const std::optional<ConfigTable>& table) {
     StoreConfig c;
     if (!table) return c;
     const ConfigTable& s = *table;
-    s.reject_unknown_keys({"path", "flush_interval", "queue", "retention"});
+    s.reject_unknown_keys({"path", "url", "flush_interval", "queue", "retention"});
     c.path = s.get_string("path", c.path.string());
+    if (s.contains("url")) {
+        c.url = s.get_string("url", "");
+        if (s.contains("path")) {
+            fail_url(s, c.url, "either path (SQLite) or url (PostgreSQL), not both");
+        }
+        if (!c.url.starts_with("postgresql://") && !c.url.starts_with("postgres://")) {
+            fail_url(s, c.url, "a postgresql://[user[:password]@]host[:port]/database URL");
+        }
+        c.path.clear();
+    }
     c.flush_interval = std::chrono::duration_cast<std::chrono::milliseconds>(
         s.get_duration("flush_interval", c.flush_interval));
     if (c.flush_interval.count() < 1) s.fail("flush_interval", "at least 1ms");
@@ -87,10 +115,11 @@ ServeConfig load_serve_config_file(const std::filesystem::path& path) {
 }
 
 std::string describe(const ServeConfig& c) {
-    std::string services = c.store.path.empty()
-                               ? std::string("store     off\n")
-                               : fmt::format("store     {} (flush every {} ms)\n",
-                                             c.store.path.string(), c.store.flush_interval.count());
+    const std::string where =
+        c.store.url.empty() ? c.store.path.string() : store::redact_postgres_url(c.store.url);
+    std::string services = where.empty() ? std::string("store     off\n")
+                                         : fmt::format("store     {} (flush every {} ms)\n", where,
+                                                       c.store.flush_interval.count());
     const auto& o = c.observatory;
     services +=
         !o.enabled

@@ -10,6 +10,7 @@
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/store/batch_writer.hpp>
+#include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <fmt/format.h>
@@ -29,6 +30,24 @@ void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
     constexpr std::string_view kDepth = "tokenradar_store_queue_depth";
     out.family(kDepth, MetricType::gauge, "Records accepted, not yet written.");
     out.sample(kDepth, c.queue_depth);
+}
+
+// SQLite's file (this process saves the rollups: one owner per file), or PostgreSQL, where
+// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database.
+Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& sc,
+                                                            bool owns_rollups) {
+    if (!sc.url.empty()) {
+        store::PostgresOptions options;
+        options.exclusive = owns_rollups;
+        auto pg = store::PostgresStore::open(sc.url, options);
+        if (!pg) return pg.error();
+        return std::unique_ptr<store::MeasurementStore>(std::move(*pg));
+    }
+    store::SqliteOptions options;
+    options.exclusive = true;
+    auto sqlite = store::SqliteStore::open(sc.path.string(), options);
+    if (!sqlite) return sqlite.error();
+    return std::unique_ptr<store::MeasurementStore>(std::move(*sqlite));
 }
 
 }  // namespace
@@ -87,10 +106,9 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         hooks.key_registry = std::move(*registry);
     }
     const StoreConfig& sc = config_.store;
-    if (!sc.path.empty()) {
-        store::SqliteOptions store_options;
-        store_options.exclusive = true;  // this process saves the rollups: one owner per file
-        auto opened = store::SqliteStore::open(sc.path.string(), store_options);
+    if (!sc.path.empty() || !sc.url.empty()) {
+        Result<std::unique_ptr<store::MeasurementStore>> opened =
+            open_store(sc, rollups_ != nullptr);
         if (!opened) {
             throw ConfigError(
                 fmt::format("{}: store: {}", config_.gateway.source, opened.error().message));
@@ -171,8 +189,10 @@ void Service::stop() {
 std::string Service::store_summary() const {
     if (!writer_) return {};
     const auto c = writer_->counters();
+    const StoreConfig& sc = config_.store;
     return fmt::format("{} records written to {}, {} dropped", c.written,
-                       config_.store.path.string(), c.dropped + c.lost);
+                       sc.url.empty() ? sc.path.string() : store::redact_postgres_url(sc.url),
+                       c.dropped + c.lost);
 }
 
 }  // namespace tokenradar::serve

@@ -2,15 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
-#include <random>
-
 namespace tokenradar::store {
 namespace {
-
-// Entries each cache keeps before it starts over: a gateway has a few dozen combinations;
-// an observatory's submitters may bring many, and each costs one lookup after a start-over.
-constexpr std::size_t kMaxCached = 4096;
 
 // The label columns, kLabelTable's order, which bind() and labels_of() follow.
 std::string label_columns() {
@@ -40,47 +33,7 @@ std::string add_sql() {
 
 }  // namespace
 
-LabelSets::LabelSets(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)), seed_(std::random_device()() | 1ULL << 32U) {}
-
-std::uint64_t LabelSets::hash(const Labels& labels) const noexcept {
-    constexpr std::uint64_t kOdd = 0x9E3779B97F4A7C15ULL;  // 2^64 / golden ratio
-    const auto mix = [](std::uint64_t h, std::uint64_t word) {
-        h = (h ^ word) * kOdd;
-        return h ^ (h >> 29U);
-    };
-    const auto load = [](const char* p, auto word) {
-        std::memcpy(&word, p, sizeof word);
-        return static_cast<std::uint64_t>(word);
-    };
-    std::uint64_t h = mix(seed_, static_cast<std::uint64_t>(labels.cache) |
-                                     static_cast<std::uint64_t>(labels.route) << 8U |
-                                     static_cast<std::uint64_t>(labels.stream) << 16U);
-    for (const std::string* text :
-         {&labels.provider, &labels.model, &labels.endpoint, &labels.upstream_region,
-          &labels.client_region, &labels.task, &labels.source, &labels.api}) {
-        // Two words that hold every byte (overlapping where the text is shorter than 16), as
-        // wyhash reads short input; 8 bytes at a time before the last 8 of a longer one.
-        const char* p = text->data();
-        const std::size_t n = text->size();
-        std::uint64_t first = 0;
-        std::uint64_t last = 0;
-        if (n >= 8) {
-            std::size_t at = 0;
-            for (; n - at > 16; at += 8) h = mix(h, load(p + at, std::uint64_t{}));
-            first = load(p + at, std::uint64_t{});
-            last = load(p + n - 8, std::uint64_t{});
-        } else if (n >= 4) {
-            first = load(p, std::uint32_t{});
-            last = load(p + n - 4, std::uint32_t{});
-        } else if (n > 0) {
-            first = static_cast<unsigned char>(p[0]) | static_cast<unsigned char>(p[n / 2]) << 8U |
-                    static_cast<unsigned char>(p[n - 1]) << 16U;
-        }
-        h = mix(mix(h ^ n, first), last);
-    }
-    return h;
-}
+LabelSets::LabelSets(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 
 Result<LabelSets> LabelSets::prepare(sqlite3* db, std::string path) {
     LabelSets sets(db, std::move(path));
@@ -109,10 +62,7 @@ void LabelSets::bind(sqlite3_stmt* s, const Labels& labels) const {
 }
 
 Result<std::int64_t> LabelSets::id_of(const Labels& labels) {
-    const std::uint64_t h = hash(labels);
-    for (auto [it, end] = ids_.equal_range(h); it != end; ++it) {
-        if (it->second.labels == labels) return it->second.id;
-    }
+    if (auto known = cache_.find_id(labels)) return *known;
     sqlite3_stmt* find = find_.get();
     bind(find, labels);
     std::int64_t id = 0;
@@ -125,13 +75,12 @@ Result<std::int64_t> LabelSets::id_of(const Labels& labels) {
         if (step_once(add_.get()) != SQLITE_DONE) return sqlite_error(path_, db_, "add label set");
         id = sqlite3_last_insert_rowid(db_);
     }
-    if (ids_.size() >= kMaxCached) ids_.clear();
-    ids_.emplace(h, Known{labels, id});
+    cache_.remember_id(labels, id);
     return id;
 }
 
 Result<const Labels*> LabelSets::labels_of(std::int64_t id) {
-    if (auto it = labels_.find(id); it != labels_.end()) return &it->second;
+    if (const Labels* known = cache_.find_labels(id)) return known;
     sqlite3_stmt* read = read_.get();
     sqlite3_bind_int64(read, 1, id);
     const int rc = sqlite3_step(read);
@@ -141,7 +90,6 @@ Result<const Labels*> LabelSets::labels_of(std::int64_t id) {
         if (rc == SQLITE_DONE) return nullptr;
         return error;
     }
-    static const Labels defaults;  // what a value no longer allowed falls back to
     Labels labels;
     int column = 0;
     for (const LabelInfo& label : kLabelTable) {
@@ -151,16 +99,11 @@ Result<const Labels*> LabelSets::labels_of(std::int64_t id) {
         }
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(read, column));
         const auto n = static_cast<std::size_t>(sqlite3_column_bytes(read, column++));
-        // Stored values passed these checks on the way in; one that no longer does (a value
-        // dropped from the table) reads as the label's default.
-        if (!set_label(labels, label.label,
-                       p == nullptr ? std::string_view() : std::string_view(p, n))) {
-            (void)set_label(labels, label.label, label_value(defaults, label.label));
-        }
+        set_stored_label(labels, label.label,
+                         p == nullptr ? std::string_view() : std::string_view(p, n));
     }
     sqlite3_reset(read);
-    if (labels_.size() >= kMaxCached) labels_.clear();
-    return &labels_.emplace(id, std::move(labels)).first->second;
+    return cache_.remember_labels(id, std::move(labels));
 }
 
 }  // namespace tokenradar::store

@@ -7,19 +7,18 @@
 //
 // Rows are only ever added: never changed, and never deleted (retention deletes measurements,
 // and what it leaves behind is a few rows per combination ever seen). So an id, once read,
-// keeps its labels, and both directions are cached here for the life of the connection.
+// keeps its labels, and both directions are cached (label_cache.hpp) for the connection's life.
 //
 // Threads: one per object, as the connection it belongs to (SqliteStore's).
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/labels.hpp>
 
+#include "label_cache.hpp"
 #include "sqlite_util.hpp"
 
 #include <cstdint>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 
 namespace tokenradar::store {
 
@@ -36,28 +35,16 @@ class LabelSets {
     Result<const Labels*> labels_of(std::int64_t id);
     // The write transaction that id_of ran in was rolled back: the rows it added are gone,
     // and their ids may be given to other labels.
-    void forget_ids() noexcept { ids_.clear(); }
+    void forget_ids() noexcept { cache_.forget_ids(); }
 
   private:
-    struct Known {
-        Labels labels;
-        std::int64_t id = 0;
-    };
-
     LabelSets(sqlite3* db, std::string path);
-    // Every byte of every label, 8 at a time, from a seed of this object's: what submitters
-    // send cannot be made to collide on purpose.
-    [[nodiscard]] std::uint64_t hash(const Labels& labels) const noexcept;
     void bind(sqlite3_stmt* s, const Labels& labels) const;
 
     sqlite3* db_;
     std::string path_;
-    std::uint64_t seed_;
     Statement find_, add_, read_;
-    // By hash(labels). std::unordered_map<Labels, ...> would hash every label again for each
-    // neighbour in a bucket it looks at (libstdc++ keeps no hash codes for a noexcept hash).
-    std::unordered_multimap<std::uint64_t, Known> ids_;
-    std::unordered_map<std::int64_t, Labels> labels_;
+    LabelCache cache_;
 };
 
 }  // namespace tokenradar::store

@@ -4,18 +4,14 @@
 
 #include <tokenradar/core/error.hpp>
 
+#include "migration.hpp"
+
 #include <span>
 #include <string_view>
 
 struct sqlite3;
 
 namespace tokenradar::store {
-
-struct Migration {
-    int version = 0;  // 1, 2, 3, ... in order
-    std::string_view name;
-    std::string_view sql;
-};
 
 // The migrations compiled into this binary (generated migrations.cpp).
 std::span<const Migration> builtin_migrations() noexcept;

@@ -16,9 +16,13 @@
 
 namespace tokenradar::serve {
 
-// [store]: where every attempt's record is written (store::BatchWriter over SQLite).
+// [store]: where every attempt's record is written (store::BatchWriter over SQLite, or over
+// PostgreSQL when `url` is given: one or the other).
 struct StoreConfig {
     std::filesystem::path path = "tokenradar.db";  // "" = no store (metrics only)
+    // "postgresql://user:password@host:5432/db": store::PostgresStore instead of the file
+    // (then `path` is ""). Shown only redacted (store::redact_postgres_url).
+    std::string url;
     std::chrono::milliseconds flush_interval{200};
     std::size_t queue = 65'536;
     std::optional<std::chrono::hours> retention;

@@ -4,6 +4,7 @@
 // gateway traffic, and the rollups surviving a restart. docs/observatory-api.md is the
 // contract checked here.
 
+#include "../../support/postgres_server.hpp"
 #include "../../support/service_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 #include "../../support/store_records.hpp"
@@ -12,6 +13,7 @@
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 #include <tokenradar/serve/service.hpp>
+#include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <boost/json.hpp>
@@ -775,6 +777,120 @@ TEST(ObservatoryRestart, QueriesAre503UntilTheRollupsAreLoaded) {
     auto board = get(s, "/api/v1/leaderboard");
     ASSERT_EQ(board.status, 200u) << board.body;
     EXPECT_EQ(row_of(json::parse(board.body), "acme")->at("samples").to_number<int>(), 30);
+}
+
+// ---- store.url: PostgreSQL instead of the file ---------------------------------------------
+
+// service_config() with `[store] url = URL` in place of the file.
+std::string postgres_config(const std::string& url, const std::string& observatory) {
+    std::string config = service_config("unused.db", observatory);
+    const std::string path = "path = \"unused.db\"";
+    return config.replace(config.find(path), path.size(), "url = \"" + url + "\"");
+}
+
+TEST(ObservatoryOnPostgres, IngestionQueriesAndRollupsSurviveARestart) {
+    if (!testing::PostgresServer::available()) {
+        GTEST_SKIP() << testing::PostgresServer::skip_reason();
+    }
+    testing::PostgresServer server;
+    const std::string config = postgres_config(server.url(), keys_mode());
+    json::value before;
+    {
+        ServiceFixture s(config);
+        ASSERT_TRUE(s.wait_ready());
+        auto first = post(s, array_of(batch(0, 41)), bearer(kKeyA));
+        EXPECT_EQ(first.body, R"({"accepted":41,"duplicates":0,"rejected":0,"errors":[]})");
+        auto again = post(s, array_of(batch(36, 42)), bearer(kKeyA));
+        EXPECT_EQ(again.body, R"({"accepted":1,"duplicates":5,"rejected":0,"errors":[]})");
+        auto board = get(s, "/api/v1/leaderboard");
+        ASSERT_EQ(board.status, 200u) << board.body;
+        before = without_time(board);
+        EXPECT_EQ(row_of(before, "acme")->at("samples").to_number<int>(), 42);
+        EXPECT_THAT(s.service().store_summary(), HasSubstr("postgresql://tokenradar:[redacted]@"));
+        s.stop();
+        EXPECT_THAT(s.service().store_summary(),
+                    ::testing::Not(HasSubstr(testing::PostgresServer::kPassword)));
+    }
+    {
+        auto raw = store::PostgresStore::open(server.url()).value();
+        const auto records = raw->select({}).value();
+        ASSERT_EQ(records.size(), 42u);
+        EXPECT_EQ(records.front().client_id, "key:team-a");
+        std::size_t rows = 0;
+        const auto watermark = raw->load_rollups([&](store::RollupRow&&) { ++rows; });
+        ASSERT_TRUE(watermark);
+        EXPECT_EQ(*watermark, raw->last_id().value());
+        EXPECT_GE(rows, 1u);
+    }
+    ServiceFixture restarted(config);
+    ASSERT_TRUE(restarted.wait_ready());
+    auto board = get(restarted, "/api/v1/leaderboard");
+    ASSERT_EQ(board.status, 200u);
+    EXPECT_EQ(without_time(board), before);
+}
+
+// Several gateways write into one database; the one that saves the observatory's rollups owns
+// it, and a second such owner is refused at start (rollup rows of two owners would replace
+// each other's hours).
+TEST(ObservatoryOnPostgres, GatewaysShareADatabaseAndOneOwnsTheRollups) {
+    if (!testing::PostgresServer::available()) {
+        GTEST_SKIP() << testing::PostgresServer::skip_reason();
+    }
+    testing::PostgresServer server;
+    ServiceFixture owner(postgres_config(server.url(), keys_mode()));
+    ASSERT_TRUE(owner.wait_ready());
+    try {
+        ServiceFixture second(postgres_config(server.url(), keys_mode()));
+        ADD_FAILURE() << "a second owner of the rollups started";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("test.toml: store: postgresql://tokenradar:[redacted]@"));
+        EXPECT_THAT(e.what(), HasSubstr("in use by another tokenradar process"));
+    }
+    ServiceFixture writer(postgres_config(server.url(), "[observatory]\nenabled = false\n"));
+    EXPECT_TRUE(writer.wait_ready());
+    EXPECT_EQ(post(owner, array_of(batch(0, 3)), bearer(kKeyA)).status, 200u);
+}
+
+TEST(ObservatoryOnPostgres, StoreUrlIsCheckedAndShownRedacted) {
+    const std::string url = "postgresql://app:s3cret@db.example:5432/tr";
+    const auto c = testing::serve_config(postgres_config(url, ""));
+    EXPECT_EQ(c.store.url, url);
+    EXPECT_TRUE(c.store.path.empty());
+    const std::string described = serve::describe(c);
+    EXPECT_THAT(described, HasSubstr("store     postgresql://app:[redacted]@db.example:5432/tr"));
+    EXPECT_THAT(described, ::testing::Not(HasSubstr("s3cret")));
+    const auto error_of = [](const std::string& toml) -> std::string {
+        try {
+            (void)testing::serve_config(toml);
+        } catch (const ConfigError& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    // Line 5 of the config is the [store] table's key (6 once path is put before it).
+    std::string both = postgres_config(url, "");
+    both.insert(both.find("url = "), "path = \"x.db\"\n");
+    EXPECT_THAT(error_of(both), HasSubstr("test.toml:6: store.url: expected either path "
+                                          "(SQLite) or url (PostgreSQL), not both"));
+    EXPECT_THAT(error_of(both), ::testing::Not(HasSubstr("s3cret")));
+    const std::string mysql = error_of(postgres_config("mysql://app:s3cret@db/tr", ""));
+    EXPECT_THAT(mysql, HasSubstr("test.toml:5: store.url: expected a postgresql://"));
+    EXPECT_THAT(mysql, HasSubstr("mysql://app:[redacted]@db/tr"));
+    EXPECT_THAT(mysql, ::testing::Not(HasSubstr("s3cret")));
+}
+
+// serve with store.url and no reachable server: a startup error naming the URL, no password.
+TEST(ObservatoryOnPostgres, AnUnreachableStoreIsAStartupErrorWithoutThePassword) {
+    const std::string url = "postgresql://app:s3cret@127.0.0.1:" +
+                            std::to_string(testing::PostgresServer::free_port()) + "/tr";
+    try {
+        ServiceFixture s(postgres_config(url, ""));
+        ADD_FAILURE() << "started without its store";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("test.toml: store: postgresql://app:[redacted]@127.0.0.1"));
+        EXPECT_THAT(e.what(), HasSubstr("cannot connect"));
+        EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("s3cret")));
+    }
 }
 
 }  // namespace
