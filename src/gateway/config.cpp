@@ -299,7 +299,9 @@ void read_auth(const ConfigTable& a, GatewayConfig& c) {
         }
     }
     c.key_registry = a.get_string("registry", c.key_registry);
-    if (c.key_registry.empty()) a.fail("registry", "\"auto\", \"off\" or a file path");
+    if (c.key_registry.empty()) {
+        a.fail("registry", "\"auto\", \"off\", a file path or a postgresql:// URL");
+    }
     c.keys_refresh = ms(a, "refresh", c.keys_refresh);
     if (c.keys_refresh < std::chrono::milliseconds(100) ||
         c.keys_refresh > std::chrono::minutes(10)) {
@@ -472,10 +474,10 @@ std::string describe(const GatewayConfig& c, std::string_view services) {
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",
                        c.max_body_bytes, c.max_concurrent_per_key, c.heartbeat_interval.count());
-    if (!c.admin_keys.empty() || !c.key_registry_path.empty()) {
+    if (!c.admin_keys.empty() || !c.key_registry_shown.empty()) {
         out += fmt::format(
             "keys      {} admin key(s), registry {}, read every {} ms{}\n", c.admin_keys.size(),
-            c.key_registry_path.empty() ? std::string("none") : c.key_registry_path.string(),
+            c.key_registry_shown.empty() ? std::string("none") : c.key_registry_shown,
             c.keys_refresh.count(),
             c.limits_redis_url.empty() ? std::string(", limits per node")
                                        : ", limits shared in redis " +

@@ -1,8 +1,5 @@
 #include <tokenradar/keys/sqlite_key_registry.hpp>
 
-#include <boost/json/array.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -10,8 +7,6 @@
 
 namespace tokenradar::keys {
 namespace {
-
-namespace json = boost::json;
 
 // PRAGMA application_id of a key registry ("TRKY").
 constexpr std::int64_t kApplicationId = 0x54524b59;
@@ -51,24 +46,6 @@ std::string column_text(sqlite3_stmt* s, int index) {
     return p == nullptr ? std::string()
                         : std::string(reinterpret_cast<const char*>(p),
                                       static_cast<std::size_t>(sqlite3_column_bytes(s, index)));
-}
-
-std::string models_json(const std::vector<std::string>& models) {
-    json::array a;
-    for (const auto& m : models) a.emplace_back(m);
-    return json::serialize(a);
-}
-
-std::vector<std::string> models_of(const std::string& text) {
-    std::vector<std::string> models;
-    boost::system::error_code ec;
-    const json::value v = json::parse(text, ec);
-    if (const auto* a = v.if_array(); !ec && a != nullptr) {
-        for (const auto& m : *a) {
-            if (const auto* s = m.if_string()) models.emplace_back(*s);
-        }
-    }
-    return models;
 }
 
 // Undoes an open transaction unless committed.
@@ -199,7 +176,7 @@ Result<void> SqliteKeyRegistry::create(const VirtualKey& key, const AuditEntry& 
     bind_text(s, 1, key.id);
     bind_text(s, 2, key.spec.name);
     bind_text(s, 3, key.sha256);
-    bind_text(s, 4, models_json(key.spec.models));
+    bind_text(s, 4, models_to_json(key.spec.models));
     sqlite3_bind_int64(s, 5, key.spec.rpm);
     sqlite3_bind_int64(s, 6, key.spec.tpm);
     sqlite3_bind_int64(s, 7, key.spec.budget_tokens);
@@ -209,8 +186,7 @@ Result<void> SqliteKeyRegistry::create(const VirtualKey& key, const AuditEntry& 
     sqlite3_bind_int64(s, 11, key.revoked_us);
     if (sqlite3_step(s) != SQLITE_DONE) {
         if ((sqlite3_extended_errcode(db_) & 0xff) == SQLITE_CONSTRAINT) {
-            return Error(Errc::bad_request,
-                         fmt::format("name: an active key is already named '{}'", key.spec.name));
+            return name_taken(key.spec.name);
         }
         return error("insert the key");
     }
@@ -241,7 +217,7 @@ Result<std::vector<VirtualKey>> SqliteKeyRegistry::list(bool with_revoked) {
         k.id = column_text(s, 0);
         k.spec.name = column_text(s, 1);
         k.sha256 = column_text(s, 2);
-        k.spec.models = models_of(column_text(s, 3));
+        k.spec.models = models_from_json(column_text(s, 3));
         k.spec.rpm = sqlite3_column_int64(s, 4);
         k.spec.tpm = sqlite3_column_int64(s, 5);
         k.spec.budget_tokens = sqlite3_column_int64(s, 6);

@@ -1,5 +1,8 @@
 #include <tokenradar/keys/virtual_key.hpp>
 
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -98,6 +101,28 @@ bool is_key_id(std::string_view id) noexcept {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     }
     return true;
+}
+
+std::string models_to_json(const std::vector<std::string>& models) {
+    boost::json::array a;
+    for (const auto& m : models) a.emplace_back(m);
+    return boost::json::serialize(a);
+}
+
+std::vector<std::string> models_from_json(std::string_view text) {
+    std::vector<std::string> models;
+    boost::system::error_code ec;
+    const boost::json::value v = boost::json::parse(text, ec);
+    if (const auto* a = v.if_array(); !ec && a != nullptr) {
+        for (const auto& m : *a) {
+            if (const auto* s = m.if_string()) models.emplace_back(*s);
+        }
+    }
+    return models;
+}
+
+Error name_taken(std::string_view name) {
+    return Error(Errc::bad_request, fmt::format("name: an active key is already named '{}'", name));
 }
 
 }  // namespace tokenradar::keys

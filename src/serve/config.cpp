@@ -68,19 +68,33 @@ std::filesystem::path local_cache_path(const gateway::GatewayConfig& g, const St
     return path.replace_extension(".cache.db");
 }
 
-// The virtual key registry: a path as given; "auto" (with admin keys) beside the store
-// (tokenradar.db -> tokenradar.keys.db). Admin keys without a file to keep keys in are refused.
-std::filesystem::path key_registry_path(const gateway::GatewayConfig& g, const StoreConfig& store) {
-    if (!gateway::has_key_registry(g)) return {};
-    if (g.key_registry != "auto") return g.key_registry;
-    if (store.path.empty()) {
+bool is_postgres_url(std::string_view text) {
+    return text.starts_with("postgresql://") || text.starts_with("postgres://");
+}
+
+// The virtual key registry: a path or URL as given; "auto" (with admin keys) beside a SQLite
+// store (tokenradar.db -> tokenradar.keys.db) or in a PostgreSQL store's database. Admin keys
+// with nowhere to keep keys are refused.
+void resolve_key_registry(gateway::GatewayConfig& g, const StoreConfig& store) {
+    if (!gateway::has_key_registry(g)) return;
+    if (g.key_registry == "auto" && !store.url.empty()) {
+        g.key_registry_url = store.url;
+    } else if (is_postgres_url(g.key_registry)) {
+        g.key_registry_url = g.key_registry;
+    } else if (g.key_registry != "auto") {
+        g.key_registry_path = g.key_registry;
+    } else if (store.path.empty()) {
         throw ConfigError(fmt::format(
-            "{}: auth.registry: [[auth.admin_keys]] need a file to keep keys in: a path, or a "
-            "[store] path to put it beside",
+            "{}: auth.registry: [[auth.admin_keys]] need somewhere to keep keys: a file path, a "
+            "postgresql:// URL, or a [store] to put them beside",
             g.source));
+    } else {
+        g.key_registry_path = store.path;
+        g.key_registry_path.replace_extension(".keys.db");
     }
-    std::filesystem::path path = store.path;
-    return path.replace_extension(".keys.db");
+    g.key_registry_shown = g.key_registry_url.empty()
+                               ? g.key_registry_path.string()
+                               : "postgresql " + store::redact_postgres_url(g.key_registry_url);
 }
 
 }  // namespace
@@ -97,7 +111,7 @@ ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup&
     c.store = load_store(root.table("store"));
     c.gateway = gateway::load_gateway_config(root, getenv_fn);
     c.gateway.cache.local_path = local_cache_path(c.gateway, c.store);
-    c.gateway.key_registry_path = key_registry_path(c.gateway, c.store);
+    resolve_key_registry(c.gateway, c.store);
     // No providers and no models: an observatory that relays nothing, which is fine when it
     // serves the observatory.
     if (c.gateway.providers.empty() && !c.serves_observatory()) {

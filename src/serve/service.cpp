@@ -10,6 +10,7 @@
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/store/batch_writer.hpp>
+#include <tokenradar/store/postgres_key_registry.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -48,6 +49,25 @@ Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& s
     auto sqlite = store::SqliteStore::open(sc.path.string(), options);
     if (!sqlite) return sqlite.error();
     return std::unique_ptr<store::MeasurementStore>(std::move(*sqlite));
+}
+
+// The virtual key registry the configuration names (none: null). One that cannot be opened
+// stops the start, naming the setting.
+std::shared_ptr<keys::KeyRegistry> open_key_registry(const gateway::GatewayConfig& g) {
+    const auto refused = [&g](const Error& e) {
+        return ConfigError(fmt::format("{}: auth.registry: {}", g.source, e.message));
+    };
+    if (!g.key_registry_url.empty()) {
+        auto opened = store::PostgresKeyRegistry::open(g.key_registry_url);
+        if (!opened) throw refused(opened.error());
+        return std::move(*opened);
+    }
+    if (!g.key_registry_path.empty()) {
+        auto opened = keys::SqliteKeyRegistry::open(g.key_registry_path.string());
+        if (!opened) throw refused(opened.error());
+        return std::move(*opened);
+    }
+    return nullptr;
 }
 
 }  // namespace
@@ -97,14 +117,7 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         cache_tier_ = std::move(*tier);
         hooks.cache_tier = cache_tier_;
     }
-    if (const auto& path = config_.gateway.key_registry_path; !path.empty()) {
-        auto registry = keys::SqliteKeyRegistry::open(path.string());
-        if (!registry) {
-            throw ConfigError(fmt::format("{}: auth.registry: {}", config_.gateway.source,
-                                          registry.error().message));
-        }
-        hooks.key_registry = std::move(*registry);
-    }
+    hooks.key_registry = open_key_registry(config_.gateway);
     const StoreConfig& sc = config_.store;
     if (!sc.path.empty() || !sc.url.empty()) {
         Result<std::unique_ptr<store::MeasurementStore>> opened =

@@ -265,4 +265,17 @@ Result<void> PgConnection::prepare(std::string_view what, const std::string& nam
     return {};
 }
 
+Result<void> PgConnection::commit(std::string_view what) {
+    auto committed = exec(fmt::format("{}: commit", what), "COMMIT");
+    if (!committed) return committed.error();
+    if (std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
+        return Error(Errc::internal, fmt::format("{}: {}: rolled back", name_, what));
+    }
+    return {};
+}
+
+void PgConnection::rollback(std::string_view what) {
+    if (connected()) (void)exec(what, "ROLLBACK");
+}
+
 }  // namespace tokenradar::store

@@ -111,6 +111,12 @@ class PgConnection {
                                    ExecStatusType expect);
     Result<void> prepare(std::string_view what, const std::string& name, const std::string& sql,
                          const PgParams& params);
+    // COMMIT of the open transaction. One that failed earlier answers ROLLBACK without an
+    // error: Errc::internal ("rolled back") then.
+    Result<void> commit(std::string_view what);
+    // ROLLBACK of the open transaction, if still connected (errors are moot: the transaction
+    // is over either way).
+    void rollback(std::string_view what);
 
   private:
     struct ConnDeleter {

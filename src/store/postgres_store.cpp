@@ -201,34 +201,26 @@ Result<void> PostgresStore::in_transaction(std::string_view what, Begin begin,
         : begin == Begin::read ? std::string("BEGIN READ ONLY")
                                : std::string("BEGIN");
     const ExecStatusType begin_status = begin == Begin::insert ? PGRES_TUPLES_OK : PGRES_COMMAND_OK;
-    const auto rollback = [&] {
-        if (db_->connected()) (void)db_->exec(what, "ROLLBACK");
-    };
     for (int attempt = 0;; ++attempt) {
         if (auto up = ready(); !up) return up.error();
         auto begun = db_->exec(what, begin_sql, begin_status);
         if (begun) break;
         const bool lost = !db_->connected();
-        rollback();  // BEGIN may have run before the lock failed
+        db_->rollback(what);  // BEGIN may have run before the lock failed
         Error error = failed(begun.error());
         if (!lost || attempt > 0) return error;
     }
     try {
         if (auto done = body(); !done) {
-            rollback();
+            db_->rollback(what);
             return failed(done.error());
         }
     } catch (...) {
-        rollback();
+        db_->rollback(what);
         throw;
     }
-    auto committed = db_->exec(fmt::format("{}: commit", what), "COMMIT");
-    // COMMIT of a transaction that failed answers "ROLLBACK" without an error.
-    if (committed && std::string_view(PQcmdStatus(committed->get())) != "COMMIT") {
-        return Error(Errc::internal, fmt::format("{}: {}: rolled back", db_->name(), what));
-    }
-    if (!committed) {
-        rollback();
+    if (auto committed = db_->commit(what); !committed) {
+        db_->rollback(what);
         return failed(committed.error());
     }
     return {};

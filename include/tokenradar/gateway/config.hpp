@@ -116,11 +116,15 @@ struct GatewayConfig {
     std::vector<ClientKey> client_keys;
     // Who may use the admin API (/admin/v1/keys): its own keys, never a client key's.
     std::vector<ClientKey> admin_keys;
-    // The virtual key registry (README "Keys, limits and budgets"): "auto" (beside the
-    // store, tokenradar.db -> tokenradar.keys.db, when admin_keys are set), "off", or a path.
+    // The virtual key registry (README "Keys, limits and budgets"): "auto" (when admin_keys
+    // are set: beside a SQLite store, tokenradar.db -> tokenradar.keys.db; in a PostgreSQL
+    // store's database), "off", a file path or a postgresql:// URL.
     std::string key_registry = "auto";
-    // `key_registry` resolved by serve::load_serve_config ("" = none).
+    // `key_registry` resolved by serve::load_serve_config: a SQLite file or a PostgreSQL URL
+    // (neither = none), and how the startup summary names it (a URL's password redacted).
     std::filesystem::path key_registry_path;
+    std::string key_registry_url;
+    std::string key_registry_shown;
     // How often a node reads the registry (keys created, rotated or revoked elsewhere; every
     // node's usage) and writes its own usage: the staleness bound of another node's change.
     std::chrono::milliseconds keys_refresh{2'000};

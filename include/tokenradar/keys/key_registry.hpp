@@ -1,7 +1,8 @@
 #pragma once
-// Where virtual keys live, shared by every gateway node that reads it: the interface, so that
-// a PostgreSQL registry can follow the SQLite one (sqlite_key_registry.hpp) for nodes on
-// several hosts. Every change is one transaction with its audit entry.
+// Where virtual keys live, shared by every gateway node that reads it: the interface of the
+// SQLite registry (sqlite_key_registry.hpp, nodes on one host) and the PostgreSQL one
+// (store/postgres_key_registry.hpp, nodes on several hosts). Every change is one transaction with
+// its audit entry.
 //
 // Threads: implementations are thread-safe, and every call blocks (disk, network): the
 // gateway calls them on a thread of its own (`tr-keys`), never on an I/O thread. Errors are

@@ -71,6 +71,13 @@ BudgetPeriod usage_period(const KeySpec& spec) noexcept;
 std::int64_t period_start_us(BudgetPeriod period, std::int64_t now_us) noexcept;
 std::int64_t period_end_us(BudgetPeriod period, std::int64_t now_us) noexcept;
 
+// `models` as every registry stores them: a JSON array of names, and back (anything that is
+// not an array of strings reads as no names: all models).
+std::string models_to_json(const std::vector<std::string>& models);
+std::vector<std::string> models_from_json(std::string_view text);
+// What every registry answers for a second active key of one name (Errc::bad_request).
+Error name_taken(std::string_view name);
+
 // A new key: "trk_" and 43 base64url characters (256 random bits from OpenSSL's CSPRNG).
 std::string new_secret();
 // A new key id: "key_" and 16 hex digits (64 random bits).

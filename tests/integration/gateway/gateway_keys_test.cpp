@@ -393,6 +393,18 @@ upstreams = ["p/x"]
     const auto beside =
         testing::serve_config("[store]\npath = \"/tmp/x/tr.db\"\n[auth]\n" + admin + model);
     EXPECT_EQ(beside.gateway.key_registry_path, "/tmp/x/tr.keys.db");
+    // Beside a PostgreSQL store, "auto" is that database; a URL names another one.
+    const auto in_pg = testing::serve_config(
+        "[store]\nurl = \"postgresql://tr:s3cret@db.internal/tr\"\n[auth]\n" + admin + model);
+    EXPECT_EQ(in_pg.gateway.key_registry_url, "postgresql://tr:s3cret@db.internal/tr");
+    EXPECT_TRUE(in_pg.gateway.key_registry_path.empty());
+    EXPECT_EQ(in_pg.gateway.key_registry_shown,
+              "postgresql postgresql://tr:[redacted]@db.internal/tr");
+    const auto elsewhere = testing::serve_config(
+        "[store]\npath = \"/tmp/x/tr.db\"\n[auth]\nregistry = \"postgres://k@10.0.0.9/keys\"\n" +
+        admin + model);
+    EXPECT_EQ(elsewhere.gateway.key_registry_url, "postgres://k@10.0.0.9/keys");
+    EXPECT_TRUE(elsewhere.gateway.key_registry_path.empty());
     EXPECT_TRUE(beside.gateway.client_keys.empty());  // every client key may be virtual
     // An admin key must not also be a client key.
     const std::string both = "[store]\npath = \"\"\n[auth]\nregistry = \"/tmp/k.db\"\n" + admin +
