@@ -21,6 +21,8 @@ packages=(
     # the PostgreSQL store's tests and benchmark initdb their own server (as the postgres
     # user the package creates) on a free loopback port
     postgresql-15
+    # the several-nodes test puts nginx in front of three serve nodes
+    nginx-light
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)
     chromium
 )

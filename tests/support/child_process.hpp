@@ -56,6 +56,10 @@ class Child {
     // SIGTERM, then the exit code (-1 when it did not exit by itself within `limit`).
     int terminate(std::chrono::seconds limit) {
         ::kill(pid_, SIGTERM);
+        return wait(limit);
+    }
+    // The exit code once it exits by itself (-1 when it has not within `limit`, or was killed).
+    int wait(std::chrono::seconds limit) {
         const auto deadline = std::chrono::steady_clock::now() + limit;
         while (std::chrono::steady_clock::now() < deadline) {
             int status = 0;
