@@ -247,6 +247,12 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
 }
 
 Result<std::string> emit_openai_request(const ChatRequest& req) {
+    auto o = openai_request_json(req);
+    if (!o) return o.error();
+    return json::serialize(*o);
+}
+
+Result<json::object> openai_request_json(const ChatRequest& req) {
     json::object o;
     o["model"] = req.model;
     json::array messages;
@@ -270,7 +276,7 @@ Result<std::string> emit_openai_request(const ChatRequest& req) {
         o["stream"] = true;
         if (req.include_usage) o["stream_options"] = json::object{{"include_usage", true}};
     }
-    return json::serialize(o);
+    return o;
 }
 
 }  // namespace tokenradar::dialect

@@ -42,6 +42,9 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 enum class RouteId {
     chat,
     messages,
+    gemini_generate,
+    gemini_models,
+    gemini_model,
     embeddings,
     models,
     model,
@@ -58,6 +61,7 @@ enum class Match {
     exact,
     prefix,  // the path starts with it ("/api/" itself included)
     under,   // the path starts with it and goes on ("/v1/models/{id}")
+    method,  // under, and the rest holds a ':' (Gemini's "/v1beta/models/{model}:{method}")
 };
 struct Route {
     std::string_view path;
@@ -69,9 +73,13 @@ struct Route {
 constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
-constexpr std::array<Route, 13> kRoutes{{
+constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
+constexpr std::array<Route, 16> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
+    {kGeminiModelsPrefix, Match::method, RouteId::gemini_generate, true},
+    {"/v1beta/models", Match::exact, RouteId::gemini_models, false},
+    {kGeminiModelsPrefix, Match::under, RouteId::gemini_model, false},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
     {"/v1/models", Match::exact, RouteId::models, false},
     {kModelsPrefix, Match::under, RouteId::model, false},
@@ -90,13 +98,30 @@ constexpr std::size_t kAdminMaxBody = 16 * 1024;
 
 const Route* route(std::string_view path) {
     for (const Route& r : kRoutes) {
-        const bool hit = r.match == Match::exact ? path == r.path
-                         : r.match == Match::prefix
-                             ? path.starts_with(r.path)
-                             : path.size() > r.path.size() && path.starts_with(r.path);
+        bool hit = r.match == Match::exact ? path == r.path
+                   : r.match == Match::prefix
+                       ? path.starts_with(r.path)
+                       : path.size() > r.path.size() && path.starts_with(r.path);
+        if (hit && r.match == Match::method)
+            hit = path.find(':', r.path.size()) != std::string_view::npos;
         if (hit) return &r;
     }
     return nullptr;
+}
+
+// The dialect of a door's clients: what its answers, errors included, are re-encoded in.
+std::optional<dialect::Api> door_api(const Route* r) {
+    if (r == nullptr) return std::nullopt;
+    switch (r->id) {
+        case RouteId::messages:
+            return dialect::Api::anthropic;
+        case RouteId::gemini_generate:
+        case RouteId::gemini_models:
+        case RouteId::gemini_model:
+            return dialect::Api::gemini;
+        default:
+            return std::nullopt;
+    }
 }
 
 // A route that takes a body (the head check's question before a large body is read).
@@ -154,32 +179,8 @@ std::optional<std::string_view> cors_origin(const GatewayConfig& config,
     return std::nullopt;
 }
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// "%2F" and the like in the model id of GET /v1/models/{id} (ids may hold '/').
-std::string percent_decoded(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        const int hi = s[i] == '%' && i + 2 < s.size() ? hex_digit(s[i + 1]) : -1;
-        const int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
-        if (lo >= 0) {
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += s[i];
-        }
-    }
-    return out;
-}
-
-// The client key presented as `Authorization: Bearer KEY` or `x-api-key: KEY` (the Anthropic
-// SDK's way): one of the configuration's
+// The client key presented as `Authorization: Bearer KEY`, `x-api-key: KEY` (the Anthropic
+// SDK's way), `x-goog-api-key: KEY` or `?key=KEY` (Google's): one of the configuration's
 // (compared by SHA-256 in constant time), else a virtual key (its digest looked up in the
 // book's table); neither when absent or unknown.
 struct Caller {
@@ -196,6 +197,11 @@ Caller find_caller(const Gateway::Impl& gw, const net::Request& request) {
     } else if (const auto key = request.find("x-api-key");
                key != request.end() && !key->value().empty()) {
         digest = net::hash_api_key(key->value());
+    } else if (const auto goog = request.find("x-goog-api-key");
+               goog != request.end() && !goog->value().empty()) {
+        digest = net::hash_api_key(goog->value());
+    } else if (const auto in_url = query_key(request.target()); in_url && !in_url->empty()) {
+        digest = net::hash_api_key(*in_url);
     }
     if (!digest) return caller;
     caller.config_key = net::find_digest(*digest, gw.config.client_keys).value_or(kNoKey);
@@ -204,7 +210,8 @@ Caller find_caller(const Gateway::Impl& gw, const net::Request& request) {
 }
 
 constexpr std::string_view kMissingKey =
-    "missing or unknown key: send Authorization: Bearer <your TokenRadar key> (or x-api-key)";
+    "missing or unknown key: send Authorization: Bearer <your TokenRadar key> (or x-api-key, "
+    "x-goog-api-key)";
 
 // What the client of a door of another dialect gets: the relay's OpenAI answers re-encoded.
 class DialectFilter final : public net::BodyFilter {
@@ -465,8 +472,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     // A door of another dialect answers in it from here on, errors included.
     // On the heap: the chat route's coroutine frame stays the size it was without doors.
     std::unique_ptr<DialectFilter> door;
-    if (r != nullptr && r->id == RouteId::messages) {
-        door = std::make_unique<DialectFilter>(dialect::Api::anthropic);
+    if (const auto api = door_api(r)) {
+        door = std::make_unique<DialectFilter>(*api);
         writer.set_filter(door.get());
     }
     if (auto refused = foreign_host(gw.config, request)) {
@@ -479,8 +486,9 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         if (method == http::verb::options) {  // a preflight from an allowed origin
             headers.emplace_back("access-control-allow-methods", "GET, POST, OPTIONS");
             headers.emplace_back("access-control-allow-headers",
-                                 "authorization, x-api-key, anthropic-version, content-type, "
-                                 "x-tokenradar-task, cache-control");
+                                 "authorization, x-api-key, anthropic-version, x-goog-api-key, "
+                                 "x-goog-api-client, content-type, x-tokenradar-task, "
+                                 "cache-control");
             headers.emplace_back("access-control-max-age", "600");
             co_await writer.send(http::status::no_content, {}, {}, headers);
             co_return;
@@ -585,6 +593,13 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
     }
+    if (r->id == RouteId::gemini_models || r->id == RouteId::gemini_model) {
+        const std::string_view id = r->id == RouteId::gemini_model
+                                        ? path.substr(kGeminiModelsPrefix.size())
+                                        : std::string_view();
+        co_await send_gemini_models(gw, writer, id, std::move(headers));
+        co_return;
+    }
     if (r->id == RouteId::model) {
         const std::string id = percent_decoded(path.substr(kModelsPrefix.size()));
         if (const VirtualModel* model = gw.config.find_model(id)) {
@@ -615,8 +630,11 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     metrics_.request_started();
     try {
         if (r->id == RouteId::chat || r->id == RouteId::messages) {
-            const auto api = door ? dialect::Api::anthropic : dialect::Api::openai;
-            co_await relay_chat(gw, request, writer, request_id, headers, key, api);
+            ClientDoor from;
+            if (door) from.api = dialect::Api::anthropic;
+            co_await relay_chat(gw, request, writer, request_id, headers, key, from);
+        } else if (r->id == RouteId::gemini_generate) {
+            co_await relay_gemini(gw, request, writer, request_id, headers, key);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id, key);
         }

@@ -107,14 +107,43 @@ awaitable<void> handle_admin(Gateway::Impl& gw, net::Request& request, net::Resp
 awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc code,
                            std::string message, net::HeaderList headers);
 
-// POST /v1/chat/completions (and the doors of other dialects: `client_api`, whose writer
+// The dialect a chat request came in through (its door), and what Gemini's URL path says of
+// it: the model and whether it streams.
+struct ClientDoor {
+    dialect::Api api = dialect::Api::openai;
+    std::string_view model;  // Gemini only
+    bool stream = false;     // Gemini only
+};
+
+// POST /v1/chat/completions (and the doors of other dialects: `door`, whose writer
 // re-encodes the answer, dialect/egress.hpp), after auth and limits. `headers`:
 // base_headers(request_id), already built by the caller; each attempt appends its own and
 // leaves them for the answer. `key`: who is asking (the cache's scope, a virtual key's limits
 // and token count).
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
                            std::string request_id, net::HeaderList& headers, RequestKey& key,
-                           dialect::Api client_api);
+                           ClientDoor door);
+
+// The Gemini door's paths (doors.cpp). "/v1beta/models/{model}:{method}[?alt=sse]": the
+// model (percent-decoded) and whether the method streams; bad_request naming what is wrong
+// (a method other than generateContent / streamGenerateContent, a stream without alt=sse).
+struct GeminiCall {
+    std::string model;
+    bool stream = false;
+};
+Result<GeminiCall> gemini_call(std::string_view target);
+// POST /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse: the path's
+// model and method, then relay_chat as a Gemini door's request.
+awaitable<void> relay_gemini(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
+                             std::string request_id, net::HeaderList& headers, RequestKey& key);
+// GET /v1beta/models (`id` empty) and /v1beta/models/{id}: the virtual models as Gemini Model
+// resources (its writer's filter is taken off for the answer; a 404 goes through it).
+awaitable<void> send_gemini_models(Gateway::Impl& gw, net::ResponseWriter& writer,
+                                   std::string_view id, net::HeaderList headers);
+// The `key` query parameter (Google's other way to send an API key), percent-decoded.
+std::optional<std::string> query_key(std::string_view target);
+// "%2F" and the like in a model id of a path (ids may hold '/').
+std::string percent_decoded(std::string_view s);
 
 // Answers a cache hit (cache_replay.cpp) and records it.
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,

@@ -580,8 +580,9 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
                            std::string request_id, net::HeaderList& headers, RequestKey& key,
-                           Api client_api) {
-    auto chat = dialect::parse_client_request(client_api, request.body());
+                           ClientDoor door) {
+    const Api client_api = door.api;
+    auto chat = dialect::parse_client_request(client_api, request.body(), door.model, door.stream);
     // An OpenAI upstream gets an OpenAI client's own bytes; any other client's request is
     // serialized from its OpenAI equivalent (chat->original).
     const std::string_view client_text =

@@ -1,13 +1,17 @@
 // libFuzzer target: the gateway's doors for clients of other dialects (egress.hpp). The first
-// input byte is a selector, the rest the body.
+// input byte is a selector, the rest the body. Bit 2 picks the door: Gemini when set, else
+// Anthropic.
 //
-// Selector bit 0 set, stream mode: bits 4-7 pick the chunk size. The body goes through an
-// Anthropic Egress as the relay's OpenAI stream (comments included), then end(). What the
-// client gets must parse as SSE whose every event carries JSON with a "type" naming the
-// event, ending with message_stop or error and nothing after it.
+// Selector bit 0 set, stream mode: bits 4-7 pick the chunk size. The body goes through the
+// door's Egress as the relay's OpenAI stream (comments included), then end(). What the
+// client gets must parse as SSE, ending with the dialect's last event and nothing after it:
+// Anthropic, events whose JSON "type" names the event, the last message_stop or error;
+// Gemini, JSON objects with candidates or an error, the last one with a finishReason or the
+// error (comments may follow: clients skip them).
 // Bit 0 clear: the body as a whole answer (status 200 or an error status from bits 1-7) must
-// come out as JSON with a valid status; and as an Anthropic request, parse_client_request
-// must either fail with a message or give an `original` that the OpenAI parser accepts.
+// come out as JSON with a valid status; and as the door's request (Gemini: streamed when bit
+// 3 is set), parse_client_request must either fail with a message or give an `original` that
+// the OpenAI parser accepts.
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/egress.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
@@ -38,9 +42,33 @@ boost::json::value parse_json(std::string_view text, bool& ok) {
     return v;
 }
 
+Api door_of(std::uint8_t selector) { return selector & 4 ? Api::gemini : Api::anthropic; }
+
+// Whether an Anthropic event is well formed; `over` when it is the last one.
+bool anthropic_event(const sse::SseEvent& e, const boost::json::object& o, bool& over) {
+    const auto* type = o.if_contains("type");
+    over = e.event == "message_stop" || e.event == "error";
+    return type != nullptr && type->is_string() && type->get_string() == e.event;
+}
+
+// Whether a Gemini chunk is well formed; `over` when it is the last one.
+bool gemini_chunk(const boost::json::object& o, bool& over) {
+    if (const auto* error = o.if_contains("error")) {
+        over = true;
+        return error->is_object() && error->get_object().contains("status");
+    }
+    const auto* candidates = o.if_contains("candidates");
+    if (candidates == nullptr || !candidates->is_array() || candidates->get_array().empty())
+        return false;
+    const auto& first = candidates->get_array()[0];
+    over = first.is_object() && first.get_object().contains("finishReason");
+    return first.is_object() && first.get_object().contains("content");
+}
+
 void fuzz_stream(std::uint8_t selector, std::string_view body) {
     const std::size_t chunk = 1 + (selector >> 4) * 7;
-    Egress egress(Api::anthropic);
+    const Api api = door_of(selector);
+    Egress egress(api);
     std::string out;
     for (std::string_view rest = body; !rest.empty();) {
         const std::size_t n = chunk < rest.size() ? chunk : rest.size();
@@ -49,16 +77,21 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
     }
     egress.end(out);
 
-    sse::SseParser client;
+    sse::SseParser::Options options;
+    options.expose_comments = true;
+    sse::SseParser client(options);
     bool over = false;
     auto fed = client.feed(out, [&](const sse::SseEvent& e) {
+        if (e.is_comment) {
+            check(api == Api::gemini);
+            return;
+        }
         check(!over);
         bool ok = false;
         const auto v = parse_json(e.data, ok);
         check(ok && v.is_object());
-        const auto* type = v.as_object().if_contains("type");
-        check(type != nullptr && type->is_string() && type->get_string() == e.event);
-        over = e.event == "message_stop" || e.event == "error";
+        check(api == Api::gemini ? gemini_chunk(v.as_object(), over)
+                                 : anthropic_event(e, v.as_object(), over));
     });
     check(fed.has_value());
     check(!client.finish());
@@ -66,7 +99,8 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
 }
 
 void fuzz_whole(std::uint8_t selector, std::string_view body) {
-    const Egress egress(Api::anthropic);
+    const Api api = door_of(selector);
+    const Egress egress(api);
     int status = selector < 64 ? 200 : 400 + selector % 200;
     std::string content_type = "application/json";
     std::string out(body);
@@ -77,7 +111,7 @@ void fuzz_whole(std::uint8_t selector, std::string_view body) {
         (void)parse_json(out, ok);
         check(ok);
     }
-    auto request = parse_client_request(Api::anthropic, body);
+    auto request = parse_client_request(api, body, "m", (selector & 8) != 0);
     if (!request) {
         check(!request.error().message.empty());
         return;

@@ -1,5 +1,6 @@
 #pragma once
-// The gateway's doors for clients of other dialects: their request as the relay takes it, and
+// The gateway's doors for clients of other dialects (Anthropic Messages, Gemini
+// generateContent): their request as the relay takes it, and
 // the relay's answer (OpenAI Chat Completions: whole bodies, error bodies, streams) re-encoded
 // in the client's dialect. The relay, the cache, routing and metering stay in one dialect;
 // only the edges differ. Pure functions and a state machine over bytes: no I/O, no clock.
@@ -21,7 +22,11 @@ namespace tokenradar::dialect {
 // `original` the equivalent OpenAI Chat Completions request (the relay's own dialect: the
 // cache's key, make_upstream_call's field checks, an OpenAI upstream's body) and usage
 // always asked for (the client's dialect reports it). Errors name the client's fields.
-Result<ChatRequest> parse_client_request(Api client_api, std::string_view body);
+// `model` and `stream` are Gemini's, from its URL path. Gemini pairs a functionResponse with
+// its functionCall by name (ids are optional there): calls without an id get one, and each
+// response the id of the first unanswered call of its name in the model turn before it.
+Result<ChatRequest> parse_client_request(Api client_api, std::string_view body,
+                                         std::string_view model = {}, bool stream = false);
 
 // The relay's output re-encoded for a client of `client_api` (not OpenAI). One per response.
 class Egress {
@@ -36,7 +41,8 @@ class Egress {
     // that is not a chat.completion becomes a 502 error naming why.
     void whole(int& status, std::string& content_type, std::string& body) const;
     // A stream's bytes (any split): its events, decoded and encoded in the dialect, appended
-    // to `out`. A heartbeat comment becomes the dialect's keep-alive (Anthropic's ping). An
+    // to `out`. A heartbeat comment becomes the dialect's keep-alive (Anthropic's ping; Gemini
+    // clients skip comments, so it stays one). An
     // event that cannot be decoded ends the client's stream with an error event.
     void stream(std::string_view bytes, std::string& out);
     // The end of the stream: the dialect's terminal events, if the stream did not end itself.

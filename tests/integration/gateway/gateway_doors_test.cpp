@@ -1,7 +1,7 @@
 // The gateway's doors for clients of other dialects (dialect/egress.hpp): an Anthropic
-// Messages client -> tokenradar serve -> sims of every dialect. The answer is checked event
-// by event in the client's dialect, against what the OpenAI door says for the same prompt,
-// and on the records the gateway writes.
+// Messages or a Gemini generateContent client -> tokenradar serve -> sims of every dialect. The
+// answer is checked event by event in the client's dialect, against what the OpenAI door says for
+// the same prompt, and on the records the gateway writes.
 
 #include <tokenradar/gateway/gateway_server.hpp>
 
@@ -10,6 +10,7 @@
 
 #include <tokenradar/dialect/anthropic.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/gemini.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
 
@@ -193,8 +194,8 @@ TEST(AnthropicDoor, ErrorsComeInAnthropicShape) {
     EXPECT_EQ(error_type(get), "invalid_request_error");
 }
 
-TEST(AnthropicDoor, TakesTheClientKeyAsXApiKey) {
-    SimFixture sim("instant");
+// The three dialects behind a listener that wants the client key "tr-client-key".
+std::string keyed_config(const SimFixture& sim) {
     std::string config = three_dialects_config(sim.base_url());
     const std::string keyed = R"(
 [auth]
@@ -204,7 +205,12 @@ name = "team"
 sha256 = ")" + net::hash_api_key("tr-client-key") +
                               "\"\n";
     config.replace(config.find("[auth]\nmode = \"none\"\n"), 21, keyed);
-    GatewayFixture gw(config);
+    return config;
+}
+
+TEST(AnthropicDoor, TakesTheClientKeyAsXApiKey) {
+    SimFixture sim("instant");
+    GatewayFixture gw(keyed_config(sim));
     const std::string body = messages_body("via-anthropic", false, 5);
     auto none = testing::post_json(gw.url("/v1/messages"), body);
     EXPECT_EQ(none.status, 401u);
@@ -216,6 +222,259 @@ sha256 = ")" + net::hash_api_key("tr-client-key") +
     auto bearer = testing::post_json(gw.url("/v1/messages"), body,
                                      {{"authorization", "Bearer tr-client-key"}});
     EXPECT_EQ(bearer.status, 200u) << bearer.body;
+}
+
+// --- The Gemini door ---
+
+std::string generate_body(int max_tokens) {
+    return json::serialize(json::object{
+        {"systemInstruction",
+         json::object{{"parts", json::array{json::object{{"text", "Be brief."}}}}}},
+        {"contents",
+         json::array{json::object{{"role", "user"},
+                                  {"parts", json::array{json::object{{"text", kPrompt}}}}}}},
+        {"generationConfig", json::object{{"maxOutputTokens", max_tokens}}}});
+}
+
+net::Url gemini_url(GatewayFixture& gw, std::string_view model, bool stream) {
+    return gw.url(dialect::gemini_path(model, stream));
+}
+
+// A Gemini stream as the Google GenAI SDK reads it: every event's data is a
+// GenerateContentResponse; the text, the last chunk's finish reason and usage.
+struct GeminiStream {
+    std::size_t chunks = 0;
+    std::string text;
+    std::string finish_reason;
+    std::optional<std::int64_t> output_tokens;
+    std::optional<std::int64_t> prompt_tokens;
+    std::vector<json::object> calls;
+    bool all_responses = true;  // every chunk has candidates[0].content.parts
+    std::optional<json::object> error;
+};
+GeminiStream read_gemini_stream(const std::string& body) {
+    GeminiStream s;
+    sse::SseParser parser;
+    (void)parser.feed(body, [&](const sse::SseEvent& e) {
+        ++s.chunks;
+        boost::system::error_code ec;
+        auto v = json::parse(e.data, ec);
+        if (ec || !v.is_object()) {
+            s.all_responses = false;
+            return;
+        }
+        const auto& o = v.as_object();
+        if (const auto* error = o.if_contains("error")) {
+            s.error = error->as_object();
+            return;
+        }
+        const auto* candidates = o.if_contains("candidates");
+        if (candidates == nullptr || !candidates->is_array() || candidates->as_array().empty()) {
+            s.all_responses = false;
+            return;
+        }
+        const auto& candidate = candidates->as_array()[0].as_object();
+        for (const auto& part : candidate.at("content").at("parts").as_array()) {
+            if (const auto* text = part.as_object().if_contains("text"))
+                s.text += text->as_string();
+            if (const auto* call = part.as_object().if_contains("functionCall"))
+                s.calls.push_back(call->as_object());
+        }
+        if (const auto* finish = candidate.if_contains("finishReason"))
+            s.finish_reason = finish->as_string();
+        if (const auto* usage = o.if_contains("usageMetadata")) {
+            const auto& u = usage->as_object();
+            s.prompt_tokens = u.at("promptTokenCount").to_number<std::int64_t>();
+            if (const auto* out = u.if_contains("candidatesTokenCount"))
+                s.output_tokens = out->to_number<std::int64_t>();
+        }
+    });
+    return s;
+}
+
+// {"code", "message", "status"} of a Gemini error body, or a status naming what came instead.
+std::string gemini_status(const testing::Fetched& f) {
+    boost::system::error_code ec;
+    auto v = json::parse(f.body, ec);
+    const json::value* error = ec || !v.is_object() ? nullptr : v.as_object().if_contains("error");
+    if (error == nullptr || !error->is_object() || !error->as_object().contains("status") ||
+        error->as_object().at("code") != static_cast<std::int64_t>(f.status)) {
+        return "(not a Gemini error: " + f.body + ")";
+    }
+    return std::string(error->at("status").as_string());
+}
+
+TEST(GeminiDoor, StreamsFromEveryUpstreamDialectAsGeminiChunks) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    for (const auto& model : kModels) {
+        SCOPED_TRACE(model);
+        auto f = testing::post_json(gemini_url(gw, model, true), generate_body(25));
+        ASSERT_EQ(f.status, 200u) << f.body;
+        EXPECT_EQ(header(f, "content-type"), "text/event-stream");
+        EXPECT_FALSE(header(f, "x-tokenradar-request-id").empty());
+        const auto s = read_gemini_stream(f.body);
+        EXPECT_TRUE(s.all_responses) << f.body;
+        EXPECT_GT(s.chunks, 3u) << f.body;
+        EXPECT_EQ(s.text, openai_door_text(gw, model, 25));
+        EXPECT_FALSE(s.text.empty());
+        EXPECT_EQ(s.finish_reason, "MAX_TOKENS");
+        EXPECT_EQ(s.output_tokens, 25);
+        EXPECT_GT(s.prompt_tokens.value_or(0), 0);
+        EXPECT_FALSE(s.error.has_value());
+    }
+    // One streamed and one whole request per model, each measured like the OpenAI door's.
+    auto records = gw.records().wait_for(6);
+    ASSERT_EQ(records.size(), 6u);
+    for (const auto& m : records) {
+        EXPECT_EQ(m.status, RequestStatus::ok);
+        EXPECT_EQ(m.output_tokens, 25);
+        EXPECT_EQ(m.token_source, TokenSource::usage);
+    }
+    EXPECT_TRUE(records[0].labels.stream);
+    EXPECT_TRUE(records[0].t.first_token.has_value());
+}
+
+TEST(GeminiDoor, AnswersWholeResponses) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    for (const auto& model : kModels) {
+        SCOPED_TRACE(model);
+        auto f = testing::post_json(gemini_url(gw, model, false), generate_body(12));
+        ASSERT_EQ(f.status, 200u) << f.body;
+        EXPECT_EQ(header(f, "content-type"), "application/json");
+        auto response = dialect::parse_gemini_response(f.body);
+        ASSERT_TRUE(response) << f.body;
+        EXPECT_EQ(response->text, openai_door_text(gw, model, 12));
+        EXPECT_EQ(response->usage.output_tokens, 12);
+        EXPECT_EQ(response->finish_reason, dialect::FinishReason::length);
+    }
+}
+
+TEST(GeminiDoor, FunctionCallsAndTheirResponsesRoundTrip) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    const json::object weather{
+        {"name", "get_weather"},
+        {"parametersJsonSchema",
+         json::object{{"type", "object"},
+                      {"properties", json::object{{"city", json::object{{"type", "string"}}}}},
+                      {"required", json::array{"city"}}}}};
+    const json::object forced{
+        {"tools", json::array{json::object{{"functionDeclarations", json::array{weather}}}}},
+        {"toolConfig",
+         json::object{{"functionCallingConfig",
+                       json::object{{"mode", "ANY"},
+                                    {"allowedFunctionNames", json::array{"get_weather"}}}}}}};
+    const auto ask = [&] {
+        json::object body = forced;
+        body["contents"] = json::array{json::object{
+            {"role", "user"}, {"parts", json::array{json::object{{"text", "Weather in Oslo?"}}}}}};
+        return json::serialize(body);
+    };
+    for (const auto& model : kModels) {
+        SCOPED_TRACE(model);
+        auto streamed = testing::post_json(gemini_url(gw, model, true), ask());
+        ASSERT_EQ(streamed.status, 200u) << streamed.body;
+        const auto s = read_gemini_stream(streamed.body);
+        ASSERT_EQ(s.calls.size(), 1u) << streamed.body;
+        EXPECT_EQ(s.calls[0].at("name"), "get_weather");
+        EXPECT_TRUE(s.calls[0].at("args").as_object().at("city").is_string()) << streamed.body;
+        EXPECT_EQ(s.finish_reason, "STOP");
+
+        auto whole = testing::post_json(gemini_url(gw, model, false), ask());
+        ASSERT_EQ(whole.status, 200u) << whole.body;
+        auto v = json::parse(whole.body);
+        // The model's turn goes back as it came, then a response naming the function, no id.
+        json::value turn = v.at("candidates").at(0).at("content");
+        json::object body = forced;
+        body.erase("toolConfig");
+        body["contents"] = json::array{
+            json::object{{"role", "user"},
+                         {"parts", json::array{json::object{{"text", "Weather in Oslo?"}}}}},
+            turn,
+            json::object{
+                {"role", "user"},
+                {"parts", json::array{json::object{
+                              {"functionResponse",
+                               json::object{{"name", "get_weather"},
+                                            {"response", json::object{{"result", "Sunny"}}}}}}}}}};
+        auto answer = testing::post_json(gemini_url(gw, model, false), json::serialize(body));
+        ASSERT_EQ(answer.status, 200u) << answer.body;
+        auto response = dialect::parse_gemini_response(answer.body);
+        ASSERT_TRUE(response) << answer.body;
+        EXPECT_FALSE(response->text.empty()) << answer.body;
+    }
+}
+
+TEST(GeminiDoor, ErrorsComeInGeminiShape) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    auto unknown = testing::post_json(gemini_url(gw, "nope", false), generate_body(5));
+    EXPECT_EQ(unknown.status, 404u);
+    EXPECT_EQ(gemini_status(unknown), "NOT_FOUND");
+    auto bad = testing::post_json(gemini_url(gw, "via-openai", false), R"({"contents":7})");
+    EXPECT_EQ(bad.status, 400u);
+    EXPECT_EQ(gemini_status(bad), "INVALID_ARGUMENT");
+    EXPECT_NE(bad.body.find("contents"), std::string::npos) << bad.body;  // names the field
+    auto no_sse = testing::post_json(gw.url("/v1beta/models/via-openai:streamGenerateContent"),
+                                     generate_body(5));
+    EXPECT_EQ(no_sse.status, 400u);
+    EXPECT_EQ(gemini_status(no_sse), "INVALID_ARGUMENT");
+    EXPECT_NE(no_sse.body.find("alt=sse"), std::string::npos) << no_sse.body;
+    auto method = testing::post_json(gw.url("/v1beta/models/via-openai:embedContent"), "{}");
+    EXPECT_EQ(method.status, 404u);
+    EXPECT_NE(method.body.find("embedContent"), std::string::npos) << method.body;
+    EXPECT_EQ(gemini_status(method), "NOT_FOUND");
+    auto get = testing::fetch(boost::beast::http::verb::get, gemini_url(gw, "via-openai", false));
+    EXPECT_EQ(get.status, 405u);
+    EXPECT_EQ(gemini_status(get), "INVALID_ARGUMENT");
+    // A translation the upstream cannot honour is a 400 naming the field, in Gemini's shape.
+    auto two = testing::post_json(gemini_url(gw, "via-anthropic", false),
+                                  R"({"contents":[{"parts":[{"text":"x"}]}],)"
+                                  R"("generationConfig":{"candidateCount":2}})");
+    EXPECT_EQ(two.status, 400u) << two.body;
+    EXPECT_EQ(gemini_status(two), "INVALID_ARGUMENT");
+}
+
+TEST(GeminiDoor, ListsTheModelsAsGeminiModels) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    auto list = testing::fetch(boost::beast::http::verb::get, gw.url("/v1beta/models"));
+    ASSERT_EQ(list.status, 200u) << list.body;
+    std::vector<std::string> names;
+    const json::value listed = json::parse(list.body);
+    for (const auto& m : listed.at("models").as_array())
+        names.emplace_back(m.at("name").as_string());
+    EXPECT_EQ(names, (std::vector<std::string>{"models/via-openai", "models/via-anthropic",
+                                               "models/via-gemini"}));
+    auto one = testing::fetch(boost::beast::http::verb::get, gw.url("/v1beta/models/via-gemini"));
+    ASSERT_EQ(one.status, 200u) << one.body;
+    EXPECT_EQ(json::parse(one.body).at("name"), "models/via-gemini");
+    auto none = testing::fetch(boost::beast::http::verb::get, gw.url("/v1beta/models/nope"));
+    EXPECT_EQ(none.status, 404u);
+    EXPECT_EQ(gemini_status(none), "NOT_FOUND");
+}
+
+TEST(GeminiDoor, TakesTheClientKeyAsXGoogApiKeyOrTheKeyParameter) {
+    SimFixture sim("instant");
+    GatewayFixture gw(keyed_config(sim));
+    const std::string body = generate_body(5);
+    auto none = testing::post_json(gemini_url(gw, "via-gemini", false), body);
+    EXPECT_EQ(none.status, 401u);
+    EXPECT_EQ(gemini_status(none), "UNAUTHENTICATED");
+    auto wrong =
+        testing::post_json(gemini_url(gw, "via-gemini", false), body, {{"x-goog-api-key", "no"}});
+    EXPECT_EQ(wrong.status, 401u);
+    auto header_key = testing::post_json(gemini_url(gw, "via-gemini", false), body,
+                                         {{"x-goog-api-key", "tr-client-key"}});
+    EXPECT_EQ(header_key.status, 200u) << header_key.body;
+    auto url_key = testing::post_json(
+        gw.url("/v1beta/models/via-gemini:streamGenerateContent?alt=sse&key=tr-client-key"), body);
+    EXPECT_EQ(url_key.status, 200u) << url_key.body;
+    auto list =
+        testing::fetch(boost::beast::http::verb::get, gw.url("/v1beta/models?key=tr-client-key"));
+    EXPECT_EQ(list.status, 200u) << list.body;
 }
 
 }  // namespace

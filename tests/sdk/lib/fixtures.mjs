@@ -39,6 +39,13 @@ export const anthropicWeatherTool = {
   },
 };
 
+// The same as a Gemini function declaration (JSON Schema in parametersJsonSchema).
+export const geminiWeatherTool = {
+  name: anthropicWeatherTool.name,
+  description: anthropicWeatherTool.description,
+  parametersJsonSchema: anthropicWeatherTool.input_schema,
+};
+
 export const user = (content) => [{ role: 'user', content }];
 
 // Arguments a caller of get_weather can rely on: the schema's required properties, typed.

@@ -76,7 +76,8 @@ export function startSim(profile = 'instant') {
 }
 
 // `tokenradar serve` on a free port in front of the sim at simUrl: model `fast` on its OpenAI
-// dialect, `claude` on its Anthropic dialect (translated), and their cached twins
+// dialect, `claude` on its Anthropic dialect and `gemini` on its Gemini dialect (both
+// translated), and the cached twins of the first two
 // `fast-cached` and `claude-cached` (exact cache; the keyless listener's one tenant may share
 // answers); no client auth, a throwaway store.
 export function startServe(simUrl) {
@@ -99,12 +100,20 @@ name = "sim-anthropic"
 api = "anthropic"
 base_url = "${simUrl}"
 key_env = "TOKENRADAR_SDK_SIM_KEY"
+[[providers]]
+name = "sim-gemini"
+api = "gemini"
+base_url = "${simUrl}"
+key_env = "TOKENRADAR_SDK_SIM_KEY"
 [[models]]
 name = "fast"
 upstreams = ["sim-openai/gpt-4o"]
 [[models]]
 name = "claude"
 upstreams = ["sim-anthropic/claude-3-5-sonnet-latest"]
+[[models]]
+name = "gemini"
+upstreams = ["sim-gemini/gemini-1.5-pro"]
 [[models]]
 name = "fast-cached"
 upstreams = ["sim-openai/gpt-4o"]
