@@ -31,6 +31,14 @@ std::uint64_t cell_hash(const CellKey& k) noexcept {
     return hash_cell_values([&k](std::size_t i) { return std::string_view(k.values[i]); });
 }
 
+// Empties `a` but keeps its sketches' storage.
+void clear_keeping_storage(Aggregate& a) {
+    auto sketches = std::move(a.sketches);
+    a = Aggregate();
+    for (stats::DdSketch& sketch : sketches) sketch.clear();
+    a.sketches = std::move(sketches);
+}
+
 ClientPart& part_of(CellBucket& bucket, ClientId client) {
     for (ClientPart& p : bucket) {
         if (p.client == client) return p;
@@ -129,12 +137,13 @@ ClientId RollupIndex::State::client_id(const std::string& client) {
     return it->second;
 }
 
-ClientPart& RollupIndex::State::touch(Resolution resolution, std::int64_t bucket_us, CellId cell,
+ClientPart* RollupIndex::State::touch(Resolution resolution, std::int64_t bucket_us, CellId cell,
                                       ClientId client) {
     LastBucket& last = last_bucket[resolution == Resolution::minute ? 0 : 1];
     if (last.bucket == nullptr || last.start != bucket_us)
         last = {bucket_us, &level(resolution)[bucket_us]};
     Bucket& bucket = *last.bucket;
+    if (bucket.folded) return nullptr;
     bucket.loose = true;
     if (cell >= bucket.cells.size()) bucket.cells.resize(cells.size());
     CellBucket& parts = bucket.cells[cell];
@@ -144,7 +153,7 @@ ClientPart& RollupIndex::State::touch(Resolution resolution, std::int64_t bucket
     if (!slot) slot = std::make_unique<ModelSlot>();
     if (parts.empty()) slot->cells.push_back(cell);
     slot->merged.invalidate();
-    return part_of(parts, client);
+    return &part_of(parts, client);
 }
 
 void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
@@ -157,10 +166,42 @@ void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
     entry_at(last_day->models, cell_model[cell]).invalidate();
 }
 
-void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client) {
+void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client,
+                                    bool loading) {
     const std::int64_t minute = floor_to(m.ts_us, kMinuteUs);
-    if (minute < minute_floor_us) return;
-    touch(Resolution::minute, minute, cell, client).aggregate->add(m);
+    if (minute < minute_floor_us || (!loading && minute < closed_before[0])) return;
+    if (ClientPart* part = touch(Resolution::minute, minute, cell, client)) part->aggregate->add(m);
+}
+
+void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
+    Level& l = level(resolution);
+    for (auto it = l.begin(); it != l.end() && it->first < before_us; ++it) {
+        Bucket& bucket = it->second;
+        if (bucket.folded) continue;
+        for (CellId cell = 0; cell < bucket.cells.size(); ++cell) {
+            CellBucket& parts = bucket.cells[cell];
+            if (parts.empty()) continue;
+            for (ClientPart& p : parts) {
+                if (!p.dirty) continue;  // only hour parts are ever dirty
+                folded_rows.push_back({it->first, cells[cell], clients[p.client], *p.aggregate});
+                p.dirty = false;
+            }
+            // A single part is already its own weighted merge (merge_weighted adds it with
+            // weight 1); several become the merge that every query of them computed.
+            if (parts.size() > 1) {
+                clear_keeping_storage(fold_scratch);
+                merge_weighted(fold_scratch, parts, kAllMetrics, true);
+                parts.erase(parts.begin() + 1, parts.end());
+                parts.front().aggregate.reset();  // freed first: the copy may take its place
+                parts.front().aggregate = std::make_unique<Aggregate>(fold_scratch);
+            }
+            parts.front().client = kFoldedClient;
+            parts.front().aggregate->shrink_to_fit();
+            parts.shrink_to_fit();
+        }
+        bucket.folded = true;
+        bucket.loose = false;
+    }
 }
 
 void RollupIndex::State::compact(Resolution resolution, std::int64_t before_us) {
