@@ -31,14 +31,6 @@ std::uint64_t cell_hash(const CellKey& k) noexcept {
     return hash_cell_values([&k](std::size_t i) { return std::string_view(k.values[i]); });
 }
 
-// Empties `a` but keeps its sketches' storage.
-void clear_keeping_storage(Aggregate& a) {
-    auto sketches = std::move(a.sketches);
-    a = Aggregate();
-    for (stats::DdSketch& sketch : sketches) sketch.clear();
-    a.sketches = std::move(sketches);
-}
-
 ClientPart& part_of(CellBucket& bucket, ClientId client) {
     for (ClientPart& p : bucket) {
         if (p.client == client) return p;
@@ -189,11 +181,10 @@ void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
             // A single part is already its own weighted merge (merge_weighted adds it with
             // weight 1); several become the merge that every query of them computed.
             if (parts.size() > 1) {
-                clear_keeping_storage(fold_scratch);
-                merge_weighted(fold_scratch, parts, kAllMetrics, true);
+                auto merged = std::make_unique<Aggregate>();
+                merge_weighted(*merged, parts, kAllMetrics, true);
                 parts.erase(parts.begin() + 1, parts.end());
-                parts.front().aggregate.reset();  // freed first: the copy may take its place
-                parts.front().aggregate = std::make_unique<Aggregate>(fold_scratch);
+                parts.front().aggregate = std::move(merged);
             }
             parts.front().client = kFoldedClient;
             parts.front().aggregate->shrink_to_fit();

@@ -162,10 +162,6 @@ struct RollupIndex::State {
     std::uint64_t late_records = 0;
     // Dirty hour parts folded before take_dirty_hours() took them.
     std::vector<HourRow> folded_rows;
-    // Where fold() merges a cell's parts before copying the result at its size: merging
-    // straight into a new aggregate left a trail of outgrown sketch arrays (RSS 3.2 GB for
-    // what needs 1 GB, bench/README.md "Memory").
-    Aggregate fold_scratch;
     // Hour parts changed since take_dirty_hours() (each once: ClientPart::dirty).
     std::vector<std::tuple<std::int64_t, CellId, ClientId>> dirty_hours;
     std::map<std::int64_t, Day> days;
