@@ -21,7 +21,12 @@ struct QueryBenchOptions {
     std::int64_t now_us = kDefaultNowUs;
     std::vector<std::string> targets;  // empty: default_query_targets()
     std::filesystem::path dump_dir;    // each answer's body (without generated_at), to diff
-    int live = 0;  // records of the last hour added before each run (caches go stale)
+    int live = 0;                // records of the last hour added before each run (caches go stale)
+    std::size_t submitters = 6;  // RecordGenerator::submitters
+    // RollupOptions::late_allowance; the build prunes (folds) after each batch at the time of
+    // its last record, as RollupKeeper does every minute. 0: never fold (the index before
+    // folding: every client part kept).
+    int late_allowance_minutes = 60;
 };
 std::vector<std::string> default_query_targets();
 int run_queries(const QueryBenchOptions& options);

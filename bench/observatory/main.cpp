@@ -34,6 +34,14 @@ int main(int argc, char** argv) {
     queries->add_option("--dump", q.dump_dir, "Write each answer (without generated_at) here");
     queries->add_option("--live", q.live, "Add this many records of the last hour before every run")
         ->capture_default_str();
+    queries->add_option("--submitters", q.submitters, "Clients the records come from (>= 6)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{6}, std::size_t{1'000'000}));
+    queries
+        ->add_option("--late-allowance", q.late_allowance_minutes,
+                     "Minutes a bucket takes records after its end; 0 = never fold")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 7 * 24 * 60));
     queries->callback([&] { run = [&] { return run_queries(q); }; });
 
     PipelineBenchOptions p;

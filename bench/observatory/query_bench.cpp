@@ -1,7 +1,8 @@
 // `observatory_bench queries`: builds a RollupIndex of N records (default 10 million over 30
-// days) in memory, as RollupKeeper would (add() in batches of 4,096, in time order, after a
-// prune() that sets the minute floor), then times QueryApi::get with its answer cache off
-// (cache_ttl 0), so every call computes its answer.
+// days) in memory, as RollupKeeper would (add() in batches of 4,096, in time order, each
+// followed by take_dirty_hours() and a prune() at the time of its last record: the minute
+// floor, and folding the buckets that closed), then times QueryApi::get with its answer cache
+// off (cache_ttl 0), so every call computes its answer.
 //
 // Why not through SQLite: query speed depends only on the index; the store is read once at
 // start-up (hour rows) and the index is what answers. Inserting 10 M rows first would only
@@ -69,14 +70,21 @@ std::vector<std::string> default_query_targets() {
 int run_queries(const QueryBenchOptions& o) {
     const std::int64_t now_us = o.now_us;
     const std::int64_t from_us = now_us - static_cast<std::int64_t>(o.days) * kDayUs;
-    fmt::print("index: {} records over {} days (to {} us), 960 label cells, 6 clients\n", o.records,
-               o.days, now_us);
+    const bool fold = o.late_allowance_minutes > 0;
+    fmt::print("index: {} records over {} days (to {} us), {} label cells, {} submitters, {}\n",
+               o.records, o.days, now_us, kCells, o.submitters,
+               fold ? fmt::format("late allowance {} min", o.late_allowance_minutes)
+                    : std::string("no folding"));
 
     const std::size_t rss_start = rss_bytes();
-    observatory::RollupIndex index;
-    index.prune(now_us);  // the minute floor: only the last 6 h go to minute buckets
+    observatory::RollupOptions options;
+    // Without folding: an allowance past the last record (nothing closes before now).
+    options.late_allowance =
+        std::chrono::minutes(fold ? o.late_allowance_minutes : (o.days + 1) * 24 * 60);
+    observatory::RollupIndex index(options);
 
     RecordGenerator gen(o.seed, from_us, now_us, o.records);
+    gen.submitters = o.submitters;
     std::vector<Measurement> batch(kBatch);
     double add_cpu = 0;
     const auto build_start = Clock::now();
@@ -87,6 +95,10 @@ int run_queries(const QueryBenchOptions& o) {
         const double t0 = thread_cpu_seconds();
         index.add(std::span<const Measurement>(batch.data(), n));
         add_cpu += thread_cpu_seconds() - t0;
+        // What RollupKeeper does between batches, on the records' clock: it saves the changed
+        // hour rows (take_dirty_hours) and prunes (retention, minute floor, folding).
+        (void)index.take_dirty_hours();
+        index.prune(batch[n - 1].ts_us);
     }
     const double build_wall = seconds_since(build_start);
     const double build_cpu = thread_cpu_seconds() - build_cpu_start;
@@ -99,21 +111,26 @@ int run_queries(const QueryBenchOptions& o) {
     const double prune_cpu = thread_cpu_seconds() - prune_cpu0;
     malloc_trim(0);  // give freed memory back, so RSS shows what the index holds
     const std::size_t rss_index = rss_bytes();
+    const auto grown = static_cast<double>(rss_index - rss_start);
     fmt::print(
         "build: {:.1f} s wall, {:.1f} s CPU, of which RollupIndex::add {:.1f} s CPU "
         "({:.2f} us per record, {:.0f} records/s); RSS {:.0f} MB -> {:.0f} MB ({:.0f} bytes "
-        "per record); prune {:.1f} s CPU (RSS before it {:.0f} MB)\n",
+        "per record, {:.0f} KB per submitter); last prune {:.1f} s CPU (RSS before it {:.0f} "
+        "MB)\n",
         build_wall, build_cpu, add_cpu, add_cpu * 1e6 / static_cast<double>(o.records),
         static_cast<double>(o.records) / add_cpu, static_cast<double>(rss_start) / 1e6,
-        static_cast<double>(rss_index) / 1e6,
-        static_cast<double>(rss_index - rss_start) / static_cast<double>(o.records), prune_cpu,
+        static_cast<double>(rss_index) / 1e6, grown / static_cast<double>(o.records),
+        grown / 1e3 / static_cast<double>(o.submitters), prune_cpu,
         static_cast<double>(rss_built) / 1e6);
 
     const observatory::IndexSize size = index.size();
     fmt::print(
-        "index: {} buckets, {} client parts, {:.0f} MB of sketch buckets ({:.1f} per part)\n",
-        size.buckets, size.parts, static_cast<double>(size.sketch_buckets) * 8 / 1e6,
-        static_cast<double>(size.sketch_buckets) / static_cast<double>(size.parts));
+        "index: {} buckets, {} aggregates ({} client parts, {} folded cells), {:.0f} MB of "
+        "sketch buckets ({:.1f} per aggregate); {} late records refused\n",
+        size.buckets, size.parts, size.parts - size.folded, size.folded,
+        static_cast<double>(size.sketch_buckets) * 8 / 1e6,
+        static_cast<double>(size.sketch_buckets) / static_cast<double>(size.parts),
+        index.late_records());
     if (o.live > 0) {
         fmt::print("live: {} new records of the last hour are added before every run (not timed)\n",
                    o.live);

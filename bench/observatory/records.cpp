@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
@@ -80,12 +81,24 @@ void RecordGenerator::next(Measurement& m, std::uint64_t id_salt) {
     std::size_t client = 0;
     while (client + 1 < kClients.size() && pick >= kClientShare[client])
         pick -= kClientShare[client++];
+    // Many submitters: the heavy one keeps its 40%, the rest spread over submitters - 1.
+    std::size_t many = 0;
+    if (submitters > kClients.size() && client > 0) {
+        const double rest = unit(rng_);
+        many = 1 + static_cast<std::size_t>(rest * static_cast<double>(submitters - 1));
+        many = std::min(many, submitters - 1);
+    }
 
     m = Measurement();
     const auto seq = static_cast<std::uint64_t>(i + 1);
     const std::uint64_t mixed = (seq + id_salt * 0x100000000ull) * 0x9e3779b97f4a7c15ull;
     m.request_id = fmt::format("{:016x}{:016x}", mixed, ~seq * 0xbf58476d1ce4e5b9ull + id_salt);
-    m.client_id = kClients[client];
+    if (many > 0) {
+        m.client_id =
+            fmt::format("ip:172.{}.{}.{}", 16 + (many >> 16), (many >> 8) & 0xFF, many & 0xFF);
+    } else {
+        m.client_id = kClients[client];
+    }
     m.labels.provider = p.name;
     m.labels.model = p.models[model % 3];
     m.labels.endpoint = fmt::format("api.{}.example", p.name);

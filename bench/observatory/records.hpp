@@ -5,8 +5,10 @@
 // Label space (960 cells): 8 providers x 3 models (24 models; upstream region and API fixed
 // per provider), 4 client regions, 5 tasks, stream true (80%) / false (20%); source "bench".
 // Clients: 6, one of them sending 40% of the records, the others 12% each (per-client
-// weighting has work to do). Records are spread evenly over [from_us, to_us) in time order
-// (as a store hands them to the rollups), uniformly over models, regions and tasks.
+// weighting has work to do); with `submitters` set above 6, the other 60% are spread evenly
+// over submitters - 1 (a public observatory's many gateways and benches). Records are spread evenly
+// over [from_us, to_us) in time order (as a store hands them to the rollups), uniformly over
+// models, regions and tasks.
 //
 // Latency: TTFT lognormal (sigma 0.35) around a per-model median of 180-600 ms, 1.4x slower
 // from 13:00 to 21:00 UTC (US business hours) for half the providers; TPOT lognormal (sigma
@@ -41,6 +43,7 @@ class RecordGenerator {
     // ts in milliseconds first (12 digits, as a UUIDv7 starts), then 20 random-looking ones.
     void next(Measurement& m, std::uint64_t id_salt = 0);
     bool time_ordered_ids = false;
+    std::size_t submitters = 6;  // clients (the default 6 keep the shares above)
 
     // Provider and model names of model `i` (0..23), for query filters.
     static std::string provider_of(std::size_t model);

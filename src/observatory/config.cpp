@@ -41,6 +41,10 @@ void read_aggregation(const ConfigTable& t, ObservatoryConfig& c) {
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
     if (c.minute_retention > std::chrono::hours(48)) t.fail("minute_retention", "at most 48h");
     c.rollup_retention = whole_hours(t, "rollup_retention", c.rollup_retention);
+    const auto late = t.get_duration("late_allowance", c.late_allowance);
+    if (late < std::chrono::minutes(1) || late > std::chrono::days(7))
+        t.fail("late_allowance", "a duration from 1m to 7d");
+    c.late_allowance = std::chrono::duration_cast<std::chrono::minutes>(late);
     const auto ttl = t.get_duration("cache_ttl", c.cache_ttl);
     if (ttl.count() < 0 || ttl > std::chrono::minutes(10))
         t.fail("cache_ttl", "a duration from 0s to 10m");
@@ -143,26 +147,13 @@ ObservatoryConfig load_observatory_config(
     ObservatoryConfig c;
     if (!table) return c;
     const ConfigTable& t = *table;
-    t.reject_unknown_keys({"enabled",
-                           "min_samples",
-                           "minute_retention",
-                           "rollup_retention",
-                           "cache_ttl",
-                           "ingest",
-                           "ingest_keys",
-                           "public_rate",
-                           "public_burst",
-                           "max_records",
-                           "max_body_bytes",
-                           "forward_to",
-                           "forward_key_env",
-                           "geoip_db",
-                           "trusted_proxies",
-                           "gateway_keys",
-                           "max_new_label_values",
-                           "max_label_values",
-                           "max_new_label_cells",
-                           "max_label_cells"});
+    t.reject_unknown_keys({"enabled",          "min_samples",         "minute_retention",
+                           "rollup_retention", "late_allowance",      "cache_ttl",
+                           "ingest",           "ingest_keys",         "public_rate",
+                           "public_burst",     "max_records",         "max_body_bytes",
+                           "forward_to",       "forward_key_env",     "geoip_db",
+                           "trusted_proxies",  "gateway_keys",        "max_new_label_values",
+                           "max_label_values", "max_new_label_cells", "max_label_cells"});
     read_aggregation(t, c);
     read_ingest(t, c);
     read_forwarding(t, getenv_fn, c);

@@ -91,20 +91,27 @@ void RollupIndex::add(std::span<const Measurement> records) {
     if (records.empty()) return;
     State& s = *state_;
     std::unique_lock lock(s.mutex);
+    const std::uint64_t late_before = s.late_records;
     for (const Measurement& m : records) {
+        const std::int64_t hour = floor_to(m.ts_us, kHourUs);
+        if (hour < s.closed_before[1]) {
+            ++s.late_records;  // before cell_id(): a refused record brings no label value
+            continue;
+        }
         const CellId cell = s.cell_id(m.labels);
         const ClientId client = s.client_id(m.client_id);
-        const std::int64_t hour = floor_to(m.ts_us, kHourUs);
-        ClientPart& part = s.touch(Resolution::hour, hour, cell, client);
+        // Not folded: every folded bucket starts before closed_before.
+        ClientPart& part = *s.touch(Resolution::hour, hour, cell, client);
         part.aggregate->add(m);
         if (!part.dirty) {
             part.dirty = true;
             s.dirty_hours.emplace_back(hour, cell, client);
         }
         s.touch_day(hour, cell);
-        s.add_minute(m, cell, client);
+        s.add_minute(m, cell, client, false);
     }
-    s.generation.fetch_add(1, std::memory_order_release);
+    if (s.late_records - late_before < records.size())
+        s.generation.fetch_add(1, std::memory_order_release);
 }
 
 void RollupIndex::add_minutes_only(std::span<const Measurement> records) {
@@ -112,7 +119,7 @@ void RollupIndex::add_minutes_only(std::span<const Measurement> records) {
     State& s = *state_;
     std::unique_lock lock(s.mutex);
     for (const Measurement& m : records)
-        s.add_minute(m, s.cell_id(m.labels), s.client_id(m.client_id));
+        s.add_minute(m, s.cell_id(m.labels), s.client_id(m.client_id), true);
     s.generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -122,7 +129,12 @@ void RollupIndex::load_hour(HourRow row) {
     const CellId cell = s.cell_id(row.cell);
     const ClientId client = s.client_id(row.client_id);
     const std::int64_t hour = floor_to(row.hour_us, kHourUs);
-    *s.touch(Resolution::hour, hour, cell, client).aggregate = std::move(row.aggregate);
+    ClientPart* part = s.touch(Resolution::hour, hour, cell, client);
+    if (part == nullptr) {
+        ++s.late_records;
+        return;
+    }
+    *part->aggregate = std::move(row.aggregate);
     s.touch_day(hour, cell);
     s.generation.fetch_add(1, std::memory_order_release);
 }
@@ -131,8 +143,9 @@ std::vector<HourRow> RollupIndex::take_dirty_hours() {
     State& s = *state_;
     std::unique_lock lock(s.mutex);
     std::sort(s.dirty_hours.begin(), s.dirty_hours.end());  // rows in (hour, cell, client) order
-    std::vector<HourRow> rows;
-    rows.reserve(s.dirty_hours.size());
+    std::vector<HourRow> rows = std::move(s.folded_rows);   // older hours: folded first
+    s.folded_rows.clear();
+    rows.reserve(rows.size() + s.dirty_hours.size());
     for (const auto& [hour, cell, client] : s.dirty_hours) {
         const auto bucket = s.hours.find(hour);
         if (bucket == s.hours.end()) continue;  // pruned since
@@ -169,11 +182,26 @@ void RollupIndex::prune(std::int64_t now_us) {
             d->second.invalidate();
         }
     }
-    // Buckets that have passed take no more records (a late one regrows a sketch, and the
-    // bucket is compacted again at the next prune): give back the sketches' growth room.
+    // Closed buckets are folded. Answers do not change (nor generation() and the caches): a
+    // folded part is the weighted merge every query of its bucket made.
+    const std::int64_t open_from = now_us - s.options.late_allowance.count() * kMinuteUs;
+    for (const Resolution r : {Resolution::minute, Resolution::hour}) {
+        const std::int64_t step = r == Resolution::minute ? kMinuteUs : kHourUs;
+        std::int64_t& closed = s.closed_before[r == Resolution::minute ? 0 : 1];
+        closed = std::max(closed, floor_to(open_from, step));
+        s.fold(r, closed);
+    }
+    // Buckets that have passed rarely take more records (a late one regrows a sketch, and
+    // the bucket is compacted again at the next prune): give back the sketches' growth room.
     s.compact(Resolution::minute, floor_to(now_us, kMinuteUs) - 5 * kMinuteUs);
     s.compact(Resolution::hour, floor_to(now_us, kHourUs) - kHourUs);
     if (changed) s.generation.fetch_add(1, std::memory_order_release);
+}
+
+std::uint64_t RollupIndex::late_records() const {
+    const State& s = *state_;
+    std::shared_lock lock(s.mutex);
+    return s.late_records;
 }
 
 Groups RollupIndex::query(const Query& q) const {
@@ -323,6 +351,7 @@ IndexSize RollupIndex::size() const {
             ++size.buckets;
             for (const CellBucket& parts : bucket.cells) {
                 size.parts += parts.size();
+                if (bucket.folded) size.folded += parts.size();
                 for (const ClientPart& p : parts) count(*p.aggregate);
             }
             for (const auto& slot : bucket.models) {

@@ -110,6 +110,8 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
         store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
     if (!caught_up) return caught_up.error();
     changed_ = *caught_up > 0;
+    // Only now: the saved rows of a closed hour must all be in before it folds.
+    prune(options_.now_us());
     save(store);
     const auto loaded = Clock::now();
     warm_caches();
@@ -147,7 +149,7 @@ void RollupKeeper::written(store::MeasurementStore&, std::span<const Measurement
 void RollupKeeper::tick(store::MeasurementStore& store) {
     const auto now = Clock::now();
     if (now >= next_prune_) {
-        index_->prune(options_.now_us());
+        prune(options_.now_us());
         next_prune_ = now + options_.prune_interval;
     }
     if (changed_ && now >= next_save_) {
@@ -157,6 +159,19 @@ void RollupKeeper::tick(store::MeasurementStore& store) {
 }
 
 void RollupKeeper::stopping(store::MeasurementStore& store) { save(store); }
+
+void RollupKeeper::prune(std::int64_t now_us) {
+    index_->prune(now_us);
+    // Refused records are stored but in no rollup: said once per prune, not per record.
+    const std::uint64_t late = index_->late_records();
+    if (late > late_logged_) {
+        spdlog::warn(
+            "observatory: {} records arrived after their hour closed (late_allowance {} min) "
+            "and are not in the rollups ({} since start; tokenradar rollup --rebuild adds them)",
+            late - late_logged_, index_->options().late_allowance.count(), late);
+        late_logged_ = late;
+    }
+}
 
 void RollupKeeper::save(store::MeasurementStore& store) {
     if (!changed_) return;

@@ -129,12 +129,13 @@ ClientId RollupIndex::State::client_id(const std::string& client) {
     return it->second;
 }
 
-ClientPart& RollupIndex::State::touch(Resolution resolution, std::int64_t bucket_us, CellId cell,
+ClientPart* RollupIndex::State::touch(Resolution resolution, std::int64_t bucket_us, CellId cell,
                                       ClientId client) {
     LastBucket& last = last_bucket[resolution == Resolution::minute ? 0 : 1];
     if (last.bucket == nullptr || last.start != bucket_us)
         last = {bucket_us, &level(resolution)[bucket_us]};
     Bucket& bucket = *last.bucket;
+    if (bucket.folded) return nullptr;
     bucket.loose = true;
     if (cell >= bucket.cells.size()) bucket.cells.resize(cells.size());
     CellBucket& parts = bucket.cells[cell];
@@ -144,7 +145,7 @@ ClientPart& RollupIndex::State::touch(Resolution resolution, std::int64_t bucket
     if (!slot) slot = std::make_unique<ModelSlot>();
     if (parts.empty()) slot->cells.push_back(cell);
     slot->merged.invalidate();
-    return part_of(parts, client);
+    return &part_of(parts, client);
 }
 
 void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
@@ -157,10 +158,41 @@ void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
     entry_at(last_day->models, cell_model[cell]).invalidate();
 }
 
-void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client) {
+void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client,
+                                    bool loading) {
     const std::int64_t minute = floor_to(m.ts_us, kMinuteUs);
-    if (minute < minute_floor_us) return;
-    touch(Resolution::minute, minute, cell, client).aggregate->add(m);
+    if (minute < minute_floor_us || (!loading && minute < closed_before[0])) return;
+    if (ClientPart* part = touch(Resolution::minute, minute, cell, client)) part->aggregate->add(m);
+}
+
+void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
+    Level& l = level(resolution);
+    for (auto it = l.begin(); it != l.end() && it->first < before_us; ++it) {
+        Bucket& bucket = it->second;
+        if (bucket.folded) continue;
+        for (CellId cell = 0; cell < bucket.cells.size(); ++cell) {
+            CellBucket& parts = bucket.cells[cell];
+            if (parts.empty()) continue;
+            for (ClientPart& p : parts) {
+                if (!p.dirty) continue;  // only hour parts are ever dirty
+                folded_rows.push_back({it->first, cells[cell], clients[p.client], *p.aggregate});
+                p.dirty = false;
+            }
+            // A single part is already its own weighted merge (merge_weighted adds it with
+            // weight 1); several become the merge that every query of them computed.
+            if (parts.size() > 1) {
+                auto merged = std::make_unique<Aggregate>();
+                merge_weighted(*merged, parts, kAllMetrics, true);
+                parts.erase(parts.begin() + 1, parts.end());
+                parts.front().aggregate = std::move(merged);
+            }
+            parts.front().client = kFoldedClient;
+            parts.front().aggregate->shrink_to_fit();
+            parts.shrink_to_fit();
+        }
+        bucket.folded = true;
+        bucket.loose = false;
+    }
 }
 
 void RollupIndex::State::compact(Resolution resolution, std::int64_t before_us) {

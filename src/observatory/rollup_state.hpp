@@ -38,6 +38,9 @@ inline std::int64_t floor_to(std::int64_t t, std::int64_t step) {
     return (q * step > t ? q - 1 : q) * step;
 }
 
+// The client of a folded bucket's one part per cell: the weighted merge of its clients.
+inline constexpr ClientId kFoldedClient = std::numeric_limits<ClientId>::max();
+
 // One client's raw aggregate in one bucket of one cell. Behind a pointer so that a bucket's
 // list grows without moving aggregates (and keeps no spare ~700-byte slots).
 struct ClientPart {
@@ -69,6 +72,7 @@ struct Bucket {
     std::vector<CellBucket> cells;                   // by CellId; empty: no records
     std::vector<std::unique_ptr<ModelSlot>> models;  // by ModelId; null: no records
     bool loose = false;                              // sketches grew since the last compaction
+    bool folded = false;  // closed: one kFoldedClient part per cell, takes no more records
 };
 using Level = std::map<std::int64_t, Bucket>;  // bucket start -> cells
 
@@ -113,11 +117,15 @@ struct RollupIndex::State {
     [[nodiscard]] std::optional<CellId> find_cell(const Labels& labels) const;
     ClientId client_id(const std::string& client);
     // The part of `client` in `cell` at `bucket_us`, created when missing; marks what merges
-    // it stale (the bucket's model slot; days are touch_day's).
-    ClientPart& touch(Resolution resolution, std::int64_t bucket_us, CellId cell, ClientId client);
+    // it stale (the bucket's model slot; days are touch_day's). Null when the bucket is folded.
+    ClientPart* touch(Resolution resolution, std::int64_t bucket_us, CellId cell, ClientId client);
     // Marks the day caches of the hour's day stale for the cell and its model.
     void touch_day(std::int64_t hour_us, CellId cell);
-    void add_minute(const Measurement& m, CellId cell, ClientId client);
+    // `loading`: closed minutes too (the start-up refill), as long as they are not folded.
+    void add_minute(const Measurement& m, CellId cell, ClientId client, bool loading);
+    // Folds the buckets that started before `before_us` (Folding in rollup.hpp); hands the
+    // dirty parts of folded hours to `folded_rows` first.
+    void fold(Resolution resolution, std::int64_t before_us);
     // shrink_to_fit on the aggregates of buckets that started before `before_us` and changed
     // since their last compaction.
     void compact(Resolution resolution, std::int64_t before_us);
@@ -148,6 +156,12 @@ struct RollupIndex::State {
     Level minutes;
     Level hours;
     std::int64_t minute_floor_us = std::numeric_limits<std::int64_t>::min();
+    // Buckets that start before these are closed (by Resolution: minute, hour).
+    std::array<std::int64_t, 2> closed_before{std::numeric_limits<std::int64_t>::min(),
+                                              std::numeric_limits<std::int64_t>::min()};
+    std::uint64_t late_records = 0;
+    // Dirty hour parts folded before take_dirty_hours() took them.
+    std::vector<HourRow> folded_rows;
     // Hour parts changed since take_dirty_hours() (each once: ClientPart::dirty).
     std::vector<std::tuple<std::int64_t, CellId, ClientId>> dirty_hours;
     std::map<std::int64_t, Day> days;

@@ -78,6 +78,7 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         observatory::RollupOptions rollup_options;
         rollup_options.minute_retention = obs.minute_retention;
         rollup_options.hour_retention = obs.rollup_retention;
+        rollup_options.late_allowance = obs.late_allowance;
         rollups_ = std::make_shared<observatory::RollupIndex>(rollup_options);
         api_ = std::make_unique<observatory::HttpApi>(obs, rollups_);
         observatory::HttpApi* api = api_.get();

@@ -6,6 +6,8 @@
 //   min_samples = 20            # fewer samples in a cell: "insufficient"
 //   minute_retention = "6h"     # minute buckets (short windows, minute time series)
 //   rollup_retention = "0s"     # hour buckets; "0s" keeps them for ever
+//   late_allowance = "1h"       # a bucket takes records this long after its end, then is
+//                               # folded; later records are not rolled up (rollup.hpp)
 //   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
 //   ingest = "off"              # POST /api/v1/measurements: "off", "keys" or "public"
 //   public_rate = 1.0           # "public": requests/s per client IP...
@@ -50,6 +52,7 @@ struct ObservatoryConfig {
     std::size_t min_samples = 20;
     std::chrono::hours minute_retention{6};
     std::chrono::hours rollup_retention{0};
+    std::chrono::minutes late_allowance{60};
     std::chrono::milliseconds cache_ttl{5000};
     IngestMode ingest = IngestMode::off;
     std::vector<net::ApiKey> ingest_keys;

@@ -16,6 +16,14 @@
 // stand behind a number. The bucket is the query's resolution (an hour, or a minute for
 // minute queries).
 //
+// Folding: a bucket takes records until `late_allowance` after its end (prune() with that
+// `now` closes it); then prune() folds its client parts into one part per cell, their
+// weighted merge, and drops them, so a closed bucket costs one aggregate per cell however
+// many clients fed it, and answers bit for bit what its parts did (the weights were fixed
+// when it closed). A record for a closed bucket is refused and counted (late_records()): the
+// weights of a folded bucket cannot take one more client. Saved rows stay the raw per-client
+// parts (a part changed since the last take_dirty_hours() is handed out when folded).
+//
 // Levels: minute buckets are kept for `minute_retention` (they serve short windows and
 // minute time series); hour buckets for `hour_retention` (0 = for ever). Caches inside the
 // index, filled by the first query that needs them after a change: per day and cell the
@@ -141,7 +149,8 @@ struct HourRow {
 // What an index holds (bench/observatory reports it).
 struct IndexSize {
     std::size_t buckets = 0;         // minute and hour buckets
-    std::size_t parts = 0;           // client parts: one aggregate each
+    std::size_t parts = 0;           // aggregates: client parts and folded cells
+    std::size_t folded = 0;          // of which folded cells (closed buckets)
     std::size_t cached = 0;          // cache entries filled (days, models)
     std::size_t sketch_buckets = 0;  // DDSketch buckets allocated (8 bytes each), room included
 };
@@ -149,6 +158,8 @@ struct IndexSize {
 struct RollupOptions {
     std::chrono::hours minute_retention{6};
     std::chrono::hours hour_retention{0};  // 0 = keep
+    // How long after its end a bucket still takes records (then it is folded, see Folding).
+    std::chrono::minutes late_allowance{60};
 };
 
 class RollupIndex {
@@ -159,16 +170,23 @@ class RollupIndex {
     RollupIndex& operator=(const RollupIndex&) = delete;
 
     // Adds committed records to the minute and hour levels (minute only when the record is
-    // older than minute_retention) and marks their hour rows dirty. Bumps generation().
+    // older than minute_retention) and marks their hour rows dirty. Bumps generation(). A
+    // record whose hour closed at the last prune() is refused and counted (late_records());
+    // one whose minute closed goes to its hour only.
     void add(std::span<const Measurement> records);
-    // Adds to the minute level only (start-up: hours already loaded from the store).
+    // Adds to the minute level only (start-up: hours already loaded from the store), closed
+    // minutes included as long as they are not folded yet.
     void add_minutes_only(std::span<const Measurement> records);
-    // Replaces one hour row (start-up, from the store). Bumps generation().
+    // Replaces one hour row (start-up, from the store; before the prune() that folds its
+    // hour, else it is refused and counted as late). Bumps generation().
     void load_hour(HourRow row);
     // The hour rows changed since the last call, for the store to upsert.
     std::vector<HourRow> take_dirty_hours();
-    // Drops buckets past their retention as of `now_us`.
+    // Drops buckets past their retention as of `now_us`, closes the buckets that ended
+    // late_allowance before it and folds them (see Folding).
     void prune(std::int64_t now_us);
+    // Records refused because their hour bucket had closed (since the index was made).
+    [[nodiscard]] std::uint64_t late_records() const;
 
     // Weighted merges per group; see Weighting above. Shared lock.
     [[nodiscard]] Groups query(const Query& query) const;

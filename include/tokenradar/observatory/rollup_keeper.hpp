@@ -6,7 +6,8 @@
 //   minute level from the recent records;
 // - written: adds each committed batch;
 // - tick: saves the changed hour rows with the new watermark at most every save_interval,
-//   and prunes past retention every minute;
+//   and prunes every minute (retention, and folding the buckets that closed; records refused
+//   as late since the last prune are logged);
 // - stopping: saves what changed.
 // `rebuild_rollups` (tokenradar rollup --rebuild) clears the saved rows so the next start
 // recomputes everything from the raw records.
@@ -44,6 +45,7 @@ class RollupKeeper final : public store::WriteListener {
   private:
     Result<void> load(store::MeasurementStore& store);
     void save(store::MeasurementStore& store);
+    void prune(std::int64_t now_us);
     void warm_caches();
 
     std::shared_ptr<RollupIndex> index_;
@@ -51,6 +53,7 @@ class RollupKeeper final : public store::WriteListener {
     std::chrono::steady_clock::time_point next_save_{};
     std::chrono::steady_clock::time_point next_prune_{};
     bool changed_ = false;
+    std::uint64_t late_logged_ = 0;
     std::atomic<bool> loaded_{false};
 };
 

@@ -107,6 +107,18 @@ TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
         std::string::npos);
 }
 
+TEST(ObservatoryConfig, LateAllowanceIsADurationFromAMinuteToAWeek) {
+    EXPECT_EQ(load("[observatory]\n").late_allowance, std::chrono::minutes(60));
+    EXPECT_EQ(load("[observatory]\nlate_allowance = \"6h\"\n").late_allowance,
+              std::chrono::minutes(360));
+    for (const char* bad : {"\"30s\"", "\"8d\"", "60"}) {
+        EXPECT_NE(config_error(fmt::format("[observatory]\nlate_allowance = {}\n", bad))
+                      .find("observatory.late_allowance"),
+                  std::string::npos)
+            << bad;
+    }
+}
+
 TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
     const std::string keys =
         "[observatory]\ningest = \"keys\"\n"

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 namespace tokenradar::observatory {
@@ -34,11 +35,13 @@ std::unique_ptr<store::MeasurementStore> open(const std::string& path) {
     return s ? std::move(*s) : nullptr;
 }
 
-// A writer with a keeper, as serve::Service runs them; stop() saves.
+// A writer with a keeper, as serve::Service runs them; stop() saves. The keeper's clock is
+// `clock` when given (it then prunes at every tick), else kNow.
 struct Kept {
-    explicit Kept(const std::string& path) {
+    explicit Kept(const std::string& path, const std::atomic<std::int64_t>* clock = nullptr) {
         RollupKeeperOptions options;
-        options.now_us = [] { return kNow; };
+        options.now_us = [clock] { return clock != nullptr ? clock->load() : kNow; };
+        if (clock != nullptr) options.prune_interval = 0ms;
         keeper = std::make_shared<RollupKeeper>(index, options);
         writer =
             std::make_unique<store::BatchWriter>(open(path), store::BatchWriterOptions{}, keeper);
@@ -136,6 +139,47 @@ TEST(RollupKeeper, SavedRollupsAndCatchUpGiveTheSameAnswersAfterARestart) {
     expect_same(rebuilt.query(everything()), after);
 }
 
+TEST(RollupKeeper, FoldedHoursAndRefusedLateRecordsSurviveARestart) {
+    tokenradar::testing::TempDb db;
+    std::atomic<std::int64_t> clock{kNow};
+    // Hour 1 is open at kNow (it closes at 3:00); hour 0 closed at 2:00.
+    std::vector<Measurement> open_hour;
+    for (int i = 0; i < 3; ++i) {
+        for (Measurement& m : records(40 + 20 * i, kDay0 + kHourUs, "key:" + std::to_string(i)))
+            open_hour.push_back(std::move(m));
+    }
+    std::vector<Measurement> late = records(7, kDay0, "key:late");
+    Groups folded;
+    {
+        Kept kept(db.path(), &clock);
+        ASSERT_TRUE(eventually([&] { return kept.keeper->loaded(); }));
+        ASSERT_EQ(kept.writer->submit(open_hour).get().value().size(), 180u);
+        ASSERT_EQ(kept.writer->submit(late).get().value().size(), 7u);  // stored, not rolled up
+        EXPECT_EQ(kept.index->late_records(), 7u);
+        const Groups open = kept.index->query(everything());
+        clock = kDay0 + 3 * kHourUs + kMinuteUs;  // hour 1 closes: the next tick folds it
+        ASSERT_TRUE(eventually([&] { return kept.index->size().folded > 0; }));
+        folded = kept.index->query(everything());
+        expect_same(folded, open);
+        for (Measurement& m : records(5, kDay0 + kHourUs + 30 * kMinuteUs, "key:later"))
+            kept.writer->try_push(std::move(m));
+        kept.writer->stop();
+        EXPECT_EQ(kept.index->late_records(), 12u);
+    }
+    // The saved per-client rows load and fold into the same answers; the refused records
+    // stay refused.
+    Kept again(db.path(), &clock);
+    ASSERT_TRUE(eventually([&] { return again.keeper->loaded(); }));
+    EXPECT_GT(again.index->size().folded, 0u);
+    EXPECT_EQ(again.index->size().parts, again.index->size().folded);
+    expect_same(again.index->query(everything()), folded);
+    again.writer->stop();
+
+    // rollup --rebuild rolls up every stored record, the late ones too.
+    auto raw = open(db.path());
+    ASSERT_EQ(rebuild_rollups(*raw).value(), 180u + 7u + 5u);
+}
+
 TEST(RollupKeeper, LoadingFillsTheCachesALeaderboardReads) {
     tokenradar::testing::TempDb db;
     {
@@ -153,7 +197,7 @@ TEST(RollupKeeper, ADamagedRowIsSkippedAndTheRestLoads) {
     tokenradar::testing::TempDb db;
     {
         Kept kept(db.path());
-        ASSERT_TRUE(kept.writer->submit(records(10, kDay0)).get());
+        ASSERT_TRUE(kept.writer->submit(records(10, kDay0 + kHourUs)).get());
         kept.writer->stop();
     }
     {

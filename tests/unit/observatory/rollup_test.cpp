@@ -81,8 +81,19 @@ TEST(RollupIndex, MinuteResolutionAndTimeBuckets) {
     index.prune(kDay0 + 7 * kHourUs);
     EXPECT_TRUE(index.query(query(kDay0, kDay0 + kHourUs, {}, false, Resolution::minute)).empty());
     EXPECT_EQ(index.query(query(kDay0, kDay0 + kHourUs)).begin()->second.samples, 6u);
-    index.add(std::vector{record("p", kDay0 + 2, 100)});  // late arrival: hour only
-    EXPECT_TRUE(index.query(query(kDay0, kDay0 + kHourUs, {}, false, Resolution::minute)).empty());
+    // Hour 0 closed an hour after its end (late_allowance): a record for it is refused.
+    index.add(std::vector{record("p", kDay0 + 2, 100)});
+    EXPECT_EQ(index.late_records(), 1u);
+    EXPECT_EQ(index.query(query(kDay0, kDay0 + kHourUs)).begin()->second.samples, 6u);
+    // At 7:30 a record of 6:10 goes to its hour (open until 8:00), not to its minute (closed
+    // at 7:11).
+    index.prune(kDay0 + 7 * kHourUs + 30 * kMinuteUs);
+    index.add(std::vector{record("p", kDay0 + 6 * kHourUs + 10 * kMinuteUs, 100)});
+    EXPECT_EQ(index.query(query(kDay0 + 6 * kHourUs, kDay0 + 7 * kHourUs)).size(), 1u);
+    EXPECT_TRUE(
+        index.query(query(kDay0 + 6 * kHourUs, kDay0 + 7 * kHourUs, {}, false, Resolution::minute))
+            .empty());
+    EXPECT_EQ(index.late_records(), 1u);
 }
 
 TEST(RollupIndex, EachClientWeighsTheSameInABucket) {
@@ -361,6 +372,102 @@ TEST(RollupIndex, CachedMergesEqualTheCellByCellSumExactly) {
     EXPECT_EQ(cells.count(GroupKey{{"early", "chat"}, -1}), 0u);
 }
 
+// The same records into an index that folds closed buckets and one that never does (an
+// allowance past every record: what the index was before folding).
+struct FoldedAndNot {
+    static RollupOptions never_folding() {
+        RollupOptions o;
+        o.late_allowance = std::chrono::hours(24 * 365);
+        return o;
+    }
+    void add(const std::vector<Measurement>& records) {
+        folded.add(records);
+        kept.add(records);
+    }
+    void prune(std::int64_t now_us) {
+        folded.prune(now_us);
+        kept.prune(now_us);
+    }
+    RollupIndex folded;
+    RollupIndex kept{never_folding()};
+};
+
+TEST(RollupIndex, FoldedBucketsAnswerWhatTheirClientPartsDid) {
+    FoldedAndNot both;
+    const std::int64_t now = kDay0 + 3 * kDayUs;
+    // Three days, four uneven clients; then many clients with a few records each in the
+    // last 12 hours (fractional weights, buckets of dozens of clients).
+    both.add(mixed_records(30'000, 11, kDay0, 3 * kDayUs - 2 * kHourUs));
+    std::vector<Measurement> many = mixed_records(6'000, 12, now - 12 * kHourUs, 12 * kHourUs);
+    for (std::size_t i = 0; i < many.size(); ++i)
+        many[i].client_id = "ip:" + std::to_string(i % 700);
+    both.add(many);
+    both.prune(now);
+    const IndexSize folded = both.folded.size();
+    const IndexSize kept = both.kept.size();
+    EXPECT_EQ(folded.buckets, kept.buckets);
+    EXPECT_GT(folded.folded, 0u);
+    EXPECT_LT(folded.parts, kept.parts / 2);  // one part per cell instead of one per client
+    EXPECT_EQ(kept.folded, 0u);
+
+    const auto compare = [&](Query q, const std::string& what) {
+        expect_same(both.folded.query(q), both.kept.query(q), what);
+    };
+    const std::vector<Label> all(kCellLabels.begin(), kCellLabels.end());
+    compare(query(kDay0, now, {Label::provider, Label::model}), "leaderboard (day-model caches)");
+    compare(query(kDay0 + 5 * kHourUs, now, {Label::task, Label::client_region}),
+            "by task and region (day-cell caches)");
+    compare(query(kDay0, now, {Label::provider}, true), "hourly series (bucket-model caches)");
+    compare(query(kDay0, now, all, true), "every cell and hour (the plain path)");
+    compare(query(now - 6 * kHourUs, now, all, true, Resolution::minute), "every cell and minute");
+    Query region = query(kDay0, now, {Label::model}, true);
+    region.filter.allow(Label::client_region, "eu");
+    region.bucket_key = [](std::int64_t b) { return (b / kHourUs) % 24; };
+    compare(region, "heatmap of one region");
+    // The open buckets (the last hour and its allowance) still hold every client's part.
+    compare(query(now - 2 * kHourUs, now, {Label::provider}, true, Resolution::minute),
+            "open minutes");
+}
+
+TEST(RollupIndex, ClosedBucketsRefuseRecordsAndKeepTheirRowsForTheStore) {
+    RollupIndex index;
+    const std::int64_t hour = kDay0 + 5 * kHourUs;
+    std::vector<Measurement> records;
+    for (int i = 0; i < 300; ++i)
+        records.push_back(
+            record("p", hour + i * 10'000'000LL, 100.0 + i, "c" + std::to_string(i % 30)));
+    index.add(records);
+    // Closed (an hour past its end plus the allowance) and folded before the rows were taken:
+    // the folded parts' rows are handed out all the same, once.
+    index.prune(hour + 2 * kHourUs);
+    const IndexSize size = index.size();
+    EXPECT_EQ(size.parts, size.folded);
+    EXPECT_EQ(size.folded, 1u + 50u);  // one cell: its hour and its 50 minutes with records
+    std::vector<HourRow> rows = index.take_dirty_hours();
+    EXPECT_EQ(rows.size(), 30u);
+    EXPECT_TRUE(index.take_dirty_hours().empty());
+
+    // A late record changes nothing but the count; so does a stored row of a folded hour.
+    const Query q = query(hour, hour + kHourUs);
+    const Groups answer = index.query(q);
+    const std::uint64_t generation = index.generation();
+    index.add(std::vector{record("late", hour + 5, 99'000, "c1")});
+    EXPECT_EQ(index.late_records(), 1u);
+    index.load_hour(rows.front());
+    EXPECT_EQ(index.late_records(), 2u);
+    EXPECT_EQ(index.generation(), generation);
+    expect_same(index.query(q), answer, "after refusals");
+    EXPECT_FALSE(index.has_value(Label::provider, "late"));
+
+    // The rows reload into an index that folds them the same way.
+    RollupIndex reloaded;
+    for (HourRow& row : rows) reloaded.load_hour(std::move(row));
+    expect_same(reloaded.query(q), answer, "reloaded, open");
+    reloaded.prune(hour + 2 * kHourUs);
+    EXPECT_EQ(reloaded.size().folded, 1u);
+    expect_same(reloaded.query(q), answer, "reloaded, folded");
+}
+
 TEST(RollupIndex, PruneGivesBackTheRoomOfPassedBuckets) {
     RollupIndex index;
     index.prune(kDay0);
@@ -373,7 +480,7 @@ TEST(RollupIndex, PruneGivesBackTheRoomOfPassedBuckets) {
     EXPECT_GT(index.size().cached, 0u);  // the model slots of three hours
     index.prune(kDay0 + 3 * kHourUs);    // hours 0 and 1 have passed, minutes up to 2:55
     const IndexSize after = index.size();
-    EXPECT_EQ(after.parts, before.parts);
+    EXPECT_LT(after.parts, before.parts);  // hour 0 and minutes to 1:59 closed: folded
     EXPECT_LT(after.sketch_buckets, before.sketch_buckets * 3 / 4);
     expect_same(index.query(query(kDay0, kDay0 + 3 * kHourUs, {Label::provider, Label::model})),
                 answer, "after compaction");
