@@ -6,7 +6,7 @@
 //   min_samples = 20            # fewer samples in a cell: "insufficient"
 //   minute_retention = "6h"     # minute buckets (short windows, minute time series)
 //   rollup_retention = "0s"     # hour buckets; "0s" keeps them for ever
-//   late_allowance = "1h"       # a bucket takes records this long after its end, then is
+//   late_allowance = "7d"       # a bucket takes records this long after its end, then is
 //                               # folded; later records are not rolled up (rollup.hpp)
 //   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
 //   ingest = "off"              # POST /api/v1/measurements: "off", "keys" or "public"
@@ -52,7 +52,9 @@ struct ObservatoryConfig {
     std::size_t min_samples = 20;
     std::chrono::hours minute_retention{6};
     std::chrono::hours rollup_retention{0};
-    std::chrono::minutes late_allowance{60};
+    // As long as ingestion accepts a record (IngestLimits::max_age), so nothing accepted is
+    // left out of the rollups; a public observatory lowers it to hold fewer client parts.
+    std::chrono::minutes late_allowance{7 * 24 * 60};
     std::chrono::milliseconds cache_ttl{5000};
     IngestMode ingest = IngestMode::off;
     std::vector<net::ApiKey> ingest_keys;

@@ -108,7 +108,7 @@ TEST(ObservatoryConfig, LabelBudgetsHaveDefaultsAndAreConfigurable) {
 }
 
 TEST(ObservatoryConfig, LateAllowanceIsADurationFromAMinuteToAWeek) {
-    EXPECT_EQ(load("[observatory]\n").late_allowance, std::chrono::minutes(60));
+    EXPECT_EQ(load("[observatory]\n").late_allowance, std::chrono::hours(24 * 7));
     EXPECT_EQ(load("[observatory]\nlate_allowance = \"6h\"\n").late_allowance,
               std::chrono::minutes(360));
     for (const char* bad : {"\"30s\"", "\"8d\"", "60"}) {
