@@ -114,6 +114,20 @@ std::string openai_door_text(GatewayFixture& gw, std::string_view model, int max
 
 const std::vector<std::string> kModels{"via-openai", "via-anthropic", "via-gemini"};
 
+// One streamed and one whole request per model, each measured like the OpenAI door's: the
+// first record is a stream with its first token.
+void expect_streamed_door_records(GatewayFixture& gw) {
+    auto records = gw.records().wait_for(6);
+    ASSERT_EQ(records.size(), 6u);
+    for (const auto& m : records) {
+        EXPECT_EQ(m.status, RequestStatus::ok);
+        EXPECT_EQ(m.output_tokens, 25);
+        EXPECT_EQ(m.token_source, TokenSource::usage);
+    }
+    EXPECT_TRUE(records[0].labels.stream);
+    EXPECT_TRUE(records[0].t.first_token.has_value());
+}
+
 TEST(AnthropicDoor, StreamsFromEveryUpstreamDialectAsAnthropicEvents) {
     SimFixture sim("instant");
     GatewayFixture gw(three_dialects_config(sim.base_url()));
@@ -139,16 +153,7 @@ TEST(AnthropicDoor, StreamsFromEveryUpstreamDialectAsAnthropicEvents) {
         EXPECT_GT(s.input_tokens.value_or(0), 0);
         EXPECT_FALSE(s.error.has_value());
     }
-    // One streamed and one whole request per model, each measured like the OpenAI door's.
-    auto records = gw.records().wait_for(6);
-    ASSERT_EQ(records.size(), 6u);
-    for (const auto& m : records) {
-        EXPECT_EQ(m.status, RequestStatus::ok);
-        EXPECT_EQ(m.output_tokens, 25);
-        EXPECT_EQ(m.token_source, TokenSource::usage);
-    }
-    EXPECT_TRUE(records[0].labels.stream);
-    EXPECT_TRUE(records[0].t.first_token.has_value());
+    expect_streamed_door_records(gw);
 }
 
 TEST(AnthropicDoor, AnswersWholeMessages) {
@@ -323,16 +328,7 @@ TEST(GeminiDoor, StreamsFromEveryUpstreamDialectAsGeminiChunks) {
         EXPECT_GT(s.prompt_tokens.value_or(0), 0);
         EXPECT_FALSE(s.error.has_value());
     }
-    // One streamed and one whole request per model, each measured like the OpenAI door's.
-    auto records = gw.records().wait_for(6);
-    ASSERT_EQ(records.size(), 6u);
-    for (const auto& m : records) {
-        EXPECT_EQ(m.status, RequestStatus::ok);
-        EXPECT_EQ(m.output_tokens, 25);
-        EXPECT_EQ(m.token_source, TokenSource::usage);
-    }
-    EXPECT_TRUE(records[0].labels.stream);
-    EXPECT_TRUE(records[0].t.first_token.has_value());
+    expect_streamed_door_records(gw);
 }
 
 TEST(GeminiDoor, AnswersWholeResponses) {
