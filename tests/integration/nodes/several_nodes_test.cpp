@@ -17,10 +17,7 @@
 #include "../../support/redis_server.hpp"
 #include "../../support/temp_path.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/json/parse.hpp>
@@ -54,18 +51,6 @@ constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr auto kFlushInterval = 200ms;
 // One commit's time plus scheduling on a loaded 2-core machine (as crash_test's margin).
 constexpr auto kLossMargin = 300ms;
-
-std::uint16_t free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t n = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
 
 std::string node_config(const std::string& sim_url, const std::string& pg_url,
                         const std::string& redis_url) {
@@ -143,7 +128,7 @@ class SeveralNodes : public ::testing::Test {
             urls_.push_back(url_in(line));
             ASSERT_FALSE(urls_.back().empty()) << line << slurp(err);
         }
-        const std::uint16_t port = free_port();
+        const std::uint16_t port = testing::RedisServer::free_port();
         std::ofstream(dir() / "nginx.conf") << nginx_config(dir(), port, urls_);
         nginx_ = std::make_unique<Child>(std::string(kNginx) + " -p " + dir().string() + " -c " +
                                              (dir() / "nginx.conf").string(),
