@@ -2,6 +2,7 @@
 // history it writes into the store before the gateway starts.
 
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/resource_dir.hpp>
 #include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/demo/demo.hpp>
 #include <tokenradar/gateway/config.hpp>
@@ -306,6 +307,23 @@ serve::ServeConfig demo_serve_config(const DemoOptions& options,
         }
         c.models.push_back(std::move(model));
     }
+    // Probes (README "Scheduled probes"): every sim's model once a minute from the demo's own
+    // region label, so the observatory has source = "probe" rows beside the traffic's; and the
+    // incident watch over the rollups (the history is its baseline).
+    serve::ProbeConfig& probes = serve.probes;
+    probes.workload = bench::load_workload(
+        probes.workload_name,
+        options.workloads_dir.empty() ? find_resource_dir("workloads") : options.workloads_dir);
+    probes.region = "local";
+    probes.interval = std::chrono::seconds(60);
+    probes.jitter = std::chrono::seconds(10);
+    for (std::size_t i = 0; i < providers.size(); ++i) {
+        probes.targets.push_back({i, providers[i].upstream_model});
+    }
+    probes.max_requests_per_day = 1'440;
+    probes.max_tokens_per_day = 100'000;
+    serve::check_probe_cost(probes, nullptr);
+    serve.incidents.enabled = true;
     return serve;
 }
 

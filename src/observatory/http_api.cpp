@@ -82,6 +82,7 @@ struct HttpApi::Impl {
     LabelBudget budget;  // new label values and cells from submissions (label_budget.hpp)
     std::atomic<store::BatchWriter*> writer{nullptr};
     std::function<bool()> loaded;  // set before the server starts; empty = always
+    std::vector<std::pair<std::string, HttpApi::ExtraRoute>> routes;  // add_route(), likewise
     net::asio::thread_pool workers{kWorkers};
     // Waits for the store's commits of ingested records, so the workers parse the next body
     // (or answer a query) meanwhile. One thread is enough: the writer commits submissions in
@@ -309,6 +310,10 @@ void HttpApi::attach_writer(store::BatchWriter* writer) {
 
 void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
 
+void HttpApi::add_route(std::string path, ExtraRoute route) {
+    impl_->routes.emplace_back(std::move(path), std::move(route));
+}
+
 void HttpApi::stop() {
     impl_->workers.join();
     impl_->committer.join();
@@ -360,6 +365,12 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
         answer = error_answer(Errc::overloaded,
                               "the observatory is still loading its rollups from the store",
                               {{"retry-after", "1"}});
+    } else if (const auto route = std::find_if(impl_->routes.begin(), impl_->routes.end(),
+                                               [path](const auto& r) { return r.first == path; });
+               route != impl_->routes.end()) {
+        const ApiResponse r = route->second(target, wall_now_us());
+        answer = Answer{r.status, r.body, {}};
+        if (!r.cache_control.empty()) answer.headers.emplace_back("cache-control", r.cache_control);
     } else {
         auto task = run_query(impl_, std::string(target),
                               std::string(header(request, http::field::if_none_match)));

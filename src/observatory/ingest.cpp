@@ -124,9 +124,11 @@ void stamp(Measurement& m, const IngestContext& ctx) {
     m.received_us = ctx.now_us;
     m.client_id = ctx.submitter;
     // The server says whose records these are: only this node's gateway and demo write
-    // "gateway" and "sim" (trusted keys aside), so a submitter cannot change their counts.
+    // "gateway", "sim" and "probe" (trusted keys aside), so a submitter cannot change their
+    // counts.
     std::string& source = m.labels.source;
-    if (source.empty() || (!ctx.trusted_source && (source == "gateway" || source == "sim"))) {
+    if (source.empty() ||
+        (!ctx.trusted_source && (source == "gateway" || source == "sim" || source == "probe"))) {
         source = "submitted";
     }
     if (m.labels.client_region.empty()) m.labels.client_region = ctx.client_region;

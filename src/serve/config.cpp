@@ -103,15 +103,26 @@ bool ServeConfig::serves_observatory() const noexcept {
     return observatory.enabled || observatory.ingest != observatory::IngestMode::off;
 }
 
-ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup& getenv_fn) {
+ServeConfig load_serve_config(const ConfigTable& root, const gateway::EnvLookup& getenv_fn,
+                              const std::filesystem::path& workloads_dir) {
     root.reject_unknown_keys({"listener", "auth", "limits", "cache", "store", "dashboard",
-                              "observatory", "providers", "models"});
+                              "observatory", "providers", "models", "probes", "incidents"});
     ServeConfig c;
     c.observatory = observatory::load_observatory_config(root.table("observatory"), getenv_fn);
     c.store = load_store(root.table("store"));
     c.gateway = gateway::load_gateway_config(root, getenv_fn);
     c.gateway.cache.local_path = local_cache_path(c.gateway, c.store);
     resolve_key_registry(c.gateway, c.store);
+    c.probes = load_probe_config(root.table("probes"), c.gateway, workloads_dir);
+    const std::optional<ConfigTable> incidents = root.table("incidents");
+    c.incidents = observatory::load_incident_config(incidents);
+    if (c.incidents.enabled && !c.observatory.enabled) {
+        incidents->fail("enabled",
+                        "false, or [observatory] enabled = true (incidents read its rollups)");
+    }
+    if (c.incidents.enabled && c.store.path.empty() && c.store.url.empty()) {
+        incidents->fail("enabled", "false, or a [store] (the rollups are kept beside it)");
+    }
     // No providers and no models: an observatory that relays nothing, which is fine when it
     // serves the observatory.
     if (c.gateway.providers.empty() && !c.serves_observatory()) {
@@ -144,6 +155,20 @@ std::string describe(const ServeConfig& c) {
                           o.ingest == observatory::IngestMode::keys
                               ? fmt::format(" ({} key(s))", o.ingest_keys.size())
                               : std::string());
+    const ProbeConfig& p = c.probes;
+    if (!p.targets.empty()) {
+        services += fmt::format(
+            "probes    {} target(s), workload {}, every {}s from region '{}': {} requests and up "
+            "to {} tokens a day per target (caps {}, {})\n",
+            p.targets.size(), p.workload.name, p.interval.count(), p.region, p.requests_per_day(),
+            p.tokens_per_day(), p.max_requests_per_day, p.max_tokens_per_day);
+    }
+    if (c.incidents.enabled) {
+        services +=
+            fmt::format("incidents every {}s over the last {}s vs {} week(s), {} webhook(s)\n",
+                        c.incidents.every.count(), c.incidents.window.count(),
+                        c.incidents.baseline_weeks, c.incidents.webhooks.size());
+    }
     return gateway::describe(c.gateway, services);
 }
 

@@ -1,5 +1,6 @@
 #include <tokenradar/serve/service.hpp>
 
+#include "incident_watch.hpp"
 #include "local_tier.hpp"
 #include "region_latency.hpp"
 
@@ -9,12 +10,15 @@
 #include <tokenradar/observatory/http_api.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
 #include <tokenradar/observatory/submit.hpp>
+#include <tokenradar/serve/prober.hpp>
 #include <tokenradar/store/batch_writer.hpp>
 #include <tokenradar/store/postgres_key_registry.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <fmt/format.h>
+
+#include <random>
 
 namespace tokenradar::serve {
 namespace {
@@ -174,6 +178,31 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
             w->try_push(std::move(m));
         };
     }
+    if (config_.incidents.enabled && rollups_ && keeper_) {
+        observatory::RollupKeeper* keeper = keeper_.get();
+        incidents_ = std::make_unique<IncidentWatch>(
+            *rollups_, config_.incidents, [keeper] { return keeper->loaded(); }, hooks.ca_file);
+        observatory::IncidentMonitor* monitor = &incidents_->monitor();
+        api_->add_route("/api/v1/incidents", [monitor](std::string_view target, std::int64_t now) {
+            return monitor->answer(target, now);
+        });
+    }
+    if (!config_.probes.targets.empty()) {
+        net::ClientOptions client;
+        client.ca_file = hooks.ca_file;
+        // The same way as the gateway's records: forwarder, caller's sink, store.
+        prober_ = std::make_unique<Prober>(config_.probes, config_.gateway.providers, hooks.sink,
+                                           std::move(client), std::random_device{}());
+    }
+    if (incidents_ || prober_) {
+        std::function<void(PrometheusText&)> also = std::move(hooks.extra_metrics);
+        hooks.extra_metrics = [watch = incidents_.get(), prober = prober_.get(),
+                               also](PrometheusText& out) {
+            if (also) also(out);
+            if (watch != nullptr) watch->metrics(out);
+            if (prober != nullptr) prober->metrics(out);
+        };
+    }
     if (keeper_) {
         observatory::RollupKeeper* keeper = keeper_.get();
         // Until the rollups are loaded, queries are 503 like /readyz, not partial answers.
@@ -186,11 +215,19 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
 
 Service::~Service() { stop(); }
 
-Result<std::uint16_t> Service::start() { return server_->start(); }
+Result<std::uint16_t> Service::start() {
+    auto port = server_->start();
+    if (!port) return port;
+    if (incidents_) incidents_->start();
+    if (prober_) prober_->start();
+    return port;
+}
 
 bool Service::ready() const noexcept { return !keeper_ || keeper_->loaded(); }
 
 void Service::stop() {
+    if (prober_) prober_->stop();  // its last records still reach the writer
+    if (incidents_) incidents_->stop();
     server_->stop(config_.gateway.shutdown_grace);
     if (api_) api_->stop();  // no request is left to use the workers or the writer
     if (writer_) writer_->stop();

@@ -68,8 +68,9 @@ struct Labels {
 };
 
 // The values a closed text label may take (an empty value is unset, and allowed).
-inline constexpr std::array<std::string_view, 4> kSourceValues = {"bench", "gateway", "submitted",
-                                                                  "sim"};
+// "probe": serve's scheduled probes ([probes]).
+inline constexpr std::array<std::string_view, 5> kSourceValues = {"bench", "gateway", "submitted",
+                                                                  "sim", "probe"};
 inline constexpr std::array<std::string_view, 3> kApiValues = {"openai", "anthropic", "gemini"};
 inline constexpr std::array<std::string_view, 2> kBoolValues = {"false", "true"};
 // Open text labels: anything (a submitted one is held to check_label_value()).

@@ -43,6 +43,12 @@ class HttpApi {
     // Call before the server starts; `loaded` is then called from the I/O thread.
     void attach_readiness(std::function<bool()> loaded);
 
+    // An extra GET endpoint under /api/v1/ (`path` exact, e.g. "/api/v1/incidents"), answered
+    // on the I/O thread after the same method and readiness checks as the queries: for
+    // cheap answers only (a copy of a short list). Call before the server starts.
+    using ExtraRoute = std::function<ApiResponse(std::string_view target, std::int64_t now_us)>;
+    void add_route(std::string path, ExtraRoute route);
+
     // The verdict on a request under /api/v1/ whose body has not been read yet: ingestion
     // takes bodies up to [observatory] max_body_bytes from a known ingest key (or, in public
     // mode, from anyone without a key), everything else `default_limit`. nullopt for other

@@ -29,7 +29,9 @@ class RollupKeeper;
 
 namespace tokenradar::serve {
 
+class IncidentWatch;
 class LocalTier;
+class Prober;
 class RegionLatency;
 
 class Service {
@@ -51,6 +53,9 @@ class Service {
     [[nodiscard]] gateway::GatewayServer& server() noexcept { return *server_; }
     // True once the observatory's rollups are loaded (/readyz says so too).
     [[nodiscard]] bool ready() const noexcept;
+    // [probes] (null without targets) and [incidents] (null when off).
+    [[nodiscard]] Prober* prober() noexcept { return prober_.get(); }
+    [[nodiscard]] IncidentWatch* incidents() noexcept { return incidents_.get(); }
     // "N records written to PATH, M dropped" after stop(); "" without a store.
     [[nodiscard]] std::string store_summary() const;
 
@@ -62,7 +67,9 @@ class Service {
     std::unique_ptr<RegionLatency> region_latency_;      // nearest-region routing's measurements
     std::unique_ptr<observatory::Forwarder> forwarder_;  // [observatory] forward_to
     std::unique_ptr<store::BatchWriter> writer_;
-    std::shared_ptr<LocalTier> cache_tier_;  // [cache] local: the response cache's L2
+    std::shared_ptr<LocalTier> cache_tier_;     // [cache] local: the response cache's L2
+    std::unique_ptr<IncidentWatch> incidents_;  // [incidents]: reads the rollups
+    std::unique_ptr<Prober> prober_;            // [probes]: records through the hooks' sink
     std::unique_ptr<gateway::GatewayServer> server_;
 };
 
