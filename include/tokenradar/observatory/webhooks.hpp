@@ -37,7 +37,7 @@ class Webhooks {
         std::uint64_t dropped = 0;  // events not queued (queue full or stopping)
     };
 
-    Webhooks(std::vector<net::Url> urls, WebhookOptions options = {});
+    explicit Webhooks(std::vector<net::Url> urls, WebhookOptions options = {});
     ~Webhooks();  // stop()
     Webhooks(const Webhooks&) = delete;
     Webhooks& operator=(const Webhooks&) = delete;

@@ -71,7 +71,7 @@ TEST(Labels, ClosedLabelsRefuseOtherValuesNamingTheLabel) {
     EXPECT_EQ(error(Label::route, ""),
               "route: expected one of primary, fallback, hedge, latency, affinity, local, region");
     EXPECT_EQ(error(Label::source, "mine"),
-              "source: expected one of bench, gateway, submitted, sim");
+              "source: expected one of bench, gateway, submitted, sim, probe");
     EXPECT_EQ(error(Label::api, "cohere"), "api: expected one of openai, anthropic, gemini");
     EXPECT_EQ(error(Label::stream, "yes"), "stream: expected one of false, true");
     EXPECT_EQ(l, Labels{});  // nothing changed
