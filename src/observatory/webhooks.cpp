@@ -20,6 +20,7 @@ namespace http = net::beast::http;
 using net::asio::awaitable;
 
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+constexpr std::chrono::milliseconds kBackoffStep{50};
 
 }  // namespace
 
@@ -30,6 +31,7 @@ struct Webhooks::State {
     std::condition_variable wake;
     std::deque<std::string> queue;
     bool stopping = false;
+    std::atomic<bool> stop_retrying{false};  // set by stop(): a delivery in backoff gives up
     std::atomic<std::uint64_t> delivered{0}, failed{0}, retries{0}, dropped{0};
 };
 
@@ -48,15 +50,19 @@ awaitable<bool> deliver(net::HttpClient& client, Webhooks::State& s, net::Url ur
                                                 std::move(request_body), kMaxAnswerBytes);
         if (response && response->status >= 200 && response->status < 300) co_return true;
         const bool retryable = !response || response->status == 429 || response->status >= 500;
-        if (!retryable || attempt >= max_attempts) {
+        if (!retryable || attempt >= max_attempts || s.stop_retrying.load()) {
             spdlog::warn(
                 "incident webhook {}: {}", url.authority(),
                 response ? fmt::format("answered {}", response->status) : response.error().message);
             co_return false;
         }
         ++s.retries;
-        timer.expires_after(backoff);
-        co_await timer.async_wait(net::use_nothrow);
+        // The backoff in short steps: stop() waits for one step, not for the whole backoff.
+        for (auto left = backoff; left.count() > 0 && !s.stop_retrying.load();
+             left -= kBackoffStep) {
+            timer.expires_after(std::min(left, kBackoffStep));
+            co_await timer.async_wait(net::use_nothrow);
+        }
         backoff = std::min(backoff * 2, s.options.max_backoff);
     }
 }
@@ -130,6 +136,7 @@ void Webhooks::stop() {
         std::lock_guard lock(state_->mutex);
         state_->stopping = true;
     }
+    state_->stop_retrying.store(true);
     state_->wake.notify_one();
     if (thread_.joinable()) thread_.join();
 }

@@ -4,8 +4,8 @@
 // push() never blocks: a full queue drops the event and counts it. A delivery is retried on
 // connection errors, 429 and 5xx with doubling backoff from `first_backoff` (retry-after is
 // not read: the queue must keep moving), at most `max_attempts` times per URL; any other
-// answer ends it. stop() gives what is queued one attempt each and joins. Answers' bodies are
-// read (bounded) and ignored.
+// answer ends it. stop() ends the retries under way, gives what is queued one attempt each and
+// joins. Answers' bodies are read (bounded) and ignored.
 
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/url.hpp>
