@@ -3,9 +3,9 @@
 // the configured region and counted in /metrics; a schedule over its cap is refused naming the
 // file, line and field; GET /api/v1/incidents answers and checks its parameters.
 
-#include "../../support/service_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
 #include "../../support/store_records.hpp"
+#include "probe_service_config.hpp"
 
 #include <tokenradar/serve/prober.hpp>
 #include <tokenradar/serve/service.hpp>
@@ -25,52 +25,6 @@ namespace http = boost::beast::http;
 using ::testing::HasSubstr;
 using testing::ServiceFixture;
 using testing::TempDb;
-
-std::string probe_workload() {
-    return (std::filesystem::path(TOKENRADAR_SOURCE_DIR) / "workloads" / "probe.toml").string();
-}
-
-// The store at `db`, the observatory, one provider `sim` at `sim_url`, and `extra` tables.
-std::string config(const std::string& db, const std::string& sim_url, const std::string& extra) {
-    return R"(
-[auth]
-mode = "none"
-[store]
-path = ")" +
-           db + R"("
-flush_interval = "20ms"
-[dashboard]
-enabled = false
-[observatory]
-cache_ttl = "0s"
-min_samples = 1
-[[providers]]
-name = "sim"
-api = "openai"
-base_url = ")" +
-           sim_url + R"(/v1"
-key_env = "TEST_UPSTREAM_KEY"
-region = "us-east"
-[[models]]
-name = "fast"
-upstreams = ["sim/gpt-4o"]
-)" + extra;
-}
-
-std::string probes(const std::string& caps) {
-    return R"(
-[probes]
-region = "eu-west"
-interval = "1s"
-jitter = "0s"
-workload = ")" +
-           probe_workload() + R"("
-)" + caps + R"(
-[[probes.targets]]
-provider = "sim"
-model = "gpt-4o"
-)";
-}
 
 TEST(ServeProbes, ProbeRecordsAreStoredAsProbesFromTheConfiguredRegion) {
     testing::SimFixture sim("instant");

@@ -20,10 +20,10 @@
 namespace tokenradar::observatory {
 namespace {
 
+using ::testing::HasSubstr;
 using testing::RawHttpServer;
 using testing::RawRequest;
 using testing::RawResponse;
-using ::testing::HasSubstr;
 
 RawResponse answer(int status) {
     const std::string reason = status == 200 ? "OK" : "Scripted";
@@ -57,8 +57,7 @@ bool eventually(Done done) {
 class HookServer {
   public:
     explicit HookServer(std::vector<int> statuses)
-        : statuses_(std::move(statuses)),
-          server_({}, [this](const RawRequest& r) {
+        : statuses_(std::move(statuses)), server_({}, [this](const RawRequest& r) {
               std::lock_guard lock(mu_);
               received_.push_back(r);
               const std::size_t i = std::min(received_.size(), statuses_.size()) - 1;
