@@ -1,9 +1,10 @@
 // `tokenradar serve`: the gateway with its store and observatory (serve::Service). Loads and
-// validates the configuration, opens the store, serves until SIGINT/SIGTERM, then lets streams
-// finish and flushes the store.
+// validates the configuration, opens the store, serves until SIGINT/SIGTERM (SIGHUP re-reads
+// the listener's TLS certificate), then lets streams finish and flushes the store.
 
 #include "commands.hpp"
 
+#include <tokenradar/core/logging.hpp>
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/net/signals.hpp>
@@ -11,8 +12,10 @@
 #include <tokenradar/serve/service.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -36,6 +39,25 @@ int hash_key_from_stdin() {
     return 0;
 }
 
+// SIGHUP, for as long as the server runs: the listener's certificate and key are read again
+// (a renewed certificate without a restart); a failure keeps the one in use.
+void reload_tls_on_hangup(boost::asio::signal_set& hangup, serve::Service& service) {
+    hangup.async_wait([&hangup, &service](const boost::system::error_code& ec, int) {
+        if (ec) return;  // cancelled: stopping
+        auto reloaded = service.server().reload_tls();
+        if (!reloaded) {
+            spdlog::error("SIGHUP: TLS certificate not reloaded, the one in use stays: {}",
+                          reloaded.error().message);
+        } else if (*reloaded) {
+            spdlog::info("SIGHUP: TLS certificate reloaded from {}",
+                         service.server().config().tls_cert_file);
+        } else {
+            spdlog::info("SIGHUP: no [listener] tls_cert to reload");
+        }
+        reload_tls_on_hangup(hangup, service);
+    });
+}
+
 int run(const ServeArgs& args) {
     if (args.hash_key) return hash_key_from_stdin();
     if (args.config.empty()) throw ConfigError("serve: --config FILE is required");
@@ -49,13 +71,14 @@ int run(const ServeArgs& args) {
     const gateway::GatewayConfig& config = service.server().config();
     auto port = service.start();
     if (!port) throw ConfigError(port.error().message);
-    std::printf("tokenradar serve: listening on http://%s:%u (%zu models, %zu providers)\n",
-                config.host.c_str(), static_cast<unsigned>(*port), config.models.size(),
-                config.providers.size());
-    std::fflush(stdout);
-
     boost::asio::io_context signals_ioc;
-    net::ShutdownSignals signals(signals_ioc, [](int) {});
+    boost::asio::signal_set hangup(signals_ioc, SIGHUP);
+    reload_tls_on_hangup(hangup, service);
+    net::ShutdownSignals signals(signals_ioc, [&hangup](int) { hangup.cancel(); });
+    std::printf("tokenradar serve: listening on %s://%s:%u (%zu models, %zu providers)\n",
+                config.tls_cert_file.empty() ? "http" : "https", config.host.c_str(),
+                static_cast<unsigned>(*port), config.models.size(), config.providers.size());
+    std::fflush(stdout);
     signals_ioc.run();  // returns after the first SIGINT/SIGTERM
     std::fprintf(stderr, "tokenradar serve: stopping (streams get %lld ms)\n",
                  static_cast<long long>(config.shutdown_grace.count()));

@@ -3,6 +3,7 @@
 #include <tokenradar/core/labels.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/net/redis_protocol.hpp>
+#include <tokenradar/net/server_tls.hpp>
 
 #include <fmt/format.h>
 
@@ -253,7 +254,8 @@ VirtualModel load_model(const ConfigTable& t, const std::vector<ProviderConfig>&
 
 // [listener]: the address, and the Host / Origin values accepted.
 void read_listener(const ConfigTable& l, GatewayConfig& c) {
-    l.reject_unknown_keys({"host", "port", "threads", "accept", "allowed_hosts", "cors_origins"});
+    l.reject_unknown_keys({"host", "port", "threads", "accept", "allowed_hosts", "cors_origins",
+                           "tls_cert", "tls_key"});
     c.host = l.get_string("host", c.host);
     c.port = static_cast<std::uint16_t>(l.get_integer("port", c.port, 0, 65535));
     c.threads = static_cast<std::size_t>(l.get_integer("threads", 0, 0, 256));
@@ -266,6 +268,20 @@ void read_listener(const ConfigTable& l, GatewayConfig& c) {
     for (const auto& h : c.allowed_hosts) {
         if (h.empty() || h.find_first_of(":/ ") != std::string::npos) {
             l.fail("allowed_hosts", fmt::format("host names without port or scheme, not '{}'", h));
+        }
+    }
+    c.tls_cert_file = l.get_string("tls_cert", "");
+    c.tls_key_file = l.get_string("tls_key", "");
+    if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+        l.fail(c.tls_cert_file.empty() ? "tls_cert" : "tls_key",
+               "a PEM file here too: listener.tls_cert and listener.tls_key go together");
+    }
+    if (!c.tls_cert_file.empty()) {
+        // Read now, so a bad file stops the start (and --check-config) with its line.
+        if (auto tls = net::ServerTls::load(c.tls_cert_file, c.tls_key_file); !tls) {
+            const bool key = tls.error().message.rfind("tls_key", 0) == 0;
+            l.fail(key ? "tls_key" : "tls_cert",
+                   fmt::format("a PEM file that loads ({})", tls.error().message));
         }
     }
     c.cors_origins = l.get_strings("cors_origins");
@@ -468,8 +484,10 @@ std::size_t io_threads(const GatewayConfig& config) {
 }
 
 std::string describe(const GatewayConfig& c, std::string_view services) {
-    std::string out = fmt::format("{}: valid\nlistener  http://{}:{}, {} I/O thread(s)\n", c.source,
-                                  c.host, c.port, io_threads(c));
+    std::string out = fmt::format(
+        "{}: valid\nlistener  {}://{}:{}, {} I/O thread(s){}\n", c.source,
+        c.tls_cert_file.empty() ? "http" : "https", c.host, c.port, io_threads(c),
+        c.tls_cert_file.empty() ? std::string() : fmt::format(", certificate {}", c.tls_cert_file));
     out += c.auth_required ? fmt::format("auth      {} client key(s)\n", c.client_keys.size())
                            : std::string("auth      none (loopback only)\n");
     out += fmt::format("limits    body {} bytes, {} concurrent per key, heartbeat {} ms\n",

@@ -75,6 +75,12 @@ GatewayServer::GatewayServer(GatewayConfig config, GatewayHooks hooks)
 GatewayServer::~GatewayServer() { stop(std::chrono::milliseconds(0)); }
 
 Result<std::uint16_t> GatewayServer::start() {
+    if (!config_.tls_cert_file.empty()) {
+        auto tls = net::ServerTls::load(config_.tls_cert_file, config_.tls_key_file);
+        if (!tls) return tls.error();
+        tls_ = std::move(*tls);
+        server_->set_tls(tls_);
+    }
     auto endpoint = server_->listen(config_.host, config_.port);
     if (!endpoint) return endpoint.error();
     port_ = endpoint->port();
@@ -92,6 +98,12 @@ Result<std::uint16_t> GatewayServer::start() {
         });
     }
     return port_;
+}
+
+Result<bool> GatewayServer::reload_tls() {
+    if (!tls_) return false;
+    if (auto reloaded = tls_->reload(); !reloaded) return reloaded.error();
+    return true;
 }
 
 void GatewayServer::stop(std::chrono::milliseconds grace) {

@@ -20,8 +20,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
 
 #include <sys/socket.h>
@@ -35,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 
 namespace tokenradar::net {
 
@@ -67,14 +66,39 @@ using detail::write_buffers;
 
 namespace {
 
+// Reads and parses what the request still needs (sync_io.hpp), through the TLS stream when
+// there is one. Not a coroutine: it hands over read_until's, without a frame of its own.
+asio::awaitable<boost::system::error_code> read_request(ServerConnection& conn,
+                                                        RequestParser& parser,
+                                                        detail::ParseUntil until) {
+    if (conn.tls) {
+        return detail::read_until(*conn.tls, conn.buffer, parser, until, detail::ShortRead::drains);
+    }
+    return detail::read_until(conn.socket, conn.buffer, parser, until, detail::ShortRead::drains);
+}
+
+// The TLS handshake of a new connection, within the header timeout: false when it failed
+// (a plain-HTTP client, a client that refused the certificate, a timeout).
+asio::awaitable<bool> handshake(ServerConnection& conn) {
+    conn.tls_context = conn.state->tls->context();
+    conn.tls = std::make_unique<asio::ssl::stream<tcp::socket&>>(conn.socket, *conn.tls_context);
+    conn.expires_after(conn.state->limits.header_timeout);
+    auto [ec] = co_await conn.tls->async_handshake(asio::ssl::stream_base::server, use_nothrow);
+    conn.expires_never();
+    if (ec) spdlog::debug("net: TLS handshake: {}", ec.message());
+    co_return !ec;
+}
+
 asio::awaitable<void> linger_close(std::shared_ptr<ServerConnection> conn) {
     boost::system::error_code ignored;
-    conn->socket.shutdown(tcp::socket::shutdown_send, ignored);
+    if (!conn->tls) conn->socket.shutdown(tcp::socket::shutdown_send, ignored);
     conn->expires_after(kLingerTime);
     std::size_t total = 0;
     char sink[1024];
     while (total < kLingerBytes) {
-        auto [ec, n] = co_await conn->socket.async_read_some(asio::buffer(sink), use_nothrow);
+        auto [ec, n] = conn->tls
+                           ? co_await conn->tls->async_read_some(asio::buffer(sink), use_nothrow)
+                           : co_await conn->socket.async_read_some(asio::buffer(sink), use_nothrow);
         if (ec) break;
         total += n;
     }
@@ -167,6 +191,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
     co_await asio::this_coro::throw_if_cancelled(false);
     ServerState& state = *conn->state;
     const ServerLimits& limits = state.limits;
+    if (state.tls && !co_await handshake(*conn)) {
+        conn->close();
+        co_return;
+    }
     bool first = true;
     for (;;) {
         if (conn->stopping || conn->gone) break;
@@ -174,8 +202,10 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // keep-alive requests, the header timeout to a fresh connection.
         if (conn->buffer.size() == 0) {
             conn->expires_after(first ? limits.header_timeout : limits.idle_timeout);
-            auto [ec, n] = co_await conn->socket.async_read_some(
-                DrainingBuffer(conn->buffer.prepare(kReadChunk)), use_nothrow);
+            const asio::mutable_buffer into = conn->buffer.prepare(kReadChunk);
+            auto [ec, n] = conn->tls ? co_await conn->tls->async_read_some(into, use_nothrow)
+                                     : co_await conn->socket.async_read_some(DrainingBuffer(into),
+                                                                             use_nothrow);
             if (ec) break;  // eof, idle timeout, closed by stop()
             conn->buffer.commit(n);
         }
@@ -191,8 +221,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
         // when it needed no bytes.
         boost::system::error_code ec;
         if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::header, ec)) {
-            ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
-                                             detail::ParseUntil::header, detail::ShortRead::drains);
+            ec = co_await read_request(*conn, parser, detail::ParseUntil::header);
         }
         if (!ec && !parser.is_done()) {
             if (HeadVerdict verdict = admit_body(state, parser, body_reservation); verdict.reject) {
@@ -205,9 +234,9 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                 break;
             }
             if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-                http::response<http::empty_body> cont{http::status::continue_, 11};
-                auto [cec, cn] = co_await http::async_write(conn->socket, cont, use_nothrow);
-                if (cec) break;
+                static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+                const std::array<asio::const_buffer, 1> cont{asio::buffer(kContinue)};
+                if (co_await write_buffers(*conn, cont)) break;
             }
             // Room for the whole body when it is smaller than kBodyReadRoom (a chat request
             // of a few KiB), so a gateway request does not allocate 64 KiB for it.
@@ -217,9 +246,7 @@ asio::awaitable<void> run_connection(std::shared_ptr<ServerConnection> conn) {
                     std::min<std::uint64_t>(conn->buffer.size() + announced, kBodyReadRoom)));
             }
             if (!detail::parse_buffered(parser, conn->buffer, detail::ParseUntil::message, ec)) {
-                ec = co_await detail::read_until(conn->socket, conn->buffer, parser,
-                                                 detail::ParseUntil::message,
-                                                 detail::ShortRead::drains);
+                ec = co_await read_request(*conn, parser, detail::ParseUntil::message);
             }
         }
         conn->reading_request = false;
@@ -433,6 +460,8 @@ Result<tcp::endpoint> HttpServer::listen(std::string_view host, std::uint16_t po
 }
 
 void HttpServer::set_head_check(HeadCheck check) { state_->head_check = std::move(check); }
+
+void HttpServer::set_tls(std::shared_ptr<ServerTls> tls) { state_->tls = std::move(tls); }
 
 void HttpServer::start() {
     for (std::size_t i = 0; i < state_->acceptors.size(); ++i) {

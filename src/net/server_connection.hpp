@@ -5,6 +5,7 @@
 
 #include <tokenradar/net/asio.hpp>
 #include <tokenradar/net/http_server.hpp>
+#include <tokenradar/net/server_tls.hpp>
 
 #include "lazy_deadline.hpp"
 #include "peer_watch.hpp"
@@ -14,6 +15,8 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
@@ -65,7 +68,8 @@ struct ServerState {
 
     asio::io_context& ioc;
     Handler handler;
-    HeadCheck head_check;  // set before start()
+    std::shared_ptr<ServerTls> tls;  // set before start(): connections begin with a handshake
+    HeadCheck head_check;            // set before start()
     ServerLimits limits;
     std::vector<asio::io_context*> workers;
     // Request body bytes reserved by the connections (ServerLimits::max_body_bytes_in_flight).
@@ -98,6 +102,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 
     std::shared_ptr<ServerState> state;
     tcp::socket socket;  // executor: this connection's strand, or its worker io_context
+    // With TLS: the stream over `socket` that reads and writes go through, and the context it
+    // was made from (kept: a reload replaces the server's, not this connection's).
+    std::shared_ptr<asio::ssl::context> tls_context;
+    std::unique_ptr<asio::ssl::stream<tcp::socket&>> tls;
     std::shared_ptr<PeerWatchSweep> peer_watch;  // its worker's (or the strands') sweep
     // Header, idle and write timeouts: closing the socket fails the pending operation, as
     // Beast's stream expiry did, without a timer arm and cancel around every operation.
@@ -161,12 +169,19 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 };
 
 // Writes a buffer sequence: inline what the socket takes now (no posted completion), the rest
-// asynchronously under the write timeout.
+// asynchronously under the write timeout. Over TLS every write is asynchronous: the stream
+// writes OpenSSL's records.
 template <class Buffers>
 asio::awaitable<boost::system::error_code> write_buffers(ServerConnection& conn,
                                                          const Buffers& buffers) {
     boost::system::error_code ec;
     beast::buffers_suffix<Buffers> rest(buffers);
+    if (conn.tls) {
+        conn.set_write_deadline();
+        auto [e, n] = co_await asio::async_write(*conn.tls, rest, use_nothrow);
+        conn.expires_never();
+        co_return e;
+    }
     if (write_now(conn.socket, rest, ec)) co_return ec;
     conn.set_write_deadline();
     auto [e, n] = co_await asio::async_write(conn.socket, rest, use_nothrow);

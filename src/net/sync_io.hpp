@@ -155,17 +155,15 @@ bool write_now(SyncStream& stream, beast::buffers_suffix<Buffers>& rest,
     return false;
 }
 
-// Reads more of a message into `buffer`, straight from the socket: Beast's async_read and
-// async_read_header run two layers of composed operations (three over a beast::tcp_stream,
-// as the client's plain connections were), each copying the executor and tracking work:
-// ~3% of the gateway's CPU at c=64. Reads
-// as much as Beast would: the buffer's free capacity, at least 512 bytes, at most 64 KiB,
-// within its max_size (buffer_overflow when full). EOF is what Beast makes of it:
-// end_of_stream before any byte of the message, else the parser's put_eof() (which ends a
-// body delimited by the close, or reports partial_message).
-template <bool isRequest>
-asio::awaitable<boost::system::error_code> read_more(asio::ip::tcp::socket& socket,
-                                                     beast::flat_buffer& buffer,
+// Reads more of a message into `buffer`, straight from the socket (or a TLS stream over it):
+// Beast's async_read and async_read_header run two layers of composed operations (three over a
+// beast::tcp_stream, as the client's plain connections were), each copying the executor and
+// tracking work: ~3% of the gateway's CPU at c=64. Reads as much as Beast would: the buffer's free
+// capacity, at least 512 bytes, at most 64 KiB, within its max_size (buffer_overflow when full).
+// EOF is what Beast makes of it: end_of_stream before any byte of the message, else the parser's
+// put_eof() (which ends a body delimited by the close, or reports partial_message).
+template <bool isRequest, class Stream>
+asio::awaitable<boost::system::error_code> read_more(Stream& socket, beast::flat_buffer& buffer,
                                                      beast::http::basic_parser<isRequest>& parser,
                                                      ShortRead short_read) {
     constexpr std::size_t kMinRead = 512;
@@ -189,9 +187,8 @@ asio::awaitable<boost::system::error_code> read_more(asio::ip::tcp::socket& sock
 
 // Reads and parses until the parser has its header (or whole message), as Beast's
 // async_read_header (async_read) would: what `buffer` holds first, then read_more().
-template <bool isRequest>
-asio::awaitable<boost::system::error_code> read_until(asio::ip::tcp::socket& socket,
-                                                      beast::flat_buffer& buffer,
+template <bool isRequest, class Stream>
+asio::awaitable<boost::system::error_code> read_until(Stream& socket, beast::flat_buffer& buffer,
                                                       beast::http::basic_parser<isRequest>& parser,
                                                       ParseUntil until, ShortRead short_read) {
     boost::system::error_code ec;

@@ -79,7 +79,7 @@ class Child {
 
 inline std::string url_in(const std::string& line) {
     std::smatch m;
-    std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:[0-9]+)"));
+    std::regex_search(line, m, std::regex(R"(https?://127\.0\.0\.1:[0-9]+)"));
     return m.empty() ? std::string() : m.str();
 }
 

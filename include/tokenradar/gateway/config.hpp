@@ -110,6 +110,10 @@ struct GatewayConfig {
     std::vector<std::string> allowed_hosts;
     // Browser origins answered with CORS headers ("https://app.example"); none by default.
     std::vector<std::string> cors_origins;
+    // HTTPS on the listener: a PEM certificate chain and its private key (both or neither;
+    // re-read on SIGHUP). Empty: plain HTTP.
+    std::string tls_cert_file;
+    std::string tls_key_file;
 
     // [auth]: mode "keys" (default) or "none" (loopback listeners only)
     bool auth_required = true;

@@ -10,6 +10,7 @@
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/gateway/config.hpp>
 #include <tokenradar/gateway/gateway.hpp>
+#include <tokenradar/net/server_tls.hpp>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -33,6 +34,10 @@ class GatewayServer {
     Result<std::uint16_t> start();
     // Stops accepting; streams in flight get `grace` to finish; then joins the thread.
     void stop(std::chrono::milliseconds grace);
+    // Re-reads [listener] tls_cert and tls_key (SIGHUP): true when new connections use them,
+    // false without TLS, an error (naming the file) when they could not be read: the
+    // certificate in use stays.
+    Result<bool> reload_tls();
 
     [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
     [[nodiscard]] Gateway& gateway() noexcept { return *gateway_; }
@@ -43,6 +48,7 @@ class GatewayServer {
     std::vector<std::unique_ptr<boost::asio::io_context>> iocs_;  // one per I/O thread
     std::unique_ptr<Gateway> gateway_;
     std::unique_ptr<net::HttpServer> server_;
+    std::shared_ptr<net::ServerTls> tls_;  // with [listener] tls_cert
     std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guards_;
     std::vector<std::thread> threads_;
     std::uint16_t port_ = 0;

@@ -33,6 +33,8 @@ namespace tokenradar::net {
 
 // ServerLimits and Request are defined in request_reader.hpp (shared with the fuzzer).
 
+class ServerTls;
+
 namespace detail {
 class ServerConnection;
 struct ServerState;
@@ -132,6 +134,9 @@ class HttpServer {
     // Decides, from the head of each request with a body, whether its body is read and up
     // to what size (request_reader.hpp). Call before start().
     void set_head_check(HeadCheck check);
+    // Serves HTTPS: every connection begins with a TLS handshake (within header_timeout)
+    // using the context `tls` holds when it is accepted (server_tls.hpp). Call before start().
+    void set_tls(std::shared_ptr<ServerTls> tls);
     // Spawns the accept loop on the io_context. Call after listen().
     void start();
     std::uint16_t port() const;

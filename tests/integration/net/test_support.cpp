@@ -100,7 +100,8 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer) 
     seen.handlers_done.fetch_add(1);
 }
 
-TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
+TestServer::TestServer(ServerLimits limits, Handler handler, int threads,
+                       std::shared_ptr<ServerTls> tls)
     : ioc_(threads),
       guard_(ioc_.get_executor()),
       server_(
@@ -108,6 +109,8 @@ TestServer::TestServer(ServerLimits limits, Handler handler, int threads)
           threads == 1 ? std::vector<asio::io_context*>{&ioc_} : std::vector<asio::io_context*>{}) {
     auto bound = server_.listen("127.0.0.1", 0);
     if (!bound) throw std::runtime_error(bound.error().message);
+    tls_ = tls != nullptr;
+    if (tls) server_.set_tls(std::move(tls));
     server_.start();
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
 }
@@ -123,6 +126,7 @@ void TestServer::stop() {
 }
 
 Url TestServer::url(std::string_view target) const {
+    if (tls_) return Url{"https", "localhost", server_.port(), std::string(target)};
     return Url{"http", "127.0.0.1", server_.port(), std::string(target)};
 }
 

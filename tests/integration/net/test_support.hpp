@@ -5,6 +5,7 @@
 
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/net/http_server.hpp>
+#include <tokenradar/net/server_tls.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -42,8 +44,9 @@ asio::awaitable<void> steered_handler(Request& request, ResponseWriter& writer);
 class TestServer {
   public:
     // threads == 1: the io_context is the server's one worker (no strands), as in the gateway.
+    // With `tls` it serves HTTPS, and url() is https://localhost:port.
     explicit TestServer(ServerLimits limits = {}, Handler handler = steered_handler,
-                        int threads = 2);
+                        int threads = 2, std::shared_ptr<ServerTls> tls = nullptr);
     ~TestServer();
     // Stops the server and joins its threads (the destructor does it too). Objects on ioc()
     // (a client, a timer) must be destroyed after this and before the TestServer.
@@ -57,6 +60,7 @@ class TestServer {
     asio::io_context ioc_;
     asio::executor_work_guard<asio::io_context::executor_type> guard_;
     HttpServer server_;
+    bool tls_ = false;
     std::vector<std::thread> threads_;
 };
 

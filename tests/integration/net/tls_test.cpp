@@ -1,10 +1,11 @@
 // TLS client against a throwaway TLS server whose CA and certificate are generated at test
-// time with the openssl CLI (nothing secret is checked in). The server certificate names
+// time with the openssl CLI (test_pki.hpp). The server certificate names
 // only DNS:localhost, so connecting to "127.0.0.1" is a hostname mismatch.
 
 #include "test_support.hpp"
 
 #include "../../support/temp_path.hpp"
+#include "../../support/test_pki.hpp"
 
 #include <tokenradar/net/http_client.hpp>
 
@@ -17,7 +18,6 @@
 #include <boost/beast/http/write.hpp>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -33,19 +33,7 @@ class TlsTest : public ::testing::Test {
   protected:
     static void SetUpTestSuite() {
         dir_ = tokenradar::testing::unique_temp_path("tls", "");
-        fs::create_directories(dir_);
-        const std::string d = dir_.string();
-        const std::string script =
-            "cd '" + d +
-            "' && ( "
-            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-            "-keyout ca.key -out ca.pem -days 2 -subj '/CN=TokenRadar Test CA' && "
-            "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
-            "-keyout server.key -out server.csr -subj '/CN=localhost' && "
-            "printf 'subjectAltName=DNS:localhost\\nbasicConstraints=CA:FALSE\\n' > ext.cnf && "
-            "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-            "-out server.pem -days 2 -extfile ext.cnf )";
-        generated_ = std::system((script + " > gen.log 2>&1").c_str()) == 0;
+        generated_ = tokenradar::testing::make_test_pki(dir_);
     }
     static void TearDownTestSuite() {
         std::error_code ignored;
