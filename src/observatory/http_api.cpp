@@ -39,7 +39,20 @@ struct Answer {
     int status = 200;
     std::string body;
     net::HeaderList headers;
+    std::string content_type = "application/json";
 };
+
+// A read answer's status, body and headers (ETag, Cache-Control, a CSV's file name).
+Answer answer_of(ApiResponse r) {
+    Answer a{r.status, std::move(r.body), {}, std::move(r.content_type)};
+    if (!r.etag.empty()) a.headers.emplace_back("etag", std::move(r.etag));
+    if (!r.cache_control.empty()) a.headers.emplace_back("cache-control", r.cache_control);
+    if (!r.filename.empty()) {
+        a.headers.emplace_back("content-disposition",
+                               fmt::format("attachment; filename=\"{}\"", r.filename));
+    }
+    return a;
+}
 
 Answer error_answer(Errc code, std::string_view message, net::HeaderList headers = {}) {
     headers.emplace_back("cache-control", "no-store");
@@ -106,11 +119,7 @@ struct IngestJob {
 // On a worker thread: the answer of a GET.
 awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target,
                             std::string if_none_match) {
-    const ApiResponse r = impl->queries.get(target, if_none_match, wall_now_us());
-    Answer a{r.status, r.body, {}};
-    if (!r.etag.empty()) a.headers.emplace_back("etag", r.etag);
-    if (!r.cache_control.empty()) a.headers.emplace_back("cache-control", r.cache_control);
-    co_return a;
+    co_return answer_of(impl->queries.get(target, if_none_match, wall_now_us()));
 }
 
 // What a worker hands on after parsing: the answer already (an error, or nothing to store),
@@ -293,7 +302,7 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
 
 awaitable<void> send(net::ResponseWriter& writer, Answer answer) {
     answer.headers.emplace_back(net::HeaderName::constant("x-content-type-options"), "nosniff");
-    co_await writer.send(static_cast<http::status>(answer.status), "application/json",
+    co_await writer.send(static_cast<http::status>(answer.status), answer.content_type,
                          std::move(answer.body), answer.headers);
 }
 
@@ -309,6 +318,10 @@ void HttpApi::attach_writer(store::BatchWriter* writer) {
 }
 
 void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
+
+void HttpApi::attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement) {
+    impl_->queries.attach_incidents(monitor, judgement);
+}
 
 void HttpApi::add_route(std::string path, ExtraRoute route) {
     impl_->routes.emplace_back(std::move(path), std::move(route));
@@ -368,9 +381,7 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
     } else if (const auto route = std::find_if(impl_->routes.begin(), impl_->routes.end(),
                                                [path](const auto& r) { return r.first == path; });
                route != impl_->routes.end()) {
-        const ApiResponse r = route->second(target, wall_now_us());
-        answer = Answer{r.status, r.body, {}};
-        if (!r.cache_control.empty()) answer.headers.emplace_back("cache-control", r.cache_control);
+        answer = answer_of(route->second(target, wall_now_us()));
     } else {
         auto task = run_query(impl_, std::string(target),
                               std::string(header(request, http::field::if_none_match)));

@@ -1,8 +1,8 @@
 #pragma once
 // The observatory's HTTP face, mounted by `tokenradar serve` under /api/v1/:
-// GET leaderboard, heatmap, timeseries, distribution, regions, gateway, labels (QueryApi) and
-// POST measurements (ingestion through the store's BatchWriter). docs/observatory-api.md is
-// the contract.
+// GET leaderboard, heatmap, timeseries, distribution, regions, gateway, labels, status
+// (QueryApi; JSON or CSV), GET /badge/... (BadgeApi, SVG) and POST measurements (ingestion through
+// the store's BatchWriter). docs/observatory-api.md is the contract.
 //
 // Threads: handle() runs on the connection's executor and suspends while one of this
 // object's two worker threads computes the answer (a query merging sketches for
@@ -42,6 +42,10 @@ class HttpApi {
     // filled from the store, and a partial answer would be cached and shown as the truth.
     // Call before the server starts; `loaded` is then called from the I/O thread.
     void attach_readiness(std::function<bool()> loaded);
+
+    // /api/v1/status's judgement ([incidents] thresholds) and its red hours (`monitor`, null
+    // when [incidents] is off). Call before the server starts; the monitor outlives this.
+    void attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement);
 
     // An extra GET endpoint under /api/v1/ (`path` exact, e.g. "/api/v1/incidents"), answered
     // on the I/O thread after the same method and readiness checks as the queries: for
