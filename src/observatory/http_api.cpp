@@ -3,6 +3,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/badge.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 #include <tokenradar/observatory/label_budget.hpp>
 #include <tokenradar/observatory/query_api.hpp>
@@ -30,6 +31,7 @@ namespace http = net::beast::http;
 using net::asio::awaitable;
 
 constexpr std::string_view kPrefix = "/api/v1/";
+constexpr std::string_view kBadgePrefix = "/badge/";
 constexpr std::string_view kMeasurements = "/api/v1/measurements";
 // Queries and ingestion share these; two keep one slow answer from holding up the rest
 // without taking more than this 2-core machine's share from the relay thread.
@@ -85,12 +87,14 @@ struct HttpApi::Impl {
           index(std::move(i)),
           queries(*index, QueryApiOptions{.min_samples = config.min_samples,
                                           .cache_ttl = config.cache_ttl}),
+          badges(queries),
           limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}),
           budget(index, config.label_budget) {}
 
     const ObservatoryConfig config;
     const std::shared_ptr<const RollupIndex> index;
     QueryApi queries;
+    BadgeApi badges;  // GET /badge/...: read through `queries`
     RateLimiter limiter;
     LabelBudget budget;  // new label values and cells from submissions (label_budget.hpp)
     std::atomic<store::BatchWriter*> writer{nullptr};
@@ -120,6 +124,12 @@ struct IngestJob {
 awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target,
                             std::string if_none_match) {
     co_return answer_of(impl->queries.get(target, if_none_match, wall_now_us()));
+}
+
+// On a worker thread: a badge not in the badge cache.
+awaitable<Answer> run_badge(std::shared_ptr<HttpApi::Impl> impl, std::string target,
+                            std::string if_none_match) {
+    co_return answer_of(impl->badges.get(target, if_none_match, wall_now_us()));
 }
 
 // What a worker hands on after parsing: the answer already (an error, or nothing to store),
@@ -358,7 +368,8 @@ std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head,
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
     const std::string_view target = request.target();
     const std::string_view path = target.substr(0, target.find('?'));
-    if (path.substr(0, kPrefix.size()) != kPrefix) co_return false;
+    const bool badge = path.starts_with(kBadgePrefix);
+    if (!badge && !path.starts_with(kPrefix)) co_return false;
     const auto method = request.method();
     Answer answer;
     if (path == kMeasurements) {
@@ -378,6 +389,17 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
         answer = error_answer(Errc::overloaded,
                               "the observatory is still loading its rollups from the store",
                               {{"retry-after", "1"}});
+    } else if (badge) {
+        const std::string if_none_match(header(request, http::field::if_none_match));
+        // A badge fetched again is a map lookup on this thread; only a new one goes to a
+        // worker.
+        if (auto hit = impl_->badges.cached(target, if_none_match, wall_now_us())) {
+            answer = answer_of(std::move(*hit));
+        } else {
+            auto task = run_badge(impl_, std::string(target), if_none_match);
+            answer = co_await net::asio::co_spawn(impl_->workers, std::move(task),
+                                                  net::asio::use_awaitable);
+        }
     } else if (const auto route = std::find_if(impl_->routes.begin(), impl_->routes.end(),
                                                [path](const auto& r) { return r.first == path; });
                route != impl_->routes.end()) {

@@ -60,7 +60,8 @@ class HttpApi {
     std::optional<net::HeadVerdict> check_head(const net::Request& head,
                                                std::size_t default_limit) const;
 
-    // Answers requests whose path starts with /api/v1/ (true); false for any other path.
+    // Answers requests whose path starts with /api/v1/ or /badge/ (true); false for any
+    // other path. Neither needs a client key: reads are public, ingestion has its own keys.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);
 
     // A read query answered in process (the gateway's nearest-region routing reads
