@@ -207,24 +207,27 @@ std::string_view colour_of(const MetricSpec& m, double v) {
     return v <= m.green ? kGreen : v <= m.amber ? kAmber : kRed;
 }
 
+using Reading = std::pair<std::string, std::string_view>;  // text, colour
+
+Reading not_applicable() { return {"n/a", kGrey}; }
+
 // The value and colour the read API's answer gives; "n/a" grey when it has none.
-std::pair<std::string, std::string_view> reading(const MetricSpec& m, const json::object& doc) {
-    const std::pair<std::string, std::string_view> none{"n/a", kGrey};
+Reading reading(const MetricSpec& m, const json::object& doc) {
     if (m.source == Source::status) {
         const auto& models = doc.at("models").as_array();
-        if (models.empty()) return none;
+        if (models.empty()) return not_applicable();
         const std::string state(models[0].as_object().at("state").as_string());
         if (state == "green") return {state, kGreen};
         if (state == "amber") return {state, kAmber};
         if (state == "red") return {state, kRed};
-        return none;
+        return not_applicable();
     }
     const auto& rows = doc.at("rows").as_array();
-    if (rows.empty()) return none;
+    if (rows.empty()) return not_applicable();
     const json::object& row = rows[0].as_object();
     const json::value& v =
         m.object.empty() ? row.at(m.field) : row.at(m.object).as_object().at(m.field);
-    if (!v.is_number()) return none;  // null: insufficient samples
+    if (!v.is_number()) return not_applicable();  // null: insufficient samples
     const double x = v.to_number<double>();
     return {value_text(m, x), colour_of(m, x)};
 }
