@@ -35,10 +35,10 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 
 // The gateway's routes, looked up once per request (route()). What each takes:
 // health/ready and the gateway's own JSON (the response cache's counts, the provider-cache
-// TTFT split) GET or HEAD without a key (405 "use GET"); api: any method, answered by the
-// api_routes hook (what it leaves goes on as an unrouted path); metrics/models/model GET or
-// HEAD, chat and embeddings POST (405 "PATH takes GET|POST"). An unrouted GET or HEAD may be a
-// dashboard file; anything else unrouted is 404.
+// TTFT split) GET or HEAD without a key (405 "use GET"); api (/api/ and /badge/): any method,
+// answered by the api_routes hook (what it leaves goes on as an unrouted path);
+// metrics/models/model GET or HEAD, chat and embeddings POST (405 "PATH takes GET|POST"). An
+// unrouted GET or HEAD may be a dashboard file; anything else unrouted is 404.
 enum class RouteId {
     chat,
     messages,
@@ -74,7 +74,7 @@ constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
 constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
-constexpr std::array<Route, 16> kRoutes{{
+constexpr std::array<Route, 17> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
     {kGeminiModelsPrefix, Match::method, RouteId::gemini_generate, true},
@@ -91,6 +91,8 @@ constexpr std::array<Route, 16> kRoutes{{
     {kProviderCachePath, Match::exact, RouteId::provider_cache, false},
     {kUpstreamsPath, Match::exact, RouteId::upstreams, false},
     {"/api/", Match::prefix, RouteId::api, false},
+    // The observatory's SVG badges: public like its read API, through the same hook.
+    {"/badge/", Match::prefix, RouteId::api, false},
     {"/admin/", Match::prefix, RouteId::admin, false},
 }};
 // Admin bodies are a key's settings: small.

@@ -3,6 +3,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/net/api_keys.hpp>
+#include <tokenradar/observatory/badge.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 #include <tokenradar/observatory/label_budget.hpp>
 #include <tokenradar/observatory/query_api.hpp>
@@ -30,6 +31,7 @@ namespace http = net::beast::http;
 using net::asio::awaitable;
 
 constexpr std::string_view kPrefix = "/api/v1/";
+constexpr std::string_view kBadgePrefix = "/badge/";
 constexpr std::string_view kMeasurements = "/api/v1/measurements";
 // Queries and ingestion share these; two keep one slow answer from holding up the rest
 // without taking more than this 2-core machine's share from the relay thread.
@@ -39,7 +41,20 @@ struct Answer {
     int status = 200;
     std::string body;
     net::HeaderList headers;
+    std::string content_type = "application/json";
 };
+
+// A read answer's status, body and headers (ETag, Cache-Control, a CSV's file name).
+Answer answer_of(ApiResponse r) {
+    Answer a{r.status, std::move(r.body), {}, std::move(r.content_type)};
+    if (!r.etag.empty()) a.headers.emplace_back("etag", std::move(r.etag));
+    if (!r.cache_control.empty()) a.headers.emplace_back("cache-control", r.cache_control);
+    if (!r.filename.empty()) {
+        a.headers.emplace_back("content-disposition",
+                               fmt::format("attachment; filename=\"{}\"", r.filename));
+    }
+    return a;
+}
 
 Answer error_answer(Errc code, std::string_view message, net::HeaderList headers = {}) {
     headers.emplace_back("cache-control", "no-store");
@@ -72,12 +87,14 @@ struct HttpApi::Impl {
           index(std::move(i)),
           queries(*index, QueryApiOptions{.min_samples = config.min_samples,
                                           .cache_ttl = config.cache_ttl}),
+          badges(queries),
           limiter(RateLimiterOptions{.rate = config.public_rate, .burst = config.public_burst}),
           budget(index, config.label_budget) {}
 
     const ObservatoryConfig config;
     const std::shared_ptr<const RollupIndex> index;
     QueryApi queries;
+    BadgeApi badges;  // GET /badge/...: read through `queries`
     RateLimiter limiter;
     LabelBudget budget;  // new label values and cells from submissions (label_budget.hpp)
     std::atomic<store::BatchWriter*> writer{nullptr};
@@ -106,11 +123,13 @@ struct IngestJob {
 // On a worker thread: the answer of a GET.
 awaitable<Answer> run_query(std::shared_ptr<HttpApi::Impl> impl, std::string target,
                             std::string if_none_match) {
-    const ApiResponse r = impl->queries.get(target, if_none_match, wall_now_us());
-    Answer a{r.status, r.body, {}};
-    if (!r.etag.empty()) a.headers.emplace_back("etag", r.etag);
-    if (!r.cache_control.empty()) a.headers.emplace_back("cache-control", r.cache_control);
-    co_return a;
+    co_return answer_of(impl->queries.get(target, if_none_match, wall_now_us()));
+}
+
+// On a worker thread: a badge not in the badge cache.
+awaitable<Answer> run_badge(std::shared_ptr<HttpApi::Impl> impl, std::string target,
+                            std::string if_none_match) {
+    co_return answer_of(impl->badges.get(target, if_none_match, wall_now_us()));
 }
 
 // What a worker hands on after parsing: the answer already (an error, or nothing to store),
@@ -293,7 +312,7 @@ awaitable<Answer> ingest(std::shared_ptr<HttpApi::Impl> impl, net::Request& requ
 
 awaitable<void> send(net::ResponseWriter& writer, Answer answer) {
     answer.headers.emplace_back(net::HeaderName::constant("x-content-type-options"), "nosniff");
-    co_await writer.send(static_cast<http::status>(answer.status), "application/json",
+    co_await writer.send(static_cast<http::status>(answer.status), answer.content_type,
                          std::move(answer.body), answer.headers);
 }
 
@@ -309,6 +328,10 @@ void HttpApi::attach_writer(store::BatchWriter* writer) {
 }
 
 void HttpApi::attach_readiness(std::function<bool()> loaded) { impl_->loaded = std::move(loaded); }
+
+void HttpApi::attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement) {
+    impl_->queries.attach_incidents(monitor, judgement);
+}
 
 void HttpApi::add_route(std::string path, ExtraRoute route) {
     impl_->routes.emplace_back(std::move(path), std::move(route));
@@ -345,7 +368,8 @@ std::optional<net::HeadVerdict> HttpApi::check_head(const net::Request& head,
 awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writer) {
     const std::string_view target = request.target();
     const std::string_view path = target.substr(0, target.find('?'));
-    if (path.substr(0, kPrefix.size()) != kPrefix) co_return false;
+    const bool badge = path.starts_with(kBadgePrefix);
+    if (!badge && !path.starts_with(kPrefix)) co_return false;
     const auto method = request.method();
     Answer answer;
     if (path == kMeasurements) {
@@ -365,12 +389,21 @@ awaitable<bool> HttpApi::handle(net::Request& request, net::ResponseWriter& writ
         answer = error_answer(Errc::overloaded,
                               "the observatory is still loading its rollups from the store",
                               {{"retry-after", "1"}});
+    } else if (badge) {
+        const std::string if_none_match(header(request, http::field::if_none_match));
+        // A badge fetched again is a map lookup on this thread; only a new one goes to a
+        // worker.
+        if (auto hit = impl_->badges.cached(target, if_none_match, wall_now_us())) {
+            answer = answer_of(std::move(*hit));
+        } else {
+            auto task = run_badge(impl_, std::string(target), if_none_match);
+            answer = co_await net::asio::co_spawn(impl_->workers, std::move(task),
+                                                  net::asio::use_awaitable);
+        }
     } else if (const auto route = std::find_if(impl_->routes.begin(), impl_->routes.end(),
                                                [path](const auto& r) { return r.first == path; });
                route != impl_->routes.end()) {
-        const ApiResponse r = route->second(target, wall_now_us());
-        answer = Answer{r.status, r.body, {}};
-        if (!r.cache_control.empty()) answer.headers.emplace_back("cache-control", r.cache_control);
+        answer = answer_of(route->second(target, wall_now_us()));
     } else {
         auto task = run_query(impl_, std::string(target),
                               std::string(header(request, http::field::if_none_match)));

@@ -10,13 +10,6 @@ namespace {
 // 1.4826 x MAD estimates a normal distribution's standard deviation.
 constexpr double kMadToSigma = 1.4826;
 
-struct Baseline {
-    // Per latency statistic: the breach threshold and the median (0 when unknown).
-    std::array<double, kLatencyStats> threshold{};
-    std::array<double, kLatencyStats> median{};
-    double error_rate = 0;
-};
-
 struct CellState {
     std::optional<Baseline> baseline;
     std::int64_t breach_since = -1;  // start of the current run of breaching evaluations
@@ -48,30 +41,6 @@ struct IncidentDetector::State {
     std::deque<Incident> closed;  // newest first
     std::uint64_t next_id = 1;
     std::uint64_t round = 0;
-
-    void breaches_of(const CellState& cell, const CellStats& s, std::vector<Breach>& out) const {
-        out.clear();
-        const DetectorOptions& o = options;
-        if (cell.baseline) {
-            const Baseline& b = *cell.baseline;
-            for (std::size_t i = 0; i < kLatencyStats; ++i) {
-                const std::uint64_t n = i < 2 ? s.ttft_samples : s.tpot_samples;
-                if (n < o.min_samples || b.median[i] <= 0) continue;
-                if (s.values[i] > b.threshold[i]) {
-                    out.push_back(Breach{static_cast<Watched>(i), s.values[i], b.median[i],
-                                         s.values[i] / b.median[i]});
-                }
-            }
-        }
-        if (s.samples >= o.min_samples && s.errors >= o.min_errors) {
-            const double base = cell.baseline ? cell.baseline->error_rate : 0.0;
-            const double rate = static_cast<double>(s.errors) / static_cast<double>(s.samples);
-            if (rate > base * o.error_ratio && rate > base + o.error_jump) {
-                out.push_back(
-                    Breach{Watched::error_rate, rate, base, base > 0 ? rate / base : 0.0});
-            }
-        }
-    }
 
     // Records a firing cell's breaches in its model's open incident.
     static void note(Incident& incident, const CellRef& ref, const CellState& cell) {
@@ -109,19 +78,8 @@ std::pair<double, double> median_and_spread(std::vector<double> values) {
     return {median, kMadToSigma * median_of(values)};
 }
 
-IncidentDetector::IncidentDetector(DetectorOptions options) : state_(std::make_unique<State>()) {
-    state_->options = options;
-}
-IncidentDetector::~IncidentDetector() = default;
-IncidentDetector::IncidentDetector(IncidentDetector&&) noexcept = default;
-IncidentDetector& IncidentDetector::operator=(IncidentDetector&&) noexcept = default;
-
-const DetectorOptions& IncidentDetector::options() const noexcept { return state_->options; }
-
-void IncidentDetector::set_baseline(const CellRef& cell, std::span<const CellStats> weeks) {
-    const DetectorOptions& o = state_->options;
+Baseline baseline_of(std::span<const CellStats> weeks, const DetectorOptions& o) {
     Baseline b;
-    std::uint64_t samples = 0, errors = 0;
     std::vector<double> values;
     for (std::size_t i = 0; i < kLatencyStats; ++i) {
         values.clear();
@@ -135,13 +93,50 @@ void IncidentDetector::set_baseline(const CellRef& cell, std::span<const CellSta
         b.threshold[i] =
             std::max(median * (p95 ? o.ratio_p95 : o.ratio), median + o.mad_k * spread);
     }
+    std::uint64_t samples = 0, errors = 0;
     for (const CellStats& w : weeks) {
         if (w.samples < o.min_baseline_samples) continue;
         samples += w.samples;
         errors += w.errors;
     }
     b.error_rate = samples == 0 ? 0.0 : static_cast<double>(errors) / static_cast<double>(samples);
-    state_->cells[cell].baseline = b;
+    return b;
+}
+
+void judge(const CellStats& s, const Baseline* baseline, const DetectorOptions& o,
+           std::vector<Breach>& out) {
+    out.clear();
+    if (baseline != nullptr) {
+        const Baseline& b = *baseline;
+        for (std::size_t i = 0; i < kLatencyStats; ++i) {
+            const std::uint64_t n = i < 2 ? s.ttft_samples : s.tpot_samples;
+            if (n < o.min_samples || b.median[i] <= 0) continue;
+            if (s.values[i] > b.threshold[i]) {
+                out.push_back(Breach{static_cast<Watched>(i), s.values[i], b.median[i],
+                                     s.values[i] / b.median[i]});
+            }
+        }
+    }
+    if (s.samples >= o.min_samples && s.errors >= o.min_errors) {
+        const double base = baseline != nullptr ? baseline->error_rate : 0.0;
+        const double rate = static_cast<double>(s.errors) / static_cast<double>(s.samples);
+        if (rate > base * o.error_ratio && rate > base + o.error_jump) {
+            out.push_back(Breach{Watched::error_rate, rate, base, base > 0 ? rate / base : 0.0});
+        }
+    }
+}
+
+IncidentDetector::IncidentDetector(DetectorOptions options) : state_(std::make_unique<State>()) {
+    state_->options = options;
+}
+IncidentDetector::~IncidentDetector() = default;
+IncidentDetector::IncidentDetector(IncidentDetector&&) noexcept = default;
+IncidentDetector& IncidentDetector::operator=(IncidentDetector&&) noexcept = default;
+
+const DetectorOptions& IncidentDetector::options() const noexcept { return state_->options; }
+
+void IncidentDetector::set_baseline(const CellRef& cell, std::span<const CellStats> weeks) {
+    state_->cells[cell].baseline = baseline_of(weeks, state_->options);
 }
 
 void IncidentDetector::clear_baselines() {
@@ -156,7 +151,7 @@ std::vector<IncidentEvent> IncidentDetector::evaluate(
     for (const auto& [ref, stats] : recent) {
         CellState& cell = s.cells[ref];
         cell.seen_round = round;
-        s.breaches_of(cell, stats, cell.breaches);
+        judge(stats, cell.baseline ? &*cell.baseline : nullptr, o, cell.breaches);
     }
     std::vector<IncidentEvent> events;
     for (auto& [ref, cell] : s.cells) {

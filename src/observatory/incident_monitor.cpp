@@ -1,5 +1,6 @@
 #include <tokenradar/observatory/incident_monitor.hpp>
 
+#include "csv_export.hpp"
 #include "json_out.hpp"
 
 #include <tokenradar/core/clock.hpp>
@@ -93,8 +94,17 @@ void write_incident(JsonOut& out, const Incident& i, std::int64_t now_us) {
     out.end_object();
 }
 
+// Never cached: incidents open and close between two polls.
+ApiResponse uncached(int status, std::string body) {
+    ApiResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    r.cache_control = "no-store";
+    return r;
+}
+
 ApiResponse bad_request(std::string_view message, std::string_view param) {
-    return ApiResponse{400, openai_error_body(Errc::bad_request, message, param), "", "no-store"};
+    return uncached(400, openai_error_body(Errc::bad_request, message, param));
 }
 
 }  // namespace
@@ -214,6 +224,7 @@ std::vector<IncidentEvent> IncidentMonitor::evaluate(std::int64_t now_us) {
 
 ApiResponse IncidentMonitor::answer(std::string_view target, std::int64_t now_us) const {
     bool open_only = false;
+    bool csv = false;
     std::size_t limit = kDefaultLimit;
     const auto url = boost::urls::parse_origin_form(target);
     if (!url) return bad_request("incidents: expected a path and a percent-encoded query", "");
@@ -231,9 +242,16 @@ ApiResponse IncidentMonitor::answer(std::string_view target, std::int64_t now_us
                 return bad_request("limit: expected an integer from 1 to 1000", "limit");
             }
             limit = n;
+        } else if (p.key == "format") {
+            if (p.value != "json" && p.value != "csv") {
+                return bad_request(
+                    fmt::format("format: expected json or csv, got '{}'", p.value.substr(0, 64)),
+                    "format");
+            }
+            csv = p.value == "csv";
         } else {
-            return bad_request(fmt::format("{}: unknown parameter (expected state, limit)", p.key),
-                               p.key);
+            return bad_request(
+                fmt::format("{}: unknown parameter (expected state, limit, format)", p.key), p.key);
         }
     }
     std::vector<Incident> incidents;
@@ -261,7 +279,16 @@ ApiResponse IncidentMonitor::answer(std::string_view target, std::int64_t now_us
     }
     out.end_array();
     out.end_object();
-    return ApiResponse{200, out.take(), "", "no-store"};
+    if (!csv) return uncached(200, out.take());
+    ApiResponse r = uncached(200, csv_from_json("incidents", out.text()));
+    r.content_type = kCsvContentType;
+    r.filename = csv_filename("incidents", "");
+    return r;
+}
+
+std::vector<Incident> IncidentMonitor::incidents() const {
+    const std::lock_guard lock(mutex_);
+    return detector_.incidents();
 }
 
 std::size_t IncidentMonitor::open_count() const {

@@ -120,4 +120,10 @@ JsonOut& JsonOut::null() {
     return *this;
 }
 
+JsonOut& JsonOut::raw(std::string_view json) {
+    separate();
+    out_.append(json);
+    return *this;
+}
+
 }  // namespace tokenradar::observatory

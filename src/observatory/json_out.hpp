@@ -29,6 +29,8 @@ class JsonOut {
     JsonOut& unsigned_integer(std::uint64_t value);
     JsonOut& boolean(bool value);
     JsonOut& null();
+    // A whole value already written as JSON (another JsonOut's text), copied as it is.
+    JsonOut& raw(std::string_view json);
 
     [[nodiscard]] const std::string& text() const noexcept { return out_; }
     [[nodiscard]] std::string take() { return std::move(out_); }

@@ -1,9 +1,12 @@
+#include "csv_export.hpp"
 #include "query_params.hpp"
 #include "query_render.hpp"
+#include "status_page.hpp"
 #include "time_zone.hpp"
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/observatory/incident_monitor.hpp>
 #include <tokenradar/observatory/query_api.hpp>
 
 #include <fmt/format.h>
@@ -11,6 +14,7 @@
 #include <algorithm>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace tokenradar::observatory {
@@ -29,10 +33,16 @@ std::int64_t floor_to(std::int64_t t, std::int64_t unit) {
 struct Plan {
     Query query;
     bool skip = false;
+    std::optional<StatusPlan> status;  // /status: its two queries instead of `query`
 };
 
-Plan plan_for(const ApiRequest& req, std::int64_t now_us) {
+Plan plan_for(const ApiRequest& req, std::int64_t now_us, int baseline_weeks) {
     Plan plan;
+    if (req.endpoint == Endpoint::status) {
+        plan.status = plan_status(req, now_us, baseline_weeks);
+        plan.query = plan.status->window;
+        return plan;
+    }
     Query& q = plan.query;
     q.resolution = req.window_us >= kHourUs ? Resolution::hour : Resolution::minute;
     if (req.endpoint == Endpoint::timeseries) q.resolution = req.bucket;
@@ -86,16 +96,18 @@ Plan plan_for(const ApiRequest& req, std::int64_t now_us) {
             break;
         }
         case Endpoint::labels:
+        case Endpoint::status:
             break;
     }
     return plan;
 }
 
 ApiResponse error_response(const RequestError& e) {
-    return {http_status(e.errc),
-            openai_error_body(e.errc, e.message, e.param),
-            {},
-            std::string(kNoStore)};
+    ApiResponse r;
+    r.status = http_status(e.errc);
+    r.body = openai_error_body(e.errc, e.message, e.param);
+    r.cache_control = kNoStore;
+    return r;
 }
 
 // The opaque part of an entity tag: `"x"` of `W/"x"`.
@@ -144,10 +156,30 @@ bool ready(const std::shared_future<AnswerPtr>& f) {
     return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-AnswerPtr compute_answer(const RollupIndex& index, const ApiRequest& req, const Plan& plan,
-                         std::int64_t now_us, std::uint64_t min) {
+// What an answer is computed from besides the request.
+struct Sources {
+    const RollupIndex& index;
+    const IncidentMonitor* monitor;
+    const StatusJudgement& judgement;
+    std::uint64_t min_samples;
+};
+
+std::string status_body(const Sources& from, const ApiRequest& req, const StatusPlan& plan,
+                        std::int64_t now_us) {
+    const Groups window = from.index.query(plan.window);
+    const Groups baselines = from.index.query(plan.baselines);
+    std::vector<Incident> incidents;
+    if (from.monitor != nullptr) incidents = from.monitor->incidents();
+    return render_status(req, plan, window, baselines, incidents, from.monitor != nullptr,
+                         from.judgement, now_us);
+}
+
+AnswerPtr compute_answer(const Sources& from, const ApiRequest& req, const Plan& plan,
+                         std::int64_t now_us, std::uint64_t version) {
+    const RollupIndex& index = from.index;
+    const std::uint64_t min = from.min_samples;
     auto answer = std::make_shared<Answer>();
-    answer->generation = index.generation();  // before reading: a racing add() re-misses
+    answer->generation = version;  // taken before reading: a racing add() re-misses
     answer->computed_us = now_us;
     answer->from_us = plan.query.from_us;
     const auto groups = [&] { return plan.skip ? Groups{} : index.query(plan.query); };
@@ -174,6 +206,16 @@ AnswerPtr compute_answer(const RollupIndex& index, const ApiRequest& req, const 
         case Endpoint::labels:
             body = render_labels(req, index.labels(plan.query.from_us, plan.query.to_us));
             break;
+        case Endpoint::status:
+            body = status_body(from, req, *plan.status, now_us);
+            break;
+    }
+    if (req.format == Format::csv) {
+        // No generated_at in a CSV (it has no header for it): the tag is the table's hash,
+        // so it differs from the JSON's.
+        answer->body = csv_from_json(endpoint_name(req.endpoint), body);
+        answer->etag = fmt::format("\"{:016x}\"", fnv1a64(answer->body));
+        return answer;
     }
     answer->etag = fmt::format("\"{:016x}\"", fnv1a64(body));
     answer->body = with_generated_at(body, now_us);
@@ -194,16 +236,18 @@ ApiResponse QueryApi::get(std::string_view target, std::string_view if_none_matc
     const auto parsed = parse_request(target, limits);
     if (!parsed) return error_response(parsed.error());
     const ApiRequest& req = *parsed;
-    const Plan plan = plan_for(req, now_us);
+    const Plan plan = plan_for(req, now_us, judgement_.baseline_weeks);
     const std::int64_t ttl_us =
         std::chrono::duration_cast<std::chrono::microseconds>(options_.cache_ttl).count();
+    const bool status = req.endpoint == Endpoint::status;
 
     const auto compute = [&] {
-        return compute_answer(index_, req, plan, now_us, options_.min_samples);
+        const Sources from{index_, monitor_, judgement_, options_.min_samples};
+        return compute_answer(from, req, plan, now_us, data_version(status));
     };
     const auto fresh = [&](const Answer& a) {
         return now_us - a.computed_us < ttl_us ||
-               (a.generation == index_.generation() && a.from_us == plan.query.from_us);
+               (a.generation == data_version(status) && a.from_us == plan.query.from_us);
     };
 
     AnswerPtr answer;
@@ -250,12 +294,29 @@ ApiResponse QueryApi::get(std::string_view target, std::string_view if_none_matc
     ApiResponse response;
     response.etag = answer->etag;
     response.cache_control = kCacheControl;
+    if (req.format == Format::csv) {
+        response.content_type = kCsvContentType;
+        response.filename = csv_filename(endpoint_name(req.endpoint), req.window_text);
+    }
     if (!if_none_match.empty() && etag_matches(if_none_match, answer->etag)) {
         response.status = 304;
     } else {
         response.body = answer->body;
     }
     return response;
+}
+
+void QueryApi::attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement) {
+    monitor_ = monitor;
+    judgement_ = judgement;
+}
+
+std::uint64_t QueryApi::data_version(bool status) const {
+    std::uint64_t version = index_.generation();
+    // An incident opens or closes only at an evaluation: a new evaluation count is a new
+    // version (a large odd multiplier keeps it from colliding with a generation step).
+    if (status && monitor_ != nullptr) version += monitor_->evaluations() * 0x9E3779B97F4A7C15ULL;
+    return version;
 }
 
 void QueryApi::evict(std::int64_t now_us) const {

@@ -19,8 +19,9 @@ namespace tokenradar::observatory {
 namespace {
 
 constexpr std::string_view kPrefix = "/api/v1/";
-constexpr std::array<std::string_view, 7> kEndpointNames = {
-    "leaderboard", "heatmap", "timeseries", "distribution", "regions", "gateway", "labels"};
+constexpr std::array<std::string_view, 8> kEndpointNames = {"leaderboard",  "heatmap", "timeseries",
+                                                            "distribution", "regions", "gateway",
+                                                            "labels",       "status"};
 constexpr std::array<std::string_view, kMetricCount> kMetricNames = {"ttft", "tpot", "e2e",
                                                                      "e2e500", "overhead"};
 constexpr std::size_t kParamMetrics = 4;    // overhead is not a `metric` value
@@ -41,6 +42,7 @@ std::vector<std::string_view> extra_params(Endpoint e) {
         case Endpoint::distribution:
             return {"metric", "points", "limit"};
         case Endpoint::regions:
+        case Endpoint::status:
             return {"limit"};
         case Endpoint::gateway:
         case Endpoint::labels:
@@ -49,7 +51,13 @@ std::vector<std::string_view> extra_params(Endpoint e) {
     return {};
 }
 
-bool takes_filters(Endpoint e) { return e != Endpoint::labels; }
+// The label filters an endpoint takes: all of them, none (labels), or provider and model
+// (status: its strips are per model, all regions merged).
+std::vector<Label> filter_labels(Endpoint e) {
+    if (e == Endpoint::labels) return {};
+    if (e == Endpoint::status) return kModelLabels;
+    return {kCellLabels.begin(), kCellLabels.end()};
+}
 
 std::string shown(std::string_view value) {
     if (value.size() <= kMaxShownBytes) return std::string(value);
@@ -128,9 +136,8 @@ class Parser {
         request_.endpoint = endpoint;
         allowed_ = extra_params(endpoint);
         allowed_.insert(allowed_.begin(), "window");
-        if (takes_filters(endpoint)) {
-            for (Label l : kCellLabels) allowed_.push_back(label_name(l));
-        }
+        allowed_.push_back("format");
+        for (Label l : filter_labels(endpoint)) allowed_.push_back(label_name(l));
     }
 
     std::optional<RequestError> take(std::string_view name, std::string_view value) {
@@ -152,6 +159,7 @@ class Parser {
         if (name == "bucket") return take_bucket(value);
         if (name == "points") return take_points(value);
         if (name == "limit") return take_limit(value);
+        if (name == "format") return take_format(value);
         throw std::logic_error("query_params: allowed parameter without a parser");
     }
 
@@ -207,6 +215,7 @@ class Parser {
     }
 
     std::optional<RequestError> take_window(std::string_view value) {
+        if (request_.endpoint == Endpoint::status) return take_status_window(value);
         const auto what = fmt::format("a duration from 1m to {} such as 15m, 1h, 24h or 7d",
                                       format_duration(limits_.max_window));
         const auto parsed = parse_duration(value);
@@ -218,6 +227,30 @@ class Parser {
         }
         request_.window_us = us;
         request_.window_text = window_text(*parsed);
+        return std::nullopt;
+    }
+
+    // The status page's strips: a day or a week of hours, nothing else.
+    std::optional<RequestError> take_status_window(std::string_view value) {
+        if (value == "24h") {
+            request_.window_us = kStatusDayUs;
+        } else if (value == "7d") {
+            request_.window_us = kStatusWeekUs;
+        } else {
+            return expected("window", "24h or 7d", value);
+        }
+        request_.window_text = std::string(value);
+        return std::nullopt;
+    }
+
+    std::optional<RequestError> take_format(std::string_view value) {
+        if (value == "json") {
+            request_.format = Format::json;
+        } else if (value == "csv") {
+            request_.format = Format::csv;
+        } else {
+            return expected("format", "json or csv", value);
+        }
         return std::nullopt;
     }
 
@@ -343,6 +376,7 @@ AnswerLimit answer_limit(Endpoint e) noexcept {
     switch (e) {
         case Endpoint::leaderboard:
         case Endpoint::regions:
+        case Endpoint::status:  // models, 24 or 168 buckets each
             return {500, 500};
         case Endpoint::heatmap:
             return {100, 100};
@@ -364,9 +398,10 @@ std::string ApiRequest::cache_key() const {
     fmt::format_to(std::back_inserter(key), "&metric={}&q={}&tz={}&by=", metric_name(metric),
                    fmt::join(quantiles, ","), tz);
     for (Label l : by) fmt::format_to(std::back_inserter(key), "{},", label_name(l));
-    fmt::format_to(std::back_inserter(key), "&heatmap_by={}&bucket={}&points={}&limit={}",
+    fmt::format_to(std::back_inserter(key), "&heatmap_by={}&bucket={}&points={}&limit={}&format={}",
                    heatmap_by == HeatmapBy::model ? "model" : "weekday",
-                   bucket == Resolution::minute ? "minute" : "hour", points, limit);
+                   bucket == Resolution::minute ? "minute" : "hour", points, limit,
+                   format == Format::csv ? "csv" : "json");
     return key;
 }
 

@@ -18,8 +18,19 @@
 
 namespace tokenradar::observatory {
 
-enum class Endpoint { leaderboard, heatmap, timeseries, distribution, regions, gateway, labels };
+enum class Endpoint {
+    leaderboard,
+    heatmap,
+    timeseries,
+    distribution,
+    regions,
+    gateway,
+    labels,
+    status
+};
 enum class HeatmapBy { weekday, model };
+// What an answer is written as: the JSON of the contract, or that flattened to CSV.
+enum class Format { json, csv };
 
 // The groupings of the per-model answers (timeseries, distribution, heatmap by=model) and
 // of /regions, in the order their GroupKey::labels hold the values.
@@ -39,6 +50,9 @@ struct AnswerLimit {
     std::size_t max = 0;       // `limit` from 1 to this
 };
 AnswerLimit answer_limit(Endpoint e) noexcept;
+// /status: its only windows (24 or 168 hour buckets).
+inline constexpr std::int64_t kStatusDayUs = 24 * kHourUs;
+inline constexpr std::int64_t kStatusWeekUs = 7 * 24 * kHourUs;
 // Besides `limit`: series that would take an answer past this many points are left out.
 inline constexpr std::size_t kMaxTimeseriesPoints = 6'000;  // ~1.3 MB with 8 quantiles
 inline constexpr std::size_t kMaxCdfPoints = 20'000;        // distribution: series x points
@@ -68,6 +82,7 @@ struct ApiRequest {
     std::size_t points = 100;              // distribution
     std::size_t limit = 0;                 // answer_limit(endpoint) unless given; 0 for
                                            // endpoints without one
+    Format format = Format::json;
 
     // One string per distinct answer: path and every parameter, normalised (order, defaults,
     // duplicates and spellings like 1440m vs 24h do not matter). The response cache's key.

@@ -258,7 +258,9 @@ Groups RollupIndex::query(const Query& q) const {
             continue;
         }
         if (q.by_bucket && q.bucket_key) {
-            auto [k, inserted] = keyed.try_emplace(q.bucket_key(it->first));
+            const std::int64_t group_key = q.bucket_key(it->first);
+            if (group_key == kSkipBucket) continue;
+            auto [k, inserted] = keyed.try_emplace(group_key);
             if (inserted) k->second = {it->first, Accumulators(group_labels.size())};
             acc = &k->second.second;
         }

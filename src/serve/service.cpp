@@ -187,6 +187,12 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
             return monitor->answer(target, now);
         });
     }
+    if (api_) {
+        // The status page judges hours as the incident detector does, with or without it.
+        api_->attach_incidents(incidents_ ? &incidents_->monitor() : nullptr,
+                               observatory::StatusJudgement{config_.incidents.detector,
+                                                            config_.incidents.baseline_weeks});
+    }
     if (!config_.probes.targets.empty()) {
         net::ClientOptions client;
         client.ca_file = hooks.ca_file;

@@ -77,6 +77,12 @@ void check(const ApiResponse& r, std::string_view target) {
                 if (!r.body.empty()) std::abort();
                 return;
             }
+            // format=csv: a table ending in CRLF, offered as a download.
+            if (r.content_type == "text/csv; charset=utf-8") {
+                if (!r.body.ends_with("\r\n") || r.filename.empty()) std::abort();
+                return;
+            }
+            if (r.content_type != "application/json" || !r.filename.empty()) std::abort();
             break;
         case 400:
         case 404:

@@ -1,8 +1,8 @@
 #pragma once
 // The observatory's HTTP face, mounted by `tokenradar serve` under /api/v1/:
-// GET leaderboard, heatmap, timeseries, distribution, regions, gateway, labels (QueryApi) and
-// POST measurements (ingestion through the store's BatchWriter). docs/observatory-api.md is
-// the contract.
+// GET leaderboard, heatmap, timeseries, distribution, regions, gateway, labels, status
+// (QueryApi; JSON or CSV), GET /badge/... (BadgeApi, SVG) and POST measurements (ingestion through
+// the store's BatchWriter). docs/observatory-api.md is the contract.
 //
 // Threads: handle() runs on the connection's executor and suspends while one of this
 // object's two worker threads computes the answer (a query merging sketches for
@@ -43,6 +43,10 @@ class HttpApi {
     // Call before the server starts; `loaded` is then called from the I/O thread.
     void attach_readiness(std::function<bool()> loaded);
 
+    // /api/v1/status's judgement ([incidents] thresholds) and its red hours (`monitor`, null
+    // when [incidents] is off). Call before the server starts; the monitor outlives this.
+    void attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement);
+
     // An extra GET endpoint under /api/v1/ (`path` exact, e.g. "/api/v1/incidents"), answered
     // on the I/O thread after the same method and readiness checks as the queries: for
     // cheap answers only (a copy of a short list). Call before the server starts.
@@ -56,7 +60,8 @@ class HttpApi {
     std::optional<net::HeadVerdict> check_head(const net::Request& head,
                                                std::size_t default_limit) const;
 
-    // Answers requests whose path starts with /api/v1/ (true); false for any other path.
+    // Answers requests whose path starts with /api/v1/ or /badge/ (true); false for any
+    // other path. Neither needs a client key: reads are public, ingestion has its own keys.
     net::asio::awaitable<bool> handle(net::Request& request, net::ResponseWriter& writer);
 
     // A read query answered in process (the gateway's nearest-region routing reads

@@ -79,6 +79,23 @@ struct Breach {
     double ratio = 0;     // recent / baseline (errors: 0 when the baseline rate is 0)
 };
 
+// A cell's baseline as the detector judges against it: per latency statistic the breach
+// threshold and the median over the weeks (0 when no week had enough samples), and the
+// weeks' pooled error rate.
+struct Baseline {
+    std::array<double, kLatencyStats> threshold{};
+    std::array<double, kLatencyStats> median{};
+    double error_rate = 0;
+};
+
+// The detector's judgement, pure, for anyone who must judge exactly as it does (the status
+// page's hourly strips): the baseline of these weeks (any order; weeks under
+// min_baseline_samples are left out), and the breaches of `recent` against `baseline`
+// (nullptr: no baseline, so errors alone can breach). `out` is cleared first.
+Baseline baseline_of(std::span<const CellStats> weeks, const DetectorOptions& options);
+void judge(const CellStats& recent, const Baseline* baseline, const DetectorOptions& options,
+           std::vector<Breach>& out);
+
 struct AffectedCell {
     std::string region;
     std::int64_t since_us = 0;     // its first breach of the run that made it fire

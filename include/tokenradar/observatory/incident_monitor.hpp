@@ -61,6 +61,9 @@ class IncidentMonitor {
     // parameter.
     [[nodiscard]] ApiResponse answer(std::string_view target, std::int64_t now_us) const;
 
+    // Open incidents (oldest first), then closed ones (newest first): a copy. Incidents live
+    // in memory only (a restart forgets them).
+    [[nodiscard]] std::vector<Incident> incidents() const;
     [[nodiscard]] std::size_t open_count() const;
     [[nodiscard]] std::uint64_t evaluations() const;
     [[nodiscard]] const IncidentConfig& config() const noexcept { return config_; }

@@ -1,6 +1,7 @@
 #pragma once
 // The observatory's read API (docs/observatory-api.md): GET /api/v1/leaderboard, heatmap,
-// timeseries, distribution, regions, gateway and labels, answered from a RollupIndex. Pure:
+// timeseries, distribution, regions, gateway, labels and status, answered from a RollupIndex
+// (status also from an IncidentMonitor, when attached); JSON, or CSV with format=csv. Pure:
 // a request target in, status + JSON body + cache headers out; the HTTP server owns sockets
 // and methods.
 //
@@ -22,6 +23,7 @@
 // cache has its own mutex, held only to look up and store). get() blocks while it computes
 // or waits for another thread's computation of the same answer; nothing suspends.
 
+#include <tokenradar/observatory/incident_detector.hpp>
 #include <tokenradar/observatory/rollup.hpp>
 
 #include <chrono>
@@ -31,6 +33,15 @@
 #include <string_view>
 
 namespace tokenradar::observatory {
+
+class IncidentMonitor;
+
+// How /api/v1/status judges an hour against its baseline: as the incident detector does,
+// with [incidents]' thresholds (the defaults when the section is absent).
+struct StatusJudgement {
+    DetectorOptions detector;
+    int baseline_weeks = 4;
+};
 
 struct QueryApiOptions {
     std::uint64_t min_samples = 20;             // fewer samples: "insufficient", numbers null
@@ -44,6 +55,9 @@ struct ApiResponse {
     std::string body;           // JSON (an OpenAI-style error body for 4xx); empty for 304
     std::string etag;           // strong, quoted; empty on errors
     std::string cache_control;  // "public, max-age=10"; "no-store" on errors
+    std::string content_type = "application/json";
+    // Non-empty: sent as `Content-Disposition: attachment; filename="<filename>"` (CSV).
+    std::string filename;
 };
 
 class QueryApi {
@@ -58,12 +72,22 @@ class QueryApi {
     [[nodiscard]] ApiResponse get(std::string_view target, std::string_view if_none_match,
                                   std::int64_t now_us) const;
 
+    // /api/v1/status's judgement and incidents (`monitor` may be null: [incidents] is off, and
+    // no bucket is red). Call before the first get(); the monitor must outlive this object.
+    void attach_incidents(const IncidentMonitor* monitor, StatusJudgement judgement);
+
+    // Changes whenever an answer of `status` may have: the index's generation, and for the
+    // status page also the monitor's evaluations. Badges (badge.hpp) key their cache by it.
+    [[nodiscard]] std::uint64_t data_version(bool status) const;
+
   private:
     struct Cache;
     void evict(std::int64_t now_us) const;  // with the cache's mutex held
 
     const RollupIndex& index_;
     QueryApiOptions options_;
+    const IncidentMonitor* monitor_ = nullptr;
+    StatusJudgement judgement_;
     std::unique_ptr<Cache> cache_;
 };
 

@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -123,12 +124,16 @@ struct Query {
     // With by_bucket: buckets with equal bucket_key(start) are merged into one group, keyed
     // by the earliest of their starts (a heatmap's local hour and weekday: one group per
     // slot instead of one per hour of the window). Empty: every bucket is its own group.
+    // A bucket whose key is kSkipBucket is left out unread (the status page's baselines: the
+    // same hours of earlier weeks, not the weeks between them).
     std::function<std::int64_t(std::int64_t bucket_us)> bucket_key;
     MetricMask metrics = kAllMetrics;  // sketches to merge (the others stay empty): cheaper
     // Merge the counts (samples, statuses, tokens, cache, route)? Heatmaps, time series and
     // distributions read only sketch counts; without counts their groups' counts stay zero.
     bool counts = true;
 };
+
+inline constexpr std::int64_t kSkipBucket = std::numeric_limits<std::int64_t>::min();
 
 struct GroupKey {
     std::vector<std::string> labels;  // values of Query::by, in order

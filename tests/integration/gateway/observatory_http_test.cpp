@@ -498,6 +498,50 @@ TEST(ObservatoryQueries, EtagsRevalidateAndBadRequestsNameTheParameter) {
     EXPECT_EQ(posted.headers[http::field::allow], "GET, HEAD");
 }
 
+TEST(ObservatoryQueries, StatusCsvAndBadgesAreServedWithoutAClientKey) {
+    TempDb db;
+    // Client keys required for the gateway's own routes: the observatory's reads and badges
+    // stay public.
+    std::string config = service_config(db.path(), keys_mode());
+    const std::string none = "[auth]\nmode = \"none\"\n";
+    config.replace(config.find(none), none.size(),
+                   "[auth]\nmode = \"keys\"\n[[auth.keys]]\nname = \"client\"\nsha256 = \"" +
+                       net::hash_api_key("tr-client-key") + "\"\n");
+    ServiceFixture s(config);
+    ASSERT_EQ(post(s, array_of(batch(0, 41)), bearer(kKeyA)).status, 200u);
+    EXPECT_EQ(get(s, "/v1/models").status, 401u);  // auth is on
+
+    const auto status = get(s, "/api/v1/status?provider=acme");
+    ASSERT_EQ(status.status, 200u) << status.body;
+    const auto doc = json::parse(status.body);
+    EXPECT_FALSE(doc.at("incidents_enabled").as_bool());
+    const auto& model = doc.at("models").as_array().at(0);
+    EXPECT_EQ(model.at("model").as_string(), "acme-large");
+    EXPECT_EQ(model.at("buckets").as_array().size(), 24u);
+    EXPECT_EQ(model.at("state").as_string(), "green");  // 41 samples, no baseline, no errors
+
+    const auto csv = get(s, "/api/v1/leaderboard?format=csv");
+    ASSERT_EQ(csv.status, 200u) << csv.body;
+    EXPECT_EQ(csv.headers[http::field::content_type], "text/csv; charset=utf-8");
+    EXPECT_EQ(csv.headers[http::field::content_disposition],
+              "attachment; filename=\"tokenradar-leaderboard-24h.csv\"");
+    EXPECT_THAT(csv.body, ::testing::StartsWith("provider,model,samples,errors,"));
+    EXPECT_THAT(csv.body, ::testing::HasSubstr("\r\nacme,acme-large,41,0,0,false,"));
+
+    const auto badge = get(s, "/badge/acme/acme-large/ttft_p50.svg");
+    ASSERT_EQ(badge.status, 200u) << badge.body;
+    EXPECT_EQ(badge.headers[http::field::content_type], "image/svg+xml; charset=utf-8");
+    EXPECT_EQ(badge.headers[http::field::cache_control], "public, max-age=60");
+    EXPECT_THAT(badge.body, ::testing::HasSubstr("<title>acme-large TTFT p50: 30"));
+    const std::string etag(badge.headers[http::field::etag]);
+    ASSERT_FALSE(etag.empty());
+    const auto again = get(s, "/badge/acme/acme-large/ttft_p50.svg", {{"if-none-match", etag}});
+    EXPECT_EQ(again.status, 304u);
+    const auto unknown = get(s, "/badge/acme/acme-large/p42.svg");
+    EXPECT_EQ(unknown.status, 404u);
+    EXPECT_EQ(unknown.headers[http::field::content_type], "image/svg+xml; charset=utf-8");
+}
+
 TEST(ObservatoryQueries, GatewayTrafficShowsInTheGatewayEndpoint) {
     testing::SimFixture sim("instant");
     TempDb db;

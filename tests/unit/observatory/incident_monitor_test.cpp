@@ -82,6 +82,22 @@ TEST_F(IncidentMonitorTest, ASlowCellOpensAnIncidentListedWithItsCell) {
     EXPECT_NEAR(breach.at("recent").to_number<double>(), 304, 6);
 }
 
+TEST_F(IncidentMonitorTest, TheListAsCsvIsOneRowPerIncident) {
+    index_.add(records("slow", "us-east", kNow - 1'000'000, 60, 1'000'000, 300));
+    IncidentMonitor monitor(index_, quick());
+    ASSERT_EQ(monitor.evaluate(kNow).size(), 1U);
+    const ApiResponse r = monitor.answer("/api/v1/incidents?format=csv", kNow);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "text/csv; charset=utf-8");
+    EXPECT_EQ(r.filename, "tokenradar-incidents.csv");
+    EXPECT_EQ(r.cache_control, "no-store");
+    EXPECT_THAT(r.body, ::testing::StartsWith("id,state,provider,model,start,detected,end,"
+                                              "duration_s,size_metric,size_ratio,"
+                                              "size_error_rate\r\n1,open,slow,m,"));
+    EXPECT_EQ(std::count(r.body.begin(), r.body.end(), '\n'), 2);
+    EXPECT_EQ(monitor.answer("/api/v1/incidents?format=tsv", kNow).status, 400);
+}
+
 TEST_F(IncidentMonitorTest, NumbersBackToTheBaselineCloseIt) {
     index_.add(records("slow", "us-east", kNow - 1'000'000, 60, 1'000'000, 300));
     IncidentMonitor monitor(index_, quick());

@@ -61,9 +61,10 @@ TEST(QueryParams, UnknownPathIs404) {
         EXPECT_THAT(e.message,
                     HasSubstr(": not found; the query API serves /api/v1/{leaderboard,"));
     }
-    EXPECT_EQ(fails("/api/v1/nope?window=x").message,
-              "/api/v1/nope: not found; the query API serves "
-              "/api/v1/{leaderboard,heatmap,timeseries,distribution,regions,gateway,labels}");
+    EXPECT_EQ(
+        fails("/api/v1/nope?window=x").message,
+        "/api/v1/nope: not found; the query API serves "
+        "/api/v1/{leaderboard,heatmap,timeseries,distribution,regions,gateway,labels,status}");
 }
 
 TEST(QueryParams, MalformedTargetIs400WithoutParam) {
@@ -278,7 +279,8 @@ TEST(QueryParams, UnknownOrForeignParametersAreNamed) {
     EXPECT_EQ(unknown.param, "provder");
     EXPECT_EQ(unknown.message,
               "provder: not a parameter of /api/v1/leaderboard; expected one of window, by, "
-              "limit, provider, model, task, source, api, upstream_region, client_region, stream");
+              "limit, format, provider, model, task, source, api, upstream_region, client_region, "
+              "stream");
     EXPECT_EQ(fails("/api/v1/leaderboard?metric=ttft").param, "metric");
     EXPECT_EQ(fails("/api/v1/regions?points=5").param, "points");
     EXPECT_EQ(fails("/api/v1/labels?provider=x").param, "provider");
