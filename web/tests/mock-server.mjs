@@ -537,7 +537,7 @@ function flat(obj, prefix = '', out = {}) {
 }
 
 function toCsv(body) {
-  const listKey = ['rows', 'cells', 'series', 'models', 'incidents'].find((k) => Array.isArray(body[k]));
+  const listKey = ['rows', 'cells', 'series', 'upstreams', 'models', 'incidents'].find((k) => Array.isArray(body[k]));
   const lines = [];
   if (!listKey) lines.push(flat(body));
   else {
@@ -642,27 +642,29 @@ function serveStatic(url, res) {
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const asCsv = url.searchParams.get('format') === 'csv';
+  const csvHeaders = asCsv ? { 'content-type': 'text/csv; charset=utf-8' } : {};
   if (url.pathname === '/api/v1/gateway/cache' && req.method === 'GET') {
-    return send(res, 200, kCacheStats, { 'cache-control': 'no-store' });
+    return send(res, 200, asCsv ? toCsv(kCacheStats) : kCacheStats, { 'cache-control': 'no-store', ...csvHeaders });
   }
   if (url.pathname === '/api/v1/gateway/provider-cache') {
     if (req.method !== 'GET') return send(res, 405, errorBody('use GET'));
-    const etag = `"pc${generation}"`;
+    const etag = `"pc${generation}${asCsv ? 'c' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { etag, 'cache-control': 'no-cache' });
       return res.end();
     }
-    return send(res, 200, providerCache(), { etag, 'cache-control': 'no-cache' });
+    return send(res, 200, asCsv ? toCsv(providerCache()) : providerCache(), { etag, 'cache-control': 'no-cache', ...csvHeaders });
   }
   if (url.pathname === '/api/v1/upstreams') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorBody('use GET or HEAD'), { allow: 'GET, HEAD' });
-    const etag = `"up${generation}"`;
+    const etag = `"up${generation}${asCsv ? 'c' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { etag, 'cache-control': 'no-cache' });
       return res.end();
     }
-    const body = JSON.stringify(upstreams());
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), etag, 'cache-control': 'no-cache' });
+    const body = asCsv ? toCsv(upstreams()) : JSON.stringify(upstreams());
+    res.writeHead(200, { 'content-type': asCsv ? 'text/csv; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(body), etag, 'cache-control': 'no-cache' });
     return res.end(req.method === 'HEAD' ? undefined : body);
   }
   const b = /^\/badge\/([^/]+)\/([^/]+)\/([a-z0-9_]+)\.svg$/.exec(url.pathname);

@@ -7,7 +7,7 @@ import { h } from '../dom';
 import { fmtCount, fmtMs, fmtMsUnit, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, href, sharedParams } from '../route';
-import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { emptyState, exportLinks, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
@@ -182,6 +182,13 @@ export const modelPage: Page<Data> = {
       h('p', { class: 'crumbs' }, h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard')),
       heading(h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
       filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      exportLinks([
+        { label: 'numbers', path: 'leaderboard', params: modelParams(ctx) },
+        { label: 'TTFT CDF', path: 'distribution', params: modelParams(ctx, { metric: 'ttft' }) },
+        { label: 'TPOT CDF', path: 'distribution', params: modelParams(ctx, { metric: 'tpot' }) },
+        { label: 'TTFT over time', path: 'timeseries', params: modelParams(ctx, { metric: 'ttft', q: kQuantiles.join(',') }) },
+        { label: 'TPOT over time', path: 'timeseries', params: modelParams(ctx, { metric: 'tpot', q: kQuantiles.join(',') }) },
+      ]),
       stats(d.row, d.minSamples),
       h(
         'div',

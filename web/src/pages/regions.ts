@@ -9,6 +9,7 @@ import {
   appendNumbers,
   dataTable,
   emptyState,
+  exportLinks,
   filterBar,
   heading,
   loadLabelValues,
@@ -90,6 +91,7 @@ export const regionsPage: Page<Data> = {
       heading('Regions'),
       h('p', { class: 'lede' }, 'Where the client sits and where the provider answered from: the same model can be fast from one region and slow from another.'),
       filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      exportLinks([{ label: 'regions', path: 'regions', params: apiParams(ctx.route, kDefaultWindow) }]),
       regions.rows.length === 0
         ? emptyState('No measurements match these filters in this window.')
         : dataTable({

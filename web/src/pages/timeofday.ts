@@ -7,7 +7,7 @@ import { h } from '../dom';
 import { fmtMs, fmtMsUnit, fmtN } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, withParam } from '../route';
-import { emptyState, filterBar, heading, loadLabelValues, select, type LabelValues } from '../widgets';
+import { emptyState, exportLinks, filterBar, heading, loadLabelValues, select, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '7d';
 const kWeekdays = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
@@ -27,6 +27,8 @@ interface Data {
   map: Heatmap;
   values: LabelValues;
   tz: string;
+  /** The heatmap query, for the export links. */
+  params: URLSearchParams;
 }
 
 export function viewerTimeZone(): string {
@@ -191,10 +193,10 @@ export const timeOfDayPage: Page<Data> = {
       ctx.get<Heatmap>('heatmap', p),
       loadLabelValues(ctx, p.get('window') ?? kDefaultWindow),
     ]);
-    return { map, values, tz };
+    return { map, values, tz, params: p };
   },
 
-  render(ctx, { map, values, tz }) {
+  render(ctx, { map, values, tz, params: apiQuery }) {
     const params = ctx.route.params;
     const provider = params.get('provider') ?? '';
     const model = params.get('model') ?? '';
@@ -228,6 +230,7 @@ export const timeOfDayPage: Page<Data> = {
         select('metric', 'Metric', metric, kMetrics, (v) => ctx.setParams(withParam(params, 'metric', v))),
         select('q', 'Quantile', q, kQs, (v) => ctx.setParams(withParam(params, 'q', v))),
       ]),
+      exportLinks([{ label: 'heatmap', path: 'heatmap', params: apiQuery }]),
       map.cells.length === 0 ? emptyState('No measurements match these filters in this window.') : [legend(map), heatTable(map, what)],
     );
   },
