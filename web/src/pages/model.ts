@@ -6,8 +6,8 @@ import type * as Charts from '../charts';
 import { h } from '../dom';
 import { fmtCount, fmtMs, fmtMsUnit, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
-import { apiParams, href, sharedParams } from '../route';
-import { emptyState, exportLinks, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { apiParams, href, sharedParams, withParam } from '../route';
+import { emptyState, exportLinks, filterBar, heading, insufficientText, loadLabelValues, select, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
@@ -149,6 +149,54 @@ function timeFigure(charts: typeof Charts, ctx: PageContext, key: string, title:
   return h('figure', { class: 'card', 'data-figure': key }, h('figcaption', null, `${title} p50 / p95 per ${bucket}`), body);
 }
 
+// The observatory's SVG badges (/badge/{provider}/{model}/{metric}.svg), served beside the API.
+const kBadgeMetrics = [
+  ['ttft_p50', 'TTFT p50'],
+  ['ttft_p95', 'TTFT p95'],
+  ['tpot_p50', 'TPOT p50'],
+  ['e2e_p50', 'E2E p50'],
+  ['tps_p50', 'tokens/s p50'],
+  ['error_rate', 'error rate'],
+  ['status', 'status'],
+] as const;
+
+export function badgeUrl(provider: string, model: string, metric: string): string {
+  return new URL(`badge/${encodeURIComponent(provider)}/${encodeURIComponent(model)}/${metric}.svg`, document.baseURI).toString();
+}
+
+function embedSection(ctx: PageContext): HTMLElement {
+  const { provider, model } = target(ctx);
+  const metric = kBadgeMetrics.some(([m]) => m === ctx.route.params.get('badge')) ? ctx.route.params.get('badge')! : 'ttft_p50';
+  const url = badgeUrl(provider, model, metric);
+  const markdown = `![${model} ${kBadgeMetrics.find(([m]) => m === metric)?.[1] ?? metric} (TokenRadar)](${url})`;
+  const status = h('span', { class: 'muted', role: 'status', 'data-copy-status': '' });
+  const code = h('input', { id: 'embed-markdown', type: 'text', readonly: true, value: markdown, 'data-key': 'embed:markdown', class: 'embed-code', spellcheck: 'false' });
+  const copy = async () => {
+    code.select();
+    try {
+      await navigator.clipboard.writeText(markdown);
+      status.textContent = 'Copied.';
+    } catch {
+      // Clipboard refused (permissions, an insecure origin): the text is selected, Ctrl+C copies it.
+      status.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+    }
+  };
+  return h(
+    'section',
+    { class: 'embed card', 'aria-labelledby': 'embed-h' },
+    h('h2', { id: 'embed-h' }, 'Embed'),
+    h('p', { class: 'muted' }, 'A live badge for a README or a status page: an SVG from this server, updated as measurements arrive.'),
+    h(
+      'div',
+      { class: 'filters' },
+      select('badge', 'Badge', metric, kBadgeMetrics.map(([value, label]) => ({ value, label })), (v) => ctx.setParams(withParam(ctx.route.params, 'badge', v === 'ttft_p50' ? '' : v))),
+    ),
+    h('p', null, h('img', { src: url, alt: `${model} ${metric.replace('_', ' ')} badge`, class: 'badge', 'data-badge': metric, height: 20 })),
+    h('label', { for: 'embed-markdown' }, 'Markdown'),
+    h('div', { class: 'embed-row' }, code, h('button', { type: 'button', 'data-key': 'embed:copy', onclick: () => void copy() }, 'Copy'), status),
+  );
+}
+
 export const modelPage: Page<Data> = {
   title: (route) => `${route.args[1] ?? 'Model'} (${route.args[0] ?? ''})`,
 
@@ -198,6 +246,7 @@ export const modelPage: Page<Data> = {
         timeFigure(d.charts, ctx, 'ttft-time', 'TTFT', 'ms', d.ts.ttft, d.ts.bucket),
         timeFigure(d.charts, ctx, 'tpot-time', 'TPOT', 'ms', d.ts.tpot, d.ts.bucket),
       ),
+      embedSection(ctx),
     );
   },
 };
