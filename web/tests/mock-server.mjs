@@ -407,7 +407,23 @@ function upstreams() {
 // red at >= 2x it or >= 10% errors, amber at >= 1.5x or >= 5%, none under kMinSamples
 // successful samples. Consecutive red hours of a model are one incident (ids in time order);
 // one that reaches the last bucket with data is open.
+// Memoised per data generation: the real server answers from its rollups in a few ms, and the
+// status page's first-load budget (300 ms) should measure the page, not this mock's loops.
+const memo = new Map();
+function memoised(key, fn) {
+  const k = `${generation}:${key}`;
+  if (!memo.has(k)) {
+    if (memo.size > 16) memo.clear();
+    memo.set(k, fn());
+  }
+  return structuredClone(memo.get(k));
+}
+
 function statusBuckets(windowHours) {
+  return memoised(`status:${windowHours}`, () => statusBucketsUncached(windowHours));
+}
+
+function statusBucketsUncached(windowHours) {
   const kinds = new Map();
   for (const r of records) {
     const key = `${r.provider}\u0000${r.model}`;
@@ -438,13 +454,17 @@ function statusBuckets(windowHours) {
       if (ok.length >= kMinSamples) state = ratio >= 2 || errRate >= 0.1 ? 'red' : ratio >= 1.5 || errRate >= 0.05 ? 'amber' : 'green';
       buckets.push({ t: new Date(t).toISOString().replace('.000Z', 'Z'), state, samples: list.length, errors, ttft_p50_ms: p50, baseline_ttft_p50_ms: p50 === null ? null : baseline, ratio, incidents: [] });
     }
-    models.push({ provider: k.provider, model: k.model, buckets, byHour, baseline });
+    models.push({ provider: k.provider, model: k.model, buckets, baseline });
   }
   return models;
 }
 
 // Incidents over the mock's whole history (7 days), so both windows and /incidents agree.
 function incidentList() {
+  return memoised('incidents', incidentListUncached);
+}
+
+function incidentListUncached() {
   const models = statusBuckets(7 * 24 + 1);
   const out = [];
   for (const m of models) {
@@ -475,6 +495,10 @@ function incidentList() {
 }
 
 function status(q) {
+  return memoised(`answer:status?${q}`, () => statusUncached(q));
+}
+
+function statusUncached(q) {
   for (const k of q.keys()) if (k !== 'window' && k !== 'format') throw new BadParam(k, `${k}: not a parameter of /status`);
   const win = q.get('window') ?? '24h';
   if (win !== '24h' && win !== '7d') throw new BadParam('window', `window: expected 24h or 7d, got '${win}'`);
@@ -490,6 +514,10 @@ function status(q) {
 }
 
 function incidents(q) {
+  return memoised(`answer:incidents?${q}`, () => incidentsUncached(q));
+}
+
+function incidentsUncached(q) {
   for (const k of q.keys()) if (!['state', 'limit', 'format'].includes(k)) throw new BadParam(k, `${k}: not a parameter of /incidents`);
   const state = q.get('state') ?? 'all';
   if (state !== 'open' && state !== 'all') throw new BadParam('state', `state: expected open or all, got '${state}'`);
@@ -499,8 +527,14 @@ function incidents(q) {
   const all = incidentList();
   const open = all.filter((x) => x.open);
   const closed = all.filter((x) => !x.open).reverse();
+  const regionsOf = new Map();
+  for (const r of records) {
+    const k = `${r.provider}\u0000${r.model}`;
+    if (!regionsOf.has(k)) regionsOf.set(k, new Set());
+    regionsOf.get(k).add(r.upstream_region);
+  }
   const list = (state === 'open' ? open : [...open, ...closed]).slice(0, limit).map((x) => {
-    const regions = [...new Set(records.filter((r) => r.provider === x.provider && r.model === x.model).map((r) => r.upstream_region))];
+    const regions = [...regionsOf.get(`${x.provider}\u0000${x.model}`)];
     const end = x.end ?? startNow;
     return {
       id: x.id, state: x.open ? 'open' : 'closed', provider: x.provider, model: x.model,
@@ -719,6 +753,11 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && !url.pathname.startsWith('/api/')) return serveStatic(url, res);
   send(res, 404, errorBody(`no route: ${req.method} ${url.pathname}`));
 });
+
+// Warm the memoised status answers before saying ready.
+status(new URLSearchParams({ window: '24h' }));
+status(new URLSearchParams({ window: '7d' }));
+incidents(new URLSearchParams());
 
 server.listen(port, '127.0.0.1', () => {
   process.stdout.write(`dashboard: http://127.0.0.1:${server.address().port}/\n`);

@@ -36,9 +36,18 @@ function stateBadge(state: StatusState): HTMLElement {
 
 const timeFmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-digit', minute: '2-digit' });
 
+// The same hours recur in every row and every poll: format each once (Intl is the slow part
+// of the first render).
+const hourRanges = new Map<string, string>();
 function hourRange(t: string): string {
-  const from = Date.parse(t);
-  return `${timeFmt.format(from)}–${timeFmt.format(from + 3_600_000).replace(/^\S+\s/, '')}`;
+  let s = hourRanges.get(t);
+  if (s === undefined) {
+    const from = Date.parse(t);
+    s = `${timeFmt.format(from)}–${timeFmt.format(from + 3_600_000).replace(/^\S+\s/, '')}`;
+    if (hourRanges.size > 2000) hourRanges.clear();
+    hourRanges.set(t, s);
+  }
+  return s;
 }
 
 function bucketText(b: StatusBucket): string {
@@ -89,35 +98,47 @@ function strip(m: StatusModel, window: StatusWindow): HTMLElement {
   );
 }
 
+/** The hourly numbers behind a strip, built when the viewer opens them (the first render
+ *  stays small: a week is 168 rows per model). */
 function hourTable(m: StatusModel): HTMLElement {
-  return h(
+  const details = h(
     'details',
     { class: 'chart-data' },
     h('summary', { 'data-key': `data:status:${m.provider}\u0000${m.model}` }, 'Hourly data', srOnly(` for ${m.model} (${m.provider})`)),
+  );
+  let built = false;
+  details.addEventListener('toggle', () => {
+    if (!details.open || built) return;
+    built = true;
+    details.appendChild(hourTableBody(m));
+  });
+  return details;
+}
+
+function hourTableBody(m: StatusModel): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap' },
     h(
-      'div',
-      { class: 'table-wrap' },
+      'table',
+      { class: 'data compact' },
+      h('caption', { class: 'sr-only' }, `${m.model} (${m.provider}) per hour`),
+      h('thead', null, h('tr', null, ['hour', 'state', 'n', 'errors', 'TTFT p50 (ms)', 'baseline (ms)', 'ratio', 'incidents'].map((c) => h('th', { scope: 'col' }, c)))),
       h(
-        'table',
-        { class: 'data compact' },
-        h('caption', { class: 'sr-only' }, `${m.model} (${m.provider}) per hour`),
-        h('thead', null, h('tr', null, ['hour', 'state', 'n', 'errors', 'TTFT p50 (ms)', 'baseline (ms)', 'ratio', 'incidents'].map((c) => h('th', { scope: 'col' }, c)))),
-        h(
-          'tbody',
-          null,
-          m.buckets.map((b) =>
-            h(
-              'tr',
-              null,
-              h('td', null, hourRange(b.t)),
-              h('td', null, b.state === 'none' ? 'no data' : b.state),
-              h('td', { class: 'num' }, fmtCount(b.samples)),
-              h('td', { class: 'num' }, fmtCount(b.errors)),
-              h('td', { class: 'num' }, b.ttft_p50_ms === null ? '–' : fmtMs(b.ttft_p50_ms)),
-              h('td', { class: 'num' }, b.baseline_ttft_p50_ms === null ? '–' : fmtMs(b.baseline_ttft_p50_ms)),
-              h('td', { class: 'num' }, b.ratio === null ? '–' : `${b.ratio.toFixed(2)}x`),
-              h('td', null, b.incidents.map((i) => `#${i}`).join(', ')),
-            ),
+        'tbody',
+        null,
+        m.buckets.map((b) =>
+          h(
+            'tr',
+            null,
+            h('td', null, hourRange(b.t)),
+            h('td', null, b.state === 'none' ? 'no data' : b.state),
+            h('td', { class: 'num' }, fmtCount(b.samples)),
+            h('td', { class: 'num' }, fmtCount(b.errors)),
+            h('td', { class: 'num' }, b.ttft_p50_ms === null ? '–' : fmtMs(b.ttft_p50_ms)),
+            h('td', { class: 'num' }, b.baseline_ttft_p50_ms === null ? '–' : fmtMs(b.baseline_ttft_p50_ms)),
+            h('td', { class: 'num' }, b.ratio === null ? '–' : `${b.ratio.toFixed(2)}x`),
+            h('td', null, b.incidents.map((i) => `#${i}`).join(', ')),
           ),
         ),
       ),
