@@ -714,10 +714,9 @@ async function checkStatus(context) {
     for (const c of x.cells) assert(r.regions.includes(c.upstream_region), `incident #${x.id} regions '${r.regions}' lack ${c.upstream_region}`);
   });
   // The hourly data table behind the first strip, built when opened from the keyboard.
-  const firstKey = await page.$eval('#status > tbody > tr details > summary', (el) => el.dataset.key);
-  await page.focus(`[data-key="${firstKey}"]`);
+  await (await page.$('#status > tbody > tr details > summary')).focus();
   await page.keyboard.press('Enter');
-  const hourRows = await page.waitForFunction(() => document.querySelector('#status > tbody > tr details[open] table')?.querySelectorAll('tbody tr').length ?? 0);
+  const hourRows = await page.waitForFunction(() => document.querySelector('#status > tbody > tr details[open] table')?.querySelectorAll(':scope > tbody > tr').length ?? 0);
   const wantRows = (await api('status', { window: '24h' })).body.models[0].buckets.length;
   assert((await hourRows.jsonValue()) === wantRows, `hourly table: ${await hourRows.jsonValue()} rows, the API ${wantRows} buckets`);
   const openFirst = rows.findIndex((r) => r.state !== 'open');
