@@ -155,7 +155,7 @@ function statusTable(ctx: PageContext, status: Status, window: StatusWindow): HT
       'table',
       { id: 'status', class: 'data status' },
       h('caption', null, `State now and per hour, last ${window === '7d' ? '7 days' : '24 hours'}`),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Model'), h('th', { scope: 'col' }, 'Now'), h('th', { scope: 'col' }, window === '7d' ? 'Last 7 days, hourly' : 'Last 24 h, hourly'))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Model, state now'), h('th', { scope: 'col' }, window === '7d' ? 'Last 7 days, hourly' : 'Last 24 h, hourly'))),
       h(
         'tbody',
         null,
@@ -168,12 +168,12 @@ function statusTable(ctx: PageContext, status: Status, window: StatusWindow): HT
               { scope: 'row' },
               h('a', { href: href('model', [m.provider, m.model], params), 'data-key': `model:${m.provider}\u0000${m.model}` }, m.model),
               h('span', { class: 'provider-name' }, m.provider),
-            ),
-            h(
-              'td',
-              { 'data-col': 'state' },
-              stateBadge(m.state),
-              m.open_incident !== null ? h('a', { class: 'incident-link', href: `#incident-${m.open_incident}`, onclick: jumpTo(`incident-${m.open_incident}`) }, ` incident #${m.open_incident}`) : null,
+              h(
+                'div',
+                { 'data-col': 'state' },
+                stateBadge(m.state),
+                m.open_incident !== null ? h('a', { class: 'incident-link', href: `#incident-${m.open_incident}`, onclick: jumpTo(`incident-${m.open_incident}`) }, ` incident #${m.open_incident}`) : null,
+              ),
             ),
             h('td', { 'data-col': 'strip' }, strip(m, window), hourTable(m)),
           ),
@@ -209,7 +209,7 @@ export function incidentSize(x: Incident): string {
   return parts.join(', ') || '–';
 }
 
-const dateFmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const dateFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 
 function incidentsSection(data: Data['incidents'], enabled: boolean): HTMLElement {
   const section = (...body: Array<Node | string>) =>
