@@ -5,7 +5,7 @@
 // of sketches). Accepts POST /api/v1/measurements. Prints the same ready line as
 // `tokenradar demo` ("dashboard: http://127.0.0.1:PORT/") so the test harness can use either.
 //
-//   node tests/mock-server.mjs [--port 0] [--dist web/dist] [--churn-ms 0]
+//   node tests/mock-server.mjs [--port 0] [--dist web/dist] [--churn-ms 0] [--no-incidents]
 
 import http from 'node:http';
 import fs from 'node:fs';
