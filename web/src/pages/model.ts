@@ -227,7 +227,13 @@ export const modelPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('p', { class: 'crumbs' }, h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard')),
+      h(
+        'p',
+        { class: 'crumbs' },
+        h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard'),
+        ' · ',
+        h('a', { href: href('compare', [], withParam(sharedParams(ctx.route.params), 'models', `${provider}/${model}`)), 'data-key': 'crumb:compare' }, 'Compare with others'),
+      ),
       heading(h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
       filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
       exportLinks([
