@@ -951,6 +951,10 @@ async function checkEmbed(context) {
   const lb = (await api('leaderboard', { window: '24h' })).body;
   const row = lb.rows.find((r) => !r.insufficient && r.provider !== kXssProvider);
   const { page, record } = await open(context, `#/model/${encodeURIComponent(row.provider)}/${encodeURIComponent(row.model)}`);
+  // Closed until asked for (no badge request on every model page): open it from the keyboard.
+  assert(!(await page.$('img[data-badge]')), 'the badge loads before the Embed section is opened');
+  await page.focus('details.embed > summary');
+  await page.keyboard.press('Enter');
   await page.waitForFunction(() => { const img = document.querySelector('img[data-badge]'); return img && img.complete; });
   const img = await page.$eval('img[data-badge]', (el) => ({ src: el.src, w: el.naturalWidth, alt: el.alt }));
   const origin = new URL(base).origin;
@@ -966,8 +970,12 @@ async function checkEmbed(context) {
   const selected = await page.evaluate(() => { const el = document.getElementById('embed-markdown'); return el.selectionEnd - el.selectionStart; });
   assert(selected === md.length, `the snippet is not selected after Copy (${selected} of ${md.length})`);
   // Another badge: the snippet follows.
+  await page.focus('#f-badge');
   await page.selectOption('#f-badge', 'error_rate');
   await page.waitForFunction(() => document.getElementById('embed-markdown')?.value.endsWith('/error_rate.svg)'));
+  await waitReady(page, '#/model/');
+  const focused = await page.evaluate(() => document.activeElement?.id);
+  assert(focused === 'f-badge', `focus after choosing a badge: ${focused}`);
   expectNoConsoleErrors(record);
   await page.close();
   return `(${md})`;

@@ -181,20 +181,45 @@ function embedSection(ctx: PageContext): HTMLElement {
       status.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
     }
   };
-  return h(
-    'section',
-    { class: 'embed card', 'aria-labelledby': 'embed-h' },
-    h('h2', { id: 'embed-h' }, 'Embed'),
-    h('p', { class: 'muted' }, 'A live badge for a README or a status page: an SVG from this server, updated as measurements arrive.'),
+  // Built when opened: the badge is one more request, and only someone embedding wants it.
+  // Once a badge was chosen (?badge= in the hash) it renders open and built, so a re-render
+  // finds the select again and keeps focus on it.
+  const chosen = ctx.route.params.has('badge');
+  const details = h(
+    'details',
+    { class: 'embed', open: chosen },
+    h('summary', { 'data-key': 'embed' }, h('h2', { id: 'embed-h' }, 'Embed'), h('span', { class: 'muted' }, ' a live badge for a README or a status page')),
+  );
+  let built = chosen;
+  if (chosen) details.append(...embedBody(ctx, metric, url, code, status, copy));
+  details.addEventListener('toggle', () => {
+    if (!details.open || built) return;
+    built = true;
+    details.append(...embedBody(ctx, metric, url, code, status, copy));
+  });
+  return details;
+}
+
+function embedBody(
+  ctx: PageContext,
+  metric: string,
+  url: string,
+  code: HTMLInputElement,
+  status: HTMLElement,
+  copy: () => Promise<void>,
+): HTMLElement[] {
+  const { model } = target(ctx);
+  return [
+    h('p', { class: 'muted' }, 'An SVG from this server, updated as measurements arrive.'),
     h(
       'div',
       { class: 'filters' },
-      select('badge', 'Badge', metric, kBadgeMetrics.map(([value, label]) => ({ value, label })), (v) => ctx.setParams(withParam(ctx.route.params, 'badge', v === 'ttft_p50' ? '' : v))),
+      select('badge', 'Badge', metric, kBadgeMetrics.map(([value, label]) => ({ value, label })), (v) => ctx.setParams(withParam(ctx.route.params, 'badge', v))),
     ),
     h('p', null, h('img', { src: url, alt: `${model} ${metric.replace('_', ' ')} badge`, class: 'badge', 'data-badge': metric, height: 20 })),
     h('label', { for: 'embed-markdown' }, 'Markdown'),
     h('div', { class: 'embed-row' }, code, h('button', { type: 'button', 'data-key': 'embed:copy', onclick: () => void copy() }, 'Copy'), status),
-  );
+  ];
 }
 
 export const modelPage: Page<Data> = {
