@@ -281,3 +281,64 @@ export async function getJson<T>(path: string, params?: URLSearchParams): Promis
   remember(lastBodies, url, { etag: text, data });
   return { data, changed: true, url, etag: null };
 }
+
+/** GET /api/v1/status?window=24h|7d: per provider and model its state now and one bucket per
+ *  hour of the window. `none`: too few samples to say. */
+export type StatusState = 'green' | 'amber' | 'red' | 'none';
+
+export interface StatusBucket {
+  t: string;
+  state: StatusState;
+  samples: number;
+  errors: number;
+  ttft_p50_ms: number | null;
+  baseline_ttft_p50_ms: number | null;
+  ratio: number | null;
+  incidents: number[];
+}
+
+export interface StatusModel {
+  provider: string;
+  model: string;
+  state: StatusState;
+  open_incident: number | null;
+  buckets: StatusBucket[];
+}
+
+export interface Status {
+  generated_at: string;
+  window: '24h' | '7d';
+  bucket: 'hour';
+  incidents_enabled: boolean;
+  models: StatusModel[];
+  truncated: boolean;
+}
+
+/** GET /api/v1/incidents (404 when the server has no `[incidents]`). */
+export interface IncidentBreach {
+  metric: string;
+  recent: number;
+  baseline: number;
+  ratio: number;
+}
+
+export interface Incident {
+  id: number;
+  state: 'open' | 'closed';
+  provider: string;
+  model: string;
+  start: string;
+  detected: string;
+  end: string | null;
+  duration_s: number;
+  size: { metric: string | null; ratio: number | null; error_rate: number | null };
+  cells: Array<{ provider: string; model: string; upstream_region: string; since: string; breaches: IncidentBreach[] }>;
+}
+
+export interface Incidents {
+  generated_at: string;
+  evaluated_at: string | null;
+  evaluations: number;
+  open: number;
+  incidents: Incident[];
+}

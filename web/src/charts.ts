@@ -154,3 +154,31 @@ export function timeChart(
   }, plotArea);
   return { el, dispose };
 }
+
+/** One line per series over the 24 hours of the day (x: 0-23, in the time zone the data was
+ *  asked in); null hours (too few samples) are gaps, not zeros. */
+export function hourChart(key: string, axisLabel: string, tz: string, lines: readonly TimeSeriesLine[], summary: string): ChartHandle {
+  const colors = palette();
+  const hours = Array.from({ length: 24 }, (_, i) => i);
+  const data: uPlot.AlignedData = [hours, ...lines.map((l) => l.values.slice())];
+  const plotArea = h('div', { class: 'chart-canvas', role: 'img', 'aria-label': summary });
+  const dispose = mount(
+    plotArea,
+    (width) => ({
+      width,
+      height: kHeight,
+      scales: { x: { time: false, range: [0, 23] } },
+      series: [
+        { label: `hour (${tz})`, value: (_u: uPlot, v: number | null) => (v === null ? '–' : `${String(v).padStart(2, '0')}:00`) },
+        ...lines.map((l, i) => ({ label: l.label, stroke: colors[i % colors.length]!, width: 2, points: { show: true, size: 4 } })),
+      ],
+      axes: [
+        axis(`hour of day (${tz})`, { values: (_u, ticks) => ticks.map((t) => `${String(t).padStart(2, '0')}:00`), space: 50 }),
+        axis(axisLabel),
+      ],
+    }),
+    data,
+  );
+  const el = h('div', { class: 'chart', 'data-chart': key, 'data-series': lines.length, 'data-points': lines.map((l) => l.values.filter((v) => v !== null).length).join(',') }, plotArea);
+  return { el, dispose };
+}

@@ -10,12 +10,16 @@ import { gatewayPage } from './pages/gateway';
 import { leaderboardPage } from './pages/leaderboard';
 import { modelPage } from './pages/model';
 import { regionsPage } from './pages/regions';
+import { statusPage } from './pages/status';
+import { comparePage } from './pages/compare';
 import { timeOfDayPage } from './pages/timeofday';
 import { href, parseRoute, sharedParams, type PageName, type Route } from './route';
 import { errorBox, heading } from './widgets';
 import { applyTheme, effectiveTheme, nextMode, onSystemThemeChange, setThemeMode, themeMode } from './theme';
 
 const pages: Record<PageName, AnyPage> = {
+  status: erase(statusPage),
+  compare: erase(comparePage),
   leaderboard: erase(leaderboardPage),
   model: erase(modelPage),
   'time-of-day': erase(timeOfDayPage),
@@ -24,7 +28,9 @@ const pages: Record<PageName, AnyPage> = {
 };
 
 const kNav: Array<{ page: PageName; label: string }> = [
+  { page: 'status', label: 'Status' },
   { page: 'leaderboard', label: 'Leaderboard' },
+  { page: 'compare', label: 'Compare' },
   { page: 'time-of-day', label: 'Time of day' },
   { page: 'regions', label: 'Regions' },
   { page: 'gateway', label: 'Gateway' },

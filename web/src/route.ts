@@ -1,8 +1,8 @@
-// Hash routes: #/leaderboard, #/model/<provider>/<model>, #/time-of-day, #/regions,
-// #/gateway, each with an optional query (?window=7d&task=chat) that holds the filters, so
+// Hash routes: #/status, #/leaderboard, #/model/<provider>/<model>, #/compare, #/time-of-day,
+// #/regions, #/gateway, each with an optional query (?window=7d&task=chat) that holds the filters, so
 // every view can be bookmarked and shared.
 
-export const kPages = ['leaderboard', 'model', 'time-of-day', 'regions', 'gateway'] as const;
+export const kPages = ['status', 'leaderboard', 'model', 'compare', 'time-of-day', 'regions', 'gateway'] as const;
 export type PageName = (typeof kPages)[number];
 
 export interface Route {

@@ -1,7 +1,7 @@
 // Building blocks shared by the pages: number cells that carry their sample count, the
 // "insufficient data" cell, sortable tables, selects and the filter bar.
 
-import type { Leaderboard } from './api';
+import { apiUrl, type Leaderboard } from './api';
 import { h, replaceChildren, type Children } from './dom';
 import { fmtCount, fmtN } from './format';
 import type { PageContext } from './page';
@@ -325,5 +325,43 @@ export function filterBar(
     { class: 'filters', 'aria-label': 'Filters', 'data-values': values.loaded ? 'loaded' : 'pending', onsubmit: (e: Event) => e.preventDefault() },
     fields,
     extra,
+  );
+}
+
+// ---------------------------------------------------------------------------- export
+
+export interface ExportSource {
+  /** What the data is, for the link text ("leaderboard", "TTFT CDF"). */
+  label: string;
+  path: string;
+  params?: URLSearchParams;
+}
+
+/** "CSV" and "JSON" download links for the API answers the view shows, with the same
+ *  filters: the JSON link is the very URL the page fetched, the CSV one adds format=csv (the
+ *  server writes RFC 4180). */
+export function exportLinks(sources: readonly ExportSource[]): HTMLElement {
+  const file = (s: ExportSource, ext: string) => {
+    const w = s.params?.get('window');
+    return `tokenradar-${s.path.replace(/\W+/g, '-')}${w ? `-${w}` : ''}.${ext}`;
+  };
+  return h(
+    'p',
+    { class: 'export', 'data-export': '' },
+    h('span', { class: 'muted' }, 'Export: '),
+    sources.map((s, i) => {
+      const csv = new URLSearchParams(s.params);
+      csv.set('format', 'csv');
+      const multi = sources.length > 1;
+      return h(
+        'span',
+        { class: 'export-item' },
+        i > 0 ? ' · ' : null,
+        multi ? `${s.label} ` : null,
+        h('a', { href: apiUrl(s.path, csv), download: file(s, 'csv'), 'data-format': 'csv', 'data-key': `export:csv:${i}`, 'aria-label': `${s.label} as CSV` }, 'CSV'),
+        ' ',
+        h('a', { href: apiUrl(s.path, s.params), download: file(s, 'json'), 'data-format': 'json', 'data-key': `export:json:${i}`, 'aria-label': `${s.label} as JSON` }, 'JSON'),
+      );
+    }),
   );
 }

@@ -5,7 +5,7 @@
 // of sketches). Accepts POST /api/v1/measurements. Prints the same ready line as
 // `tokenradar demo` ("dashboard: http://127.0.0.1:PORT/") so the test harness can use either.
 //
-//   node tests/mock-server.mjs [--port 0] [--dist web/dist] [--churn-ms 0]
+//   node tests/mock-server.mjs [--port 0] [--dist web/dist] [--churn-ms 0] [--no-incidents]
 
 import http from 'node:http';
 import fs from 'node:fs';
@@ -45,7 +45,9 @@ const kModels = [
 ];
 const kTasks = ['chat', 'gen-500', 'code'];
 const kSources = ['bench', 'gateway', 'sim'];
-const kClientRegions = ['eu-west', 'us-east', 'ap-south'];
+// Cloud-style names, ISO country codes (what GeoIP stamps), a continent code and one label no
+// map knows, so the regions map has every kind to place.
+const kClientRegions = ['eu-west', 'us-east', 'ap-south', 'DE', 'JP', 'BR', 'EU', 'lunar-base'];
 
 // The values repeat between runs (seeded); the times follow the clock so the charts look live.
 const startNow = Math.floor(Date.now() / 3_600_000) * 3_600_000;
@@ -60,7 +62,8 @@ function usBusinessHours(ms) {
 }
 
 function addSynthetic(m, ts) {
-  const slow = m.provider === 'openai-sim' && usBusinessHours(ts) ? 2.2 : 1;
+  // together-sim is slow right now (its last two hours): the status page's open incident.
+  const slow = m.provider === 'openai-sim' && usBusinessHours(ts) ? 2.2 : m.provider === 'together-sim' && ts >= startNow - 2 * hour ? 2.6 : 1;
   const client = pick(kClientRegions);
   const far = (client === 'eu-west') !== m.region.startsWith('europe');
   const ok = rand() > 0.012;
@@ -399,6 +402,202 @@ function upstreams() {
   return { upstreams: kUpstreams.map((u) => ({ ...u, attempts: grown(u.attempts) })), models: kRoutingModels, hedges_cancelled: 21 };
 }
 
+// GET /api/v1/status: per provider/model, hourly buckets of the window (24h or 7d) ending with
+// the current hour. The baseline is the model's TTFT p50 over all the mock's data; a bucket is
+// red at >= 2x it or >= 10% errors, amber at >= 1.5x or >= 5%, none under kMinSamples
+// successful samples. Consecutive red hours of a model are one incident (ids in time order);
+// one that reaches the last bucket with data is open.
+// Memoised per data generation: the real server answers from its rollups in a few ms, and the
+// status page's first-load budget (300 ms) should measure the page, not this mock's loops.
+const memo = new Map();
+function memoised(key, fn) {
+  const k = `${generation}:${key}`;
+  if (!memo.has(k)) {
+    if (memo.size > 16) memo.clear();
+    memo.set(k, fn());
+  }
+  return structuredClone(memo.get(k));
+}
+
+function statusBuckets(windowHours) {
+  return memoised(`status:${windowHours}`, () => statusBucketsUncached(windowHours));
+}
+
+function statusBucketsUncached(windowHours) {
+  const kinds = new Map();
+  for (const r of records) {
+    const key = `${r.provider}\u0000${r.model}`;
+    if (!kinds.has(key)) kinds.set(key, { provider: r.provider, model: r.model, all: [] });
+    kinds.get(key).all.push(r);
+  }
+  const last = Math.max(startNow, Math.floor(Date.now() / hour) * hour);
+  const first = last - (windowHours - 1) * hour;
+  const models = [];
+  for (const k of [...kinds.values()].sort((a, b) => cmp(a.provider, b.provider) || cmp(a.model, b.model))) {
+    const okAll = values(k.all.filter((r) => r.status === 'ok'), 'ttft_ms');
+    const baseline = okAll.length >= kMinSamples ? quantile(okAll, 0.5) : null;
+    const byHour = new Map();
+    for (const r of k.all) {
+      const b = Math.floor(r.ts / hour) * hour;
+      if (!byHour.has(b)) byHour.set(b, []);
+      byHour.get(b).push(r);
+    }
+    const buckets = [];
+    for (let t = first; t <= last; t += hour) {
+      const list = byHour.get(t) ?? [];
+      const ok = list.filter((r) => r.status === 'ok');
+      const errors = list.length - ok.length;
+      const p50 = ok.length >= kMinSamples ? quantile(values(ok, 'ttft_ms'), 0.5) : null;
+      const ratio = p50 !== null && baseline ? Math.round((p50 / baseline) * 100) / 100 : null;
+      const errRate = list.length ? errors / list.length : 0;
+      let state = 'none';
+      if (ok.length >= kMinSamples) state = ratio >= 2 || errRate >= 0.1 ? 'red' : ratio >= 1.5 || errRate >= 0.05 ? 'amber' : 'green';
+      buckets.push({ t: new Date(t).toISOString().replace('.000Z', 'Z'), state, samples: list.length, errors, ttft_p50_ms: p50, baseline_ttft_p50_ms: p50 === null ? null : baseline, ratio, incidents: [] });
+    }
+    models.push({ provider: k.provider, model: k.model, buckets, baseline });
+  }
+  return models;
+}
+
+// Incidents over the mock's whole history (7 days), so both windows and /incidents agree.
+function incidentList() {
+  return memoised('incidents', incidentListUncached);
+}
+
+function incidentListUncached() {
+  const models = statusBuckets(7 * 24 + 1);
+  const out = [];
+  for (const m of models) {
+    let run = null;
+    const lastData = m.buckets.findLastIndex((b) => b.state !== 'none');
+    m.buckets.forEach((b, i) => {
+      if (b.state === 'red') {
+        if (!run) run = { provider: m.provider, model: m.model, from: i, to: i, worst: 0, errorRate: 0, buckets: [] };
+        run.to = i;
+        run.worst = Math.max(run.worst, b.ratio ?? 0);
+        run.errorRate = Math.max(run.errorRate, b.samples ? b.errors / b.samples : 0);
+        run.buckets.push(b.t);
+      } else if (b.state !== 'none') {
+        if (run) out.push({ ...run, open: false });
+        run = null;
+      }
+    });
+    if (run) out.push({ ...run, open: run.to >= lastData });
+    for (const inc of out.filter((x) => x.model === m.model && x.provider === m.provider)) {
+      inc.start = Date.parse(m.buckets[inc.from].t);
+      inc.end = inc.open ? null : Date.parse(m.buckets[inc.to].t) + hour;
+      inc.baseline = m.baseline;
+    }
+  }
+  out.sort((a, b) => a.start - b.start || cmp(a.model, b.model));
+  out.forEach((inc, i) => (inc.id = i + 1));
+  return out;
+}
+
+function status(q) {
+  return memoised(`answer:status?${q}`, () => statusUncached(q));
+}
+
+function statusUncached(q) {
+  for (const k of q.keys()) if (k !== 'window' && k !== 'format') throw new BadParam(k, `${k}: not a parameter of /status`);
+  const win = q.get('window') ?? '24h';
+  if (win !== '24h' && win !== '7d') throw new BadParam('window', `window: expected 24h or 7d, got '${win}'`);
+  const incidents = incidentList();
+  const models = statusBuckets(win === '7d' ? 7 * 24 : 24).map(({ provider, model, buckets }) => {
+    const mine = incidents.filter((x) => x.provider === provider && x.model === model);
+    for (const b of buckets) b.incidents = mine.filter((x) => x.buckets.includes(b.t)).map((x) => x.id);
+    const open = mine.find((x) => x.open);
+    const recent = buckets.slice(-2).reverse().find((b) => b.state !== 'none');
+    return { provider, model, state: open ? 'red' : recent?.state ?? 'none', open_incident: open ? open.id : null, buckets };
+  });
+  return { generated_at: new Date(startNow).toISOString(), window: win, bucket: 'hour', incidents_enabled: true, models, truncated: false };
+}
+
+function incidents(q) {
+  return memoised(`answer:incidents?${q}`, () => incidentsUncached(q));
+}
+
+function incidentsUncached(q) {
+  for (const k of q.keys()) if (!['state', 'limit', 'format'].includes(k)) throw new BadParam(k, `${k}: not a parameter of /incidents`);
+  const state = q.get('state') ?? 'all';
+  if (state !== 'open' && state !== 'all') throw new BadParam('state', `state: expected open or all, got '${state}'`);
+  const limit = Number(q.get('limit') ?? 100);
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) throw new BadParam('limit', `limit: expected 1-1000, got '${q.get('limit')}'`);
+  const iso = (ms) => new Date(ms).toISOString().replace('.000Z', 'Z');
+  const all = incidentList();
+  const open = all.filter((x) => x.open);
+  const closed = all.filter((x) => !x.open).reverse();
+  const regionsOf = new Map();
+  for (const r of records) {
+    const k = `${r.provider}\u0000${r.model}`;
+    if (!regionsOf.has(k)) regionsOf.set(k, new Set());
+    regionsOf.get(k).add(r.upstream_region);
+  }
+  const list = (state === 'open' ? open : [...open, ...closed]).slice(0, limit).map((x) => {
+    const regions = [...regionsOf.get(`${x.provider}\u0000${x.model}`)];
+    const end = x.end ?? startNow;
+    return {
+      id: x.id, state: x.open ? 'open' : 'closed', provider: x.provider, model: x.model,
+      start: iso(x.start), detected: iso(x.start + 5 * 60_000), end: x.end === null ? null : iso(x.end),
+      duration_s: Math.round((end - x.start) / 1000),
+      // Opened by latency (TTFT p50 at 2x or more) or, when not, by errors alone.
+      size: { metric: x.worst >= 2 ? 'ttft_p50_ms' : null, ratio: x.worst >= 2 ? x.worst : null, error_rate: Math.round(x.errorRate * 1000) / 1000 },
+      cells: regions.map((upstream_region) => ({ provider: x.provider, model: x.model, upstream_region, since: iso(x.start),
+        breaches: x.worst >= 2
+          ? [{ metric: 'ttft_p50_ms', recent: Math.round(x.baseline * x.worst * 10) / 10, baseline: x.baseline, ratio: x.worst }]
+          : [{ metric: 'error_rate', recent: Math.round(x.errorRate * 1000) / 1000, baseline: 0.012, ratio: Math.round((x.errorRate / 0.012) * 100) / 100 }] })),
+    };
+  });
+  return { generated_at: new Date(startNow).toISOString(), evaluated_at: new Date(startNow).toISOString(), evaluations: 120, open: open.length, incidents: list };
+}
+
+// format=csv: RFC 4180 (CRLF, quoted when needed). The answer's list (rows, cells, series,
+// models, incidents) becomes one line per item, nested objects as dotted columns; an item's
+// own list (points, cdf, buckets, cells) one line per element with the item's fields repeated.
+// An answer without a list is one line.
+function csvCell(v) {
+  if (v === null || v === undefined) return '';
+  const s = Array.isArray(v) ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(';') : String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function flat(obj, prefix = '', out = {}) {
+  for (const [k, v] of Object.entries(obj)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === 'object' && !Array.isArray(v)) flat(v, key, out);
+    else out[key] = v;
+  }
+  return out;
+}
+
+function toCsv(body) {
+  const listKey = ['rows', 'cells', 'series', 'upstreams', 'models', 'incidents'].find((k) => Array.isArray(body[k]));
+  const lines = [];
+  if (!listKey) lines.push(flat(body));
+  else {
+    for (const item of body[listKey]) {
+      const nestedKey = Object.keys(item).find((k) => Array.isArray(item[k]) && item[k].length > 0 && typeof item[k][0] === 'object');
+      if (!nestedKey) {
+        lines.push(flat(item));
+        continue;
+      }
+      const { [nestedKey]: nested, ...rest } = item;
+      const parent = flat(rest);
+      for (const el of nested) lines.push({ ...parent, ...(Array.isArray(el) ? Object.fromEntries(el.map((v, i) => [`${nestedKey}.${i}`, v])) : flat(el, nestedKey)) });
+    }
+  }
+  const cols = [];
+  for (const l of lines) for (const k of Object.keys(l)) if (!cols.includes(k)) cols.push(k);
+  return [cols.map(csvCell).join(','), ...lines.map((l) => cols.map((c) => csvCell(l[c])).join(','))].join('\r\n') + '\r\n';
+}
+
+// GET /badge/{provider}/{model}/{metric}.svg: a tiny static badge (the real one draws the number).
+const kBadgeMetrics = ['ttft_p50', 'ttft_p95', 'tpot_p50', 'e2e_p50', 'tps_p50', 'error_rate', 'status'];
+function badge(metric) {
+  const label = metric.replace('_', ' ');
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="20" role="img" aria-label="${label}: mock"><rect width="70" height="20" fill="#555"/><rect x="70" width="50" height="20" fill="#15803d"/><g fill="#fff" font-family="sans-serif" font-size="11"><text x="6" y="14">${label}</text><text x="76" y="14">mock</text></g></svg>`;
+}
+
 function ingest(body, contentType) {
   let list;
   if (contentType.includes('ndjson')) list = body.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -443,7 +642,9 @@ function ingest(body, contentType) {
 
 // ------------------------------------------------------------------ HTTP
 
-const kRoutes = { leaderboard, heatmap, timeseries, distribution, regions, gateway };
+const kRoutes = { leaderboard, heatmap, timeseries, distribution, regions, gateway, status };
+// --no-incidents: a server without `[incidents]`: /api/v1/incidents is a 404.
+const incidentsEnabled = !args.includes('--no-incidents');
 const kTypes = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json' };
 
 function send(res, status, body, headers = {}) {
@@ -475,28 +676,45 @@ function serveStatic(url, res) {
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const asCsv = url.searchParams.get('format') === 'csv';
+  const csvHeaders = asCsv ? { 'content-type': 'text/csv; charset=utf-8' } : {};
   if (url.pathname === '/api/v1/gateway/cache' && req.method === 'GET') {
-    return send(res, 200, kCacheStats, { 'cache-control': 'no-store' });
+    return send(res, 200, asCsv ? toCsv(kCacheStats) : kCacheStats, { 'cache-control': 'no-store', ...csvHeaders });
   }
   if (url.pathname === '/api/v1/gateway/provider-cache') {
     if (req.method !== 'GET') return send(res, 405, errorBody('use GET'));
-    const etag = `"pc${generation}"`;
+    const etag = `"pc${generation}${asCsv ? 'c' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { etag, 'cache-control': 'no-cache' });
       return res.end();
     }
-    return send(res, 200, providerCache(), { etag, 'cache-control': 'no-cache' });
+    return send(res, 200, asCsv ? toCsv(providerCache()) : providerCache(), { etag, 'cache-control': 'no-cache', ...csvHeaders });
   }
   if (url.pathname === '/api/v1/upstreams') {
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, errorBody('use GET or HEAD'), { allow: 'GET, HEAD' });
-    const etag = `"up${generation}"`;
+    const etag = `"up${generation}${asCsv ? 'c' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { etag, 'cache-control': 'no-cache' });
       return res.end();
     }
-    const body = JSON.stringify(upstreams());
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), etag, 'cache-control': 'no-cache' });
+    const body = asCsv ? toCsv(upstreams()) : JSON.stringify(upstreams());
+    res.writeHead(200, { 'content-type': asCsv ? 'text/csv; charset=utf-8' : 'application/json', 'content-length': Buffer.byteLength(body), etag, 'cache-control': 'no-cache' });
     return res.end(req.method === 'HEAD' ? undefined : body);
+  }
+  const b = /^\/badge\/([^/]+)\/([^/]+)\/([a-z0-9_]+)\.svg$/.exec(url.pathname);
+  if (b && req.method === 'GET') {
+    if (!kBadgeMetrics.includes(b[3])) return send(res, 404, errorBody(`badge: unknown metric '${b[3]}'`));
+    return send(res, 200, badge(b[3]), { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=60' });
+  }
+  if (url.pathname === '/api/v1/incidents' && req.method === 'GET' && incidentsEnabled) {
+    try {
+      const body = incidents(url.searchParams);
+      const csv = url.searchParams.get('format') === 'csv';
+      return send(res, 200, csv ? toCsv(body) : body, { 'cache-control': 'no-store', ...(csv ? { 'content-type': 'text/csv; charset=utf-8' } : {}) });
+    } catch (e) {
+      if (e instanceof BadParam) return send(res, 400, errorBody(e.message, e.param));
+      throw e;
+    }
   }
   const m = /^\/api\/v1\/([a-z]+)$/.exec(url.pathname);
   if (m && req.method === 'POST' && m[1] === 'measurements') {
@@ -513,14 +731,20 @@ const server = http.createServer((req, res) => {
     return;
   }
   if (m && req.method === 'GET' && kRoutes[m[1]]) {
+    const format = url.searchParams.get('format') ?? 'json';
+    if (format !== 'json' && format !== 'csv') return send(res, 400, errorBody(`format: expected csv or json, got '${format}'`, 'format'));
     // Strong ETag from the data generation: unchanged data answers 304.
-    const etag = `"g${generation}"`;
+    const etag = `"g${generation}${format === 'csv' ? 'c' : ''}"`;
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, { etag, 'cache-control': 'public, max-age=10' });
       return res.end();
     }
     try {
-      return send(res, 200, kRoutes[m[1]](url.searchParams), { etag, 'cache-control': 'public, max-age=10' });
+      const q = new URLSearchParams(url.searchParams);
+      q.delete('format');
+      const body = kRoutes[m[1]](q);
+      if (format === 'csv') return send(res, 200, toCsv(body), { etag, 'cache-control': 'public, max-age=10', 'content-type': 'text/csv; charset=utf-8' });
+      return send(res, 200, body, { etag, 'cache-control': 'public, max-age=10' });
     } catch (e) {
       if (e instanceof BadParam) return send(res, 400, errorBody(e.message, e.param));
       throw e;
@@ -529,6 +753,11 @@ const server = http.createServer((req, res) => {
   if (req.method === 'GET' && !url.pathname.startsWith('/api/')) return serveStatic(url, res);
   send(res, 404, errorBody(`no route: ${req.method} ${url.pathname}`));
 });
+
+// Warm the memoised status answers before saying ready.
+status(new URLSearchParams({ window: '24h' }));
+status(new URLSearchParams({ window: '7d' }));
+incidents(new URLSearchParams());
 
 server.listen(port, '127.0.0.1', () => {
   process.stdout.write(`dashboard: http://127.0.0.1:${server.address().port}/\n`);

@@ -8,7 +8,7 @@ import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtRate, fmtSeconds } from '../forma
 import type { Page } from '../page';
 import { apiParams } from '../route';
 import { routingSection } from './routing';
-import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { emptyState, exportLinks, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 
@@ -289,6 +289,12 @@ export const gatewayPage: Page<Data> = {
       heading('Gateway'),
       h('p', { class: 'lede' }, `What the gateway did in the last ${gw.window}: cache hits, fallbacks and hedges, and the time it added to each request; and since it started, what a provider prompt-cache hit took off TTFT.`),
       filterBar(ctx, values, ['window'], kDefaultWindow),
+      exportLinks([
+        { label: 'gateway', path: 'gateway', params: apiParams(ctx.route, kDefaultWindow) },
+        ...(upstreams ? [{ label: 'routing', path: 'upstreams' }] : []),
+        ...(providerCache ? [{ label: 'prompt cache', path: 'gateway/provider-cache' }] : []),
+        ...(cache ? [{ label: 'response cache', path: 'gateway/cache' }] : []),
+      ]),
       gw.attempts === 0
         ? emptyState('No gateway traffic in this window.')
         : [

@@ -11,6 +11,7 @@ import {
   appendNumbers,
   dataTable,
   emptyState,
+  exportLinks,
   filterBar,
   heading,
   loadLabelValues,
@@ -89,6 +90,7 @@ export const leaderboardPage: Page<Data> = {
         'are shown as insufficient data.',
       ),
       filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      exportLinks([{ label: 'leaderboard', path: 'leaderboard', params: apiParams(ctx.route, kDefaultWindow) }]),
       h(
         'p',
         { class: 'meta' },

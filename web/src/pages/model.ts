@@ -6,8 +6,8 @@ import type * as Charts from '../charts';
 import { h } from '../dom';
 import { fmtCount, fmtMs, fmtMsUnit, fmtN, fmtPct, fmtRate } from '../format';
 import type { Page, PageContext } from '../page';
-import { apiParams, href, sharedParams } from '../route';
-import { emptyState, filterBar, heading, insufficientText, loadLabelValues, statTile, type LabelValues } from '../widgets';
+import { apiParams, href, sharedParams, withParam } from '../route';
+import { emptyState, exportLinks, filterBar, heading, insufficientText, loadLabelValues, select, statTile, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '24h';
 const kQuantiles = ['0.5', '0.95'] as const;
@@ -149,6 +149,79 @@ function timeFigure(charts: typeof Charts, ctx: PageContext, key: string, title:
   return h('figure', { class: 'card', 'data-figure': key }, h('figcaption', null, `${title} p50 / p95 per ${bucket}`), body);
 }
 
+// The observatory's SVG badges (/badge/{provider}/{model}/{metric}.svg), served beside the API.
+const kBadgeMetrics = [
+  ['ttft_p50', 'TTFT p50'],
+  ['ttft_p95', 'TTFT p95'],
+  ['tpot_p50', 'TPOT p50'],
+  ['e2e_p50', 'E2E p50'],
+  ['tps_p50', 'tokens/s p50'],
+  ['error_rate', 'error rate'],
+  ['status', 'status'],
+] as const;
+
+export function badgeUrl(provider: string, model: string, metric: string): string {
+  return new URL(`badge/${encodeURIComponent(provider)}/${encodeURIComponent(model)}/${metric}.svg`, document.baseURI).toString();
+}
+
+function embedSection(ctx: PageContext): HTMLElement {
+  const { provider, model } = target(ctx);
+  const metric = kBadgeMetrics.some(([m]) => m === ctx.route.params.get('badge')) ? ctx.route.params.get('badge')! : 'ttft_p50';
+  const url = badgeUrl(provider, model, metric);
+  const markdown = `![${model} ${kBadgeMetrics.find(([m]) => m === metric)?.[1] ?? metric} (TokenRadar)](${url})`;
+  const status = h('span', { class: 'muted', role: 'status', 'data-copy-status': '' });
+  const code = h('input', { id: 'embed-markdown', type: 'text', readonly: true, value: markdown, 'data-key': 'embed:markdown', class: 'embed-code', spellcheck: 'false' });
+  const copy = async () => {
+    code.select();
+    try {
+      await navigator.clipboard.writeText(markdown);
+      status.textContent = 'Copied.';
+    } catch {
+      // Clipboard refused (permissions, an insecure origin): the text is selected, Ctrl+C copies it.
+      status.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
+    }
+  };
+  // Built when opened: the badge is one more request, and only someone embedding wants it.
+  // Once a badge was chosen (?badge= in the hash) it renders open and built, so a re-render
+  // finds the select again and keeps focus on it.
+  const chosen = ctx.route.params.has('badge');
+  const details = h(
+    'details',
+    { class: 'embed', open: chosen },
+    h('summary', { 'data-key': 'embed' }, h('h2', { id: 'embed-h' }, 'Embed'), h('span', { class: 'muted' }, ' a live badge for a README or a status page')),
+  );
+  let built = chosen;
+  if (chosen) details.append(...embedBody(ctx, metric, url, code, status, copy));
+  details.addEventListener('toggle', () => {
+    if (!details.open || built) return;
+    built = true;
+    details.append(...embedBody(ctx, metric, url, code, status, copy));
+  });
+  return details;
+}
+
+function embedBody(
+  ctx: PageContext,
+  metric: string,
+  url: string,
+  code: HTMLInputElement,
+  status: HTMLElement,
+  copy: () => Promise<void>,
+): HTMLElement[] {
+  const { model } = target(ctx);
+  return [
+    h('p', { class: 'muted' }, 'An SVG from this server, updated as measurements arrive.'),
+    h(
+      'div',
+      { class: 'filters' },
+      select('badge', 'Badge', metric, kBadgeMetrics.map(([value, label]) => ({ value, label })), (v) => ctx.setParams(withParam(ctx.route.params, 'badge', v))),
+    ),
+    h('p', null, h('img', { src: url, alt: `${model} ${metric.replace('_', ' ')} badge`, class: 'badge', 'data-badge': metric, height: 20 })),
+    h('label', { for: 'embed-markdown' }, 'Markdown'),
+    h('div', { class: 'embed-row' }, code, h('button', { type: 'button', 'data-key': 'embed:copy', onclick: () => void copy() }, 'Copy'), status),
+  ];
+}
+
 export const modelPage: Page<Data> = {
   title: (route) => `${route.args[1] ?? 'Model'} (${route.args[0] ?? ''})`,
 
@@ -179,9 +252,22 @@ export const modelPage: Page<Data> = {
     return h(
       'section',
       { class: 'page' },
-      h('p', { class: 'crumbs' }, h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard')),
+      h(
+        'p',
+        { class: 'crumbs' },
+        h('a', { href: href('leaderboard', [], sharedParams(ctx.route.params)), 'data-key': 'crumb' }, '← Leaderboard'),
+        ' · ',
+        h('a', { href: href('compare', [], withParam(sharedParams(ctx.route.params), 'models', `${provider}/${model}`)), 'data-key': 'crumb:compare' }, 'Compare with others'),
+      ),
       heading(h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
       filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      exportLinks([
+        { label: 'numbers', path: 'leaderboard', params: modelParams(ctx) },
+        { label: 'TTFT CDF', path: 'distribution', params: modelParams(ctx, { metric: 'ttft' }) },
+        { label: 'TPOT CDF', path: 'distribution', params: modelParams(ctx, { metric: 'tpot' }) },
+        { label: 'TTFT over time', path: 'timeseries', params: modelParams(ctx, { metric: 'ttft', q: kQuantiles.join(',') }) },
+        { label: 'TPOT over time', path: 'timeseries', params: modelParams(ctx, { metric: 'tpot', q: kQuantiles.join(',') }) },
+      ]),
       stats(d.row, d.minSamples),
       h(
         'div',
@@ -191,6 +277,7 @@ export const modelPage: Page<Data> = {
         timeFigure(d.charts, ctx, 'ttft-time', 'TTFT', 'ms', d.ts.ttft, d.ts.bucket),
         timeFigure(d.charts, ctx, 'tpot-time', 'TPOT', 'ms', d.ts.tpot, d.ts.bucket),
       ),
+      embedSection(ctx),
     );
   },
 };

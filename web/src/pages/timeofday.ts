@@ -7,7 +7,8 @@ import { h } from '../dom';
 import { fmtMs, fmtMsUnit, fmtN } from '../format';
 import type { Page, PageContext } from '../page';
 import { apiParams, withParam } from '../route';
-import { emptyState, filterBar, heading, loadLabelValues, select, type LabelValues } from '../widgets';
+import { colour, kStops } from '../scale';
+import { emptyState, exportLinks, filterBar, heading, loadLabelValues, select, type LabelValues } from '../widgets';
 
 const kDefaultWindow = '7d';
 const kWeekdays = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
@@ -27,6 +28,8 @@ interface Data {
   map: Heatmap;
   values: LabelValues;
   tz: string;
+  /** The heatmap query, for the export links. */
+  params: URLSearchParams;
 }
 
 export function viewerTimeZone(): string {
@@ -36,26 +39,6 @@ export function viewerTimeZone(): string {
 function choice(ctx: PageContext, key: string, list: ReadonlyArray<{ value: string }>, fallback: string): string {
   const v = ctx.route.params.get(key);
   return v && list.some((o) => o.value === v) ? v : fallback;
-}
-
-// A sequential scale readable in both themes (dark blue, fast -> yellow, slow), after viridis.
-const kStops: Array<[number, number, number]> = [
-  [68, 1, 84],
-  [59, 82, 139],
-  [33, 145, 140],
-  [94, 201, 98],
-  [253, 231, 37],
-];
-
-function colour(t: number): { bg: string; fg: string } {
-  const x = Math.min(1, Math.max(0, t)) * (kStops.length - 1);
-  const i = Math.min(kStops.length - 2, Math.floor(x));
-  const f = x - i;
-  const a = kStops[i]!;
-  const b = kStops[i + 1]!;
-  const c = a.map((v, k) => Math.round(v + (b[k]! - v) * f));
-  const lum = (0.2126 * c[0]! + 0.7152 * c[1]! + 0.0722 * c[2]!) / 255;
-  return { bg: `rgb(${c.join(' ')})`, fg: lum > 0.5 ? '#111' : '#fff' };
 }
 
 function scale(cells: readonly HeatmapCell[]): (v: number) => number {
@@ -191,10 +174,10 @@ export const timeOfDayPage: Page<Data> = {
       ctx.get<Heatmap>('heatmap', p),
       loadLabelValues(ctx, p.get('window') ?? kDefaultWindow),
     ]);
-    return { map, values, tz };
+    return { map, values, tz, params: p };
   },
 
-  render(ctx, { map, values, tz }) {
+  render(ctx, { map, values, tz, params: apiQuery }) {
     const params = ctx.route.params;
     const provider = params.get('provider') ?? '';
     const model = params.get('model') ?? '';
@@ -228,6 +211,7 @@ export const timeOfDayPage: Page<Data> = {
         select('metric', 'Metric', metric, kMetrics, (v) => ctx.setParams(withParam(params, 'metric', v))),
         select('q', 'Quantile', q, kQs, (v) => ctx.setParams(withParam(params, 'q', v))),
       ]),
+      exportLinks([{ label: 'heatmap', path: 'heatmap', params: apiQuery }]),
       map.cells.length === 0 ? emptyState('No measurements match these filters in this window.') : [legend(map), heatTable(map, what)],
     );
   },
