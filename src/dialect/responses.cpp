@@ -53,7 +53,7 @@ json::object item_json(const OutputItem& item) {
                             {"arguments", item.arguments}, {"status", status}};
     }
     json::array content;
-    if (item.done) content.push_back(text_part(item.text));
+    if (item.done || !item.text.empty()) content.push_back(text_part(item.text));  // so far
     return json::object{{"type", "message"},
                         {"id", item.id},
                         {"status", status},
@@ -149,7 +149,7 @@ struct ResponsesStreamEncoder::State {
     ResponseHead head() const { return ResponseHead{meta.id, meta.model, meta.created}; }
 
     // One event: {"type", "sequence_number", ...fields}.
-    void event(std::string& out, std::string_view type, json::object fields) {
+    void event(std::string& out, std::string_view type, json::object&& fields) {
         json::object o{{"type", type}, {"sequence_number", sequence++}};
         for (auto& [key, value] : fields) o.emplace(key, std::move(value));
         sse::SseWriter::event(out, type, json::serialize(o));
