@@ -250,7 +250,10 @@ void Egress::whole(int& status, std::string& content_type, std::string& body) co
         }
         return;
     }
-    if (status < 400 || responses) return;  // Responses errors are the relay's OpenAI errors
+    if (status < 400) return;
+    // Responses errors are OpenAI's: the relay's pass whole (param and code kept); anything
+    // else is rewritten as one.
+    if (responses && parse_json_object(body).has_value()) return;
     const ErrorBody error = parse_error_body(Api::openai, status, body);
     body = emit_error_body(door_dialect(), error.code, error.message);
     status = error_http_status(door_dialect(), error.code);
