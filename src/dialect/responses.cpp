@@ -115,16 +115,15 @@ std::string emit_responses_response(const ChatResponse& response, std::int64_t c
     std::vector<OutputItem> items;
     if (!response.text.empty() || response.tool_calls.empty()) {
         OutputItem message;
-        message.id = "msg_" + response.id;
+        message.id = fmt::format("msg_{}_0", response.id);  // as the stream numbers items
         message.text = response.text;
         message.done = true;
         items.push_back(std::move(message));
     }
-    for (std::size_t i = 0; i < response.tool_calls.size(); ++i) {
-        const ToolCall& call = response.tool_calls[i];
+    for (const ToolCall& call : response.tool_calls) {
         OutputItem item;
         item.kind = OutputItem::Kind::function_call;
-        item.id = fmt::format("fc_{}_{}", response.id, i);
+        item.id = fmt::format("fc_{}_{}", response.id, items.size());
         item.call_id = call.id;
         item.name = call.name;
         item.arguments = call.arguments;
