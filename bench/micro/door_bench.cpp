@@ -192,4 +192,27 @@ void BM_DoorWholeAnswer(benchmark::State& state) {
 }
 BENCHMARK(BM_DoorWholeAnswer)->Arg(0)->Arg(1)->Arg(3);
 
+// The door's answer step for a stream: 100 text chunks of the relay's OpenAI stream through
+// Egress::stream (SSE parse, OpenAI decode, the door's encoder), per event. Arg as above.
+void BM_DoorStreamText(benchmark::State& state) {
+    const ClientApi api = kDoors[static_cast<std::size_t>(state.range(0))];
+    std::string stream;
+    for (int i = 0; i < 100; ++i) {
+        stream += fmt::format(
+            R"(data: {{"id":"chatcmpl-1","object":"chat.completion.chunk","created":0,)"
+            R"("model":"gpt-4o","choices":[{{"index":0,"delta":{{"content":" token {}"}},)"
+            R"("finish_reason":null}}]}})"
+            "\n\n",
+            i);
+    }
+    for (auto _ : state) {
+        tokenradar::dialect::Egress egress(api);
+        std::string out;
+        egress.stream(stream, out);
+        benchmark::DoNotOptimize(out);
+    }
+    state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_DoorStreamText)->Arg(0)->Arg(1)->Arg(3);
+
 }  // namespace

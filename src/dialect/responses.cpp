@@ -217,16 +217,23 @@ struct ResponsesStreamEncoder::State {
               json::object{{"output_index", index}, {"item", item_json(it)}});
     }
 
+    // The hot path (one event per upstream text delta): written as text, the same bytes
+    // event() writes, without building an object per delta.
     void text(std::string& out, const std::string& delta) {
         open_message(out);
         OutputItem& it = items[current];
         it.text += delta;
-        event(out, "response.output_text.delta",
-              json::object{{"item_id", it.id},
-                           {"output_index", current},
-                           {"content_index", 0},
-                           {"delta", delta},
-                           {"logprobs", json::array()}});
+        out +=
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+            "\"sequence_number\":";
+        out += std::to_string(sequence++);
+        out += ",\"item_id\":";
+        out += json::serialize(json::string_view(it.id));
+        out += ",\"output_index\":";
+        out += std::to_string(current);
+        out += ",\"content_index\":0,\"delta\":";
+        out += json::serialize(json::string_view(delta));
+        out += ",\"logprobs\":[]}\n\n";
     }
 
     void tool_call(std::string& out, const StreamDelta& d) {
