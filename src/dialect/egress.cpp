@@ -1,6 +1,7 @@
 #include <tokenradar/dialect/egress.hpp>
 
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/responses.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
 
 #include "json_util.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <optional>
+#include <utility>
 
 namespace tokenradar::dialect {
 
@@ -132,54 +134,129 @@ std::optional<Error> untranslated_gemini_field(const json::object& body) {
     return std::nullopt;
 }
 
+Result<ChatRequest> parse_door_request(ClientApi client_api, std::string_view body,
+                                       std::string_view model, bool stream) {
+    switch (client_api) {
+        case ClientApi::openai_responses:
+            return parse_responses_request(body);
+        case ClientApi::anthropic:
+            return parse_request(Api::anthropic, body);
+        case ClientApi::gemini:
+            return parse_request(Api::gemini, body, model, stream);
+        case ClientApi::openai:
+            break;
+    }
+    return parse_request(Api::openai, body);
+}
+
+std::unique_ptr<StreamEncoder> door_encoder(ClientApi client_api, std::int64_t created) {
+    StreamMeta meta;
+    meta.created = created;
+    switch (client_api) {
+        case ClientApi::openai_responses:
+            return std::make_unique<ResponsesStreamEncoder>(std::move(meta));
+        case ClientApi::anthropic:
+            return make_stream_encoder(Api::anthropic, std::move(meta));
+        case ClientApi::gemini:
+            return make_stream_encoder(Api::gemini, std::move(meta));
+        case ClientApi::openai:
+            break;
+    }
+    return make_stream_encoder(Api::openai, std::move(meta));
+}
+
+// Chat Completions' field names and the Responses door's, for client_field_message.
+constexpr std::pair<std::string_view, std::string_view> kResponsesFieldNames[] = {
+    {"reasoning_effort", "reasoning.effort"}, {"max_completion_tokens", "max_output_tokens"},
+    {"max_tokens", "max_output_tokens"},      {"response_format.json_schema", "text.format"},
+    {"response_format", "text.format"},       {"messages", "input"},
+};
+
 }  // namespace
 
-Result<ChatRequest> parse_client_request(Api client_api, std::string_view body,
+std::string client_field_message(ClientApi client_api, std::string message) {
+    if (client_api != ClientApi::openai_responses) return message;
+    for (const auto& [chat, responses] : kResponsesFieldNames) {
+        const std::string_view m = message;
+        if (m.starts_with(chat) && m.size() > chat.size() &&
+            std::string_view(":.[").find(m[chat.size()]) != std::string_view::npos) {
+            message.replace(0, chat.size(), responses);
+            break;
+        }
+    }
+    // Chat's tools[i].function.<field> is tools[i].<field> here.
+    if (message.starts_with("tools[")) {
+        if (const auto at = message.find("].function.");
+            at != std::string::npos && at < message.find(':'))
+            message.erase(at + 1, std::string_view(".function").size());
+    }
+    return message;
+}
+
+Result<ChatRequest> parse_client_request(ClientApi client_api, std::string_view body,
                                          std::string_view model, bool stream) {
-    auto chat = parse_request(client_api, body, model, stream);
-    if (!chat || client_api == Api::openai) return chat;
-    if (client_api == Api::gemini) {
+    auto chat = parse_door_request(client_api, body, model, stream);
+    if (!chat || client_api == ClientApi::openai) return chat;
+    if (client_api == ClientApi::gemini) {
         if (auto field = untranslated_gemini_field(chat->original)) return std::move(*field);
         if (auto paired = pair_gemini_calls(*chat); !paired) return paired.error();
     }
+    // Responses' reasoning.effort has no neutral field: Chat's reasoning_effort carries it,
+    // and each upstream takes or refuses it (translate.hpp).
+    json::value effort;
+    if (const json::value* e = Reader::find(chat->original, "reasoning_effort")) effort = *e;
     chat->original = json::object();
     // Built as a DOM: serializing it and parsing the text back cost a third of the door.
     auto original = openai_request_json(*chat);
     if (!original) return original.error();
     chat->original = std::move(*original);
+    if (!effort.is_null()) chat->original["reasoning_effort"] = std::move(effort);
     chat->include_usage = true;
     return chat;
 }
 
-Egress::Egress(Api client_api)
+Egress::Egress(ClientApi client_api, std::int64_t created)
     : api_(client_api),
+      created_(created),
       parser_([] {
           sse::SseParser::Options options;
           options.expose_comments = true;
           return options;
       }()),
-      encoder_(make_stream_encoder(client_api, StreamMeta{})) {}
+      encoder_(door_encoder(client_api, created)) {}
 
 Egress::~Egress() = default;
 
+Api Egress::door_dialect() const noexcept {
+    return api_ == ClientApi::gemini      ? Api::gemini
+           : api_ == ClientApi::anthropic ? Api::anthropic
+                                          : Api::openai;
+}
+
 void Egress::whole(int& status, std::string& content_type, std::string& body) const {
     if (content_type != "application/json" || body.empty()) return;
+    const bool responses = api_ == ClientApi::openai_responses;
     if (status >= 200 && status < 300) {
         auto response = parse_openai_response(body);
-        if (response) {
-            body = emit_response(api_, *response);
+        if (response && responses) {
+            body = emit_responses_response(*response, created_);
+        } else if (response) {
+            body = emit_response(door_dialect(), *response);
         } else {
             body = emit_error_body(
-                api_, Errc::protocol_error,
+                door_dialect(), Errc::protocol_error,
                 fmt::format("the answer could not be translated: {}", response.error().message));
-            status = error_http_status(api_, Errc::protocol_error);
+            status = error_http_status(door_dialect(), Errc::protocol_error);
         }
         return;
     }
     if (status < 400) return;
+    // Responses errors are OpenAI's: the relay's pass whole (param and code kept); anything
+    // else is rewritten as one.
+    if (responses && parse_json_object(body).has_value()) return;
     const ErrorBody error = parse_error_body(Api::openai, status, body);
-    body = emit_error_body(api_, error.code, error.message);
-    status = error_http_status(api_, error.code);
+    body = emit_error_body(door_dialect(), error.code, error.message);
+    status = error_http_status(door_dialect(), error.code);
 }
 
 void Egress::stream(std::string_view bytes, std::string& out) {
@@ -201,8 +278,12 @@ void Egress::end(std::string& out) {
 void Egress::on_event(const sse::SseEvent& event, std::string& out) {
     if (terminated_) return;
     if (event.is_comment) {
-        if (api_ == Api::anthropic) sse::SseWriter::event(out, "ping", R"({"type":"ping"})");
-        if (api_ == Api::gemini) sse::SseWriter::comment(out, "keep-alive");
+        // Gemini's and OpenAI's SDKs skip comments.
+        if (api_ == ClientApi::anthropic) {
+            sse::SseWriter::event(out, "ping", R"({"type":"ping"})");
+        } else {
+            sse::SseWriter::comment(out, "keep-alive");
+        }
         return;
     }
     deltas_.clear();
@@ -222,6 +303,7 @@ void Egress::on_event(const sse::SseEvent& event, std::string& out) {
 void Egress::fail(Errc code, std::string_view message, std::string& out) {
     StreamDelta error = StreamDelta::make(StreamDelta::Kind::error);
     error.error_code = code;
+    if (api_ == ClientApi::openai_responses) error.error_type = error_type(Api::openai, code);
     error.text = fmt::format("the stream could not be translated: {}", message);
     encoder_->encode(error, out);
     terminated_ = true;

@@ -99,7 +99,7 @@ awaitable<void> relay_gemini(Gateway::Impl& gw, net::Request& request, net::Resp
         co_return;
     }
     ClientDoor door;
-    door.api = dialect::Api::gemini;
+    door.api = dialect::ClientApi::gemini;
     door.model = call->model;
     door.stream = call->stream;
     co_await relay_chat(gw, request, writer, std::move(request_id), headers, key, door);

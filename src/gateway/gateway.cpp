@@ -42,6 +42,7 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 enum class RouteId {
     chat,
     messages,
+    responses,
     gemini_generate,
     gemini_models,
     gemini_model,
@@ -77,6 +78,7 @@ constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
 constexpr std::array<Route, 17> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
+    {"/v1/responses", Match::exact, RouteId::responses, true},
     {kGeminiModelsPrefix, Match::method, RouteId::gemini_generate, true},
     {"/v1beta/models", Match::exact, RouteId::gemini_models, false},
     {kGeminiModelsPrefix, Match::under, RouteId::gemini_model, false},
@@ -112,15 +114,17 @@ const Route* route(std::string_view path) {
 }
 
 // The dialect of a door's clients: what its answers, errors included, are re-encoded in.
-std::optional<dialect::Api> door_api(const Route* r) {
+std::optional<dialect::ClientApi> door_api(const Route* r) {
     if (r == nullptr) return std::nullopt;
     switch (r->id) {
         case RouteId::messages:
-            return dialect::Api::anthropic;
+            return dialect::ClientApi::anthropic;
+        case RouteId::responses:
+            return dialect::ClientApi::openai_responses;
         case RouteId::gemini_generate:
         case RouteId::gemini_models:
         case RouteId::gemini_model:
-            return dialect::Api::gemini;
+            return dialect::ClientApi::gemini;
         default:
             return std::nullopt;
     }
@@ -218,7 +222,8 @@ constexpr std::string_view kMissingKey =
 // What the client of a door of another dialect gets: the relay's OpenAI answers re-encoded.
 class DialectFilter final : public net::BodyFilter {
   public:
-    explicit DialectFilter(dialect::Api api) : egress_(api) {}
+    // `created`: now, for a Responses stream's created_at.
+    DialectFilter(dialect::ClientApi api, std::int64_t created) : egress_(api, created) {}
     void whole(http::status& status, std::string& content_type, std::string& body) override {
         int code = static_cast<int>(status);
         egress_.whole(code, content_type, body);
@@ -475,7 +480,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     // On the heap: the chat route's coroutine frame stays the size it was without doors.
     std::unique_ptr<DialectFilter> door;
     if (const auto api = door_api(r)) {
-        door = std::make_unique<DialectFilter>(*api);
+        door = std::make_unique<DialectFilter>(*api, wall_now_us() / 1'000'000);
         writer.set_filter(door.get());
     }
     if (auto refused = foreign_host(gw.config, request)) {
@@ -631,9 +636,9 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
     }
     metrics_.request_started();
     try {
-        if (r->id == RouteId::chat || r->id == RouteId::messages) {
+        if (r->id == RouteId::chat || r->id == RouteId::messages || r->id == RouteId::responses) {
             ClientDoor from;
-            if (door) from.api = dialect::Api::anthropic;
+            if (const auto api = door_api(r)) from.api = *api;
             co_await relay_chat(gw, request, writer, request_id, headers, key, from);
         } else if (r->id == RouteId::gemini_generate) {
             co_await relay_gemini(gw, request, writer, request_id, headers, key);

@@ -5,6 +5,7 @@
 #include "response_cache.hpp"
 #include "routing.hpp"
 
+#include <tokenradar/dialect/egress.hpp>
 #include <tokenradar/gateway/gateway.hpp>
 #include <tokenradar/gateway/static_files.hpp>
 
@@ -110,7 +111,7 @@ awaitable<void> send_error(Gateway::Impl& gw, net::ResponseWriter& writer, Errc 
 // The dialect a chat request came in through (its door), and what Gemini's URL path says of
 // it: the model and whether it streams.
 struct ClientDoor {
-    dialect::Api api = dialect::Api::openai;
+    dialect::ClientApi api = dialect::ClientApi::openai;
     std::string_view model;  // Gemini only
     bool stream = false;     // Gemini only
 };

@@ -581,12 +581,12 @@ std::optional<std::string> task_from(const net::Request& request, const VirtualM
 awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::ResponseWriter& writer,
                            std::string request_id, net::HeaderList& headers, RequestKey& key,
                            ClientDoor door) {
-    const Api client_api = door.api;
+    const dialect::ClientApi client_api = door.api;
     auto chat = dialect::parse_client_request(client_api, request.body(), door.model, door.stream);
     // An OpenAI upstream gets an OpenAI client's own bytes; any other client's request is
     // serialized from its OpenAI equivalent (chat->original).
     const std::string_view client_text =
-        client_api == Api::openai ? request.body() : std::string_view();
+        client_api == dialect::ClientApi::openai ? request.body() : std::string_view();
     if (!chat) {
         co_await send_error(gw, writer, Errc::bad_request, chat.error().message, headers);
         co_return;
@@ -676,7 +676,9 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
             // The first upstream cannot take this request: say why. A fallback that cannot
             // take it leaves the previous upstream's answer standing.
             if (number == 1) {
-                co_await send_error(gw, writer, Errc::unsupported, call.error().message, headers);
+                co_await send_error(gw, writer, Errc::unsupported,
+                                    dialect::client_field_message(client_api, call.error().message),
+                                    headers);
                 co_return;
             }
             break;

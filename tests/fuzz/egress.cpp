@@ -1,13 +1,15 @@
 // libFuzzer target: the gateway's doors for clients of other dialects (egress.hpp). The first
-// input byte is a selector, the rest the body. Bit 2 picks the door: Gemini when set, else
-// Anthropic.
+// input byte is a selector, the rest the body. Bits 1-2 pick the door: Gemini when bit 2 is
+// set, else OpenAI Responses when bit 1 is set, else Anthropic.
 //
 // Selector bit 0 set, stream mode: bits 4-7 pick the chunk size. The body goes through the
 // door's Egress as the relay's OpenAI stream (comments included), then end(). What the
 // client gets must parse as SSE, ending with the dialect's last event and nothing after it:
 // Anthropic, events whose JSON "type" names the event, the last message_stop or error;
 // Gemini, JSON objects with candidates or an error, the last one with a finishReason or the
-// error (comments may follow: clients skip them).
+// error (comments may follow: clients skip them); Responses, events whose JSON "type" names the
+// event and whose sequence_number counts from 0, the last response.completed,
+// response.incomplete or response.failed (comments anywhere: the openai SDK skips them).
 // Bit 0 clear: the body as a whole answer (status 200 or an error status from bits 1-7) must
 // come out as JSON with a valid status; and as the door's request (Gemini: streamed when bit
 // 3 is set), parse_client_request must either fail with a message or give an `original` that
@@ -42,7 +44,10 @@ boost::json::value parse_json(std::string_view text, bool& ok) {
     return v;
 }
 
-Api door_of(std::uint8_t selector) { return selector & 4 ? Api::gemini : Api::anthropic; }
+ClientApi door_of(std::uint8_t selector) {
+    if (selector & 4) return ClientApi::gemini;
+    return selector & 2 ? ClientApi::openai_responses : ClientApi::anthropic;
+}
 
 // Whether an Anthropic event is well formed; `over` when it is the last one.
 bool anthropic_event(const sse::SseEvent& e, const boost::json::object& o, bool& over) {
@@ -65,9 +70,20 @@ bool gemini_chunk(const boost::json::object& o, bool& over) {
     return first.is_object() && first.get_object().contains("content");
 }
 
+// Whether a Responses event is well formed and in sequence; `over` when it is the last one.
+bool responses_event(const sse::SseEvent& e, const boost::json::object& o, std::int64_t& next,
+                     bool& over) {
+    const auto* type = o.if_contains("type");
+    const auto* sequence = o.if_contains("sequence_number");
+    over = e.event == "response.completed" || e.event == "response.incomplete" ||
+           e.event == "response.failed";
+    return type != nullptr && type->is_string() && type->get_string() == e.event &&
+           sequence != nullptr && sequence->is_int64() && sequence->get_int64() == next++;
+}
+
 void fuzz_stream(std::uint8_t selector, std::string_view body) {
     const std::size_t chunk = 1 + (selector >> 4) * 7;
-    const Api api = door_of(selector);
+    const ClientApi api = door_of(selector);
     Egress egress(api);
     std::string out;
     for (std::string_view rest = body; !rest.empty();) {
@@ -81,17 +97,28 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
     options.expose_comments = true;
     sse::SseParser client(options);
     bool over = false;
+    std::int64_t sequence = 0;
     auto fed = client.feed(out, [&](const sse::SseEvent& e) {
         if (e.is_comment) {
-            check(api == Api::gemini);
+            check(api != ClientApi::anthropic);
             return;
         }
         check(!over);
         bool ok = false;
         const auto v = parse_json(e.data, ok);
         check(ok && v.is_object());
-        check(api == Api::gemini ? gemini_chunk(v.as_object(), over)
-                                 : anthropic_event(e, v.as_object(), over));
+        const boost::json::object& o = v.as_object();
+        switch (api) {
+            case ClientApi::gemini:
+                check(gemini_chunk(o, over));
+                break;
+            case ClientApi::openai_responses:
+                check(responses_event(e, o, sequence, over));
+                break;
+            default:
+                check(anthropic_event(e, o, over));
+                break;
+        }
     });
     check(fed.has_value());
     check(!client.finish());
@@ -99,7 +126,7 @@ void fuzz_stream(std::uint8_t selector, std::string_view body) {
 }
 
 void fuzz_whole(std::uint8_t selector, std::string_view body) {
-    const Api api = door_of(selector);
+    const ClientApi api = door_of(selector);
     const Egress egress(api);
     int status = selector < 64 ? 200 : 400 + selector % 200;
     std::string content_type = "application/json";
