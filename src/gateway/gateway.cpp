@@ -75,7 +75,7 @@ constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
 constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
-constexpr std::array<Route, 17> kRoutes{{
+constexpr std::array<Route, 18> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/responses", Match::exact, RouteId::responses, true},

@@ -25,18 +25,40 @@ struct Level {
 
 // Where each endpoint's rows are. An element that is itself an array (a CDF point) is named
 // by `point_names`.
+// `empty_header`: the columns that name a row, the header of an answer without rows (its
+// other columns come from the rows themselves), so an empty download still says what it holds.
 struct TableShape {
     std::vector<Level> levels;
     std::array<std::string_view, 2> point_names{};
+    std::vector<std::string_view> empty_header;
 };
 
 TableShape shape_of(std::string_view endpoint) {
-    if (endpoint == "leaderboard" || endpoint == "regions") return {{{"rows", ""}}};
-    if (endpoint == "heatmap") return {{{"cells", ""}}};
-    if (endpoint == "timeseries") return {{{"series", ""}, {"points", ""}}};
-    if (endpoint == "distribution") return {{{"series", ""}, {"cdf", ""}}, {"value", "fraction"}};
-    if (endpoint == "status") return {{{"models", ""}, {"buckets", "bucket_"}}};
-    if (endpoint == "incidents") return {{{"incidents", ""}}};
+    if (endpoint == "leaderboard") return {{{"rows", ""}}, {}, {"provider", "model", "samples"}};
+    if (endpoint == "regions") {
+        return {{{"rows", ""}},
+                {},
+                {"client_region", "upstream_region", "provider", "model", "samples"}};
+    }
+    if (endpoint == "heatmap") return {{{"cells", ""}}, {}, {"hour", "value", "samples"}};
+    if (endpoint == "timeseries") {
+        return {{{"series", ""}, {"points", ""}}, {}, {"provider", "model", "t", "samples"}};
+    }
+    if (endpoint == "distribution") {
+        return {{{"series", ""}, {"cdf", ""}},
+                {"value", "fraction"},
+                {"provider", "model", "value", "fraction"}};
+    }
+    if (endpoint == "status") {
+        return {{{"models", ""}, {"buckets", "bucket_"}},
+                {},
+                {"provider", "model", "state", "bucket_t", "bucket_state"}};
+    }
+    if (endpoint == "incidents") {
+        return {{{"incidents", ""}},
+                {},
+                {"id", "state", "provider", "model", "start", "detected", "end", "duration_s"}};
+    }
     return {};  // gateway: the answer is the row
 }
 
@@ -85,6 +107,7 @@ class Table {
         return it->second;
     }
     void add(Row row) { rows_.push_back(std::move(row)); }
+    [[nodiscard]] std::size_t rows() const noexcept { return rows_.size(); }
 
     [[nodiscard]] std::string text() const {
         std::string out;
@@ -219,6 +242,9 @@ std::string csv_from_json(std::string_view endpoint, std::string_view body) {
         return table.text();
     }
     add_rows(table, shape, 0, root, {});
+    if (table.rows() == 0) {
+        for (const std::string_view name : shape.empty_header) table.column(std::string(name));
+    }
     return table.text();
 }
 

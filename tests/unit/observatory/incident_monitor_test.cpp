@@ -98,6 +98,13 @@ TEST_F(IncidentMonitorTest, TheListAsCsvIsOneRowPerIncident) {
     EXPECT_EQ(monitor.answer("/api/v1/incidents?format=tsv", kNow).status, 400);
 }
 
+TEST_F(IncidentMonitorTest, NoIncidentsAsCsvIsAHeaderNamingTheRows) {
+    IncidentMonitor monitor(index_, quick());
+    const ApiResponse r = monitor.answer("/api/v1/incidents?format=csv", kNow);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, "id,state,provider,model,start,detected,end,duration_s\r\n");
+}
+
 TEST_F(IncidentMonitorTest, NumbersBackToTheBaselineCloseIt) {
     index_.add(records("slow", "us-east", kNow - 1'000'000, 60, 1'000'000, 300));
     IncidentMonitor monitor(index_, quick());
