@@ -732,7 +732,8 @@ async function checkStatus(context) {
     for (const c of x.cells) assert(r.regions.includes(c.upstream_region), `incident #${x.id} regions '${r.regions}' lack ${c.upstream_region}`);
   });
   // The hourly data table behind the first strip, built when opened from the keyboard.
-  await (await page.$('#status > tbody > tr details > summary')).focus();
+  // By selector, not an element handle: a poll's re-render may replace the row in between.
+  await page.focus('#status > tbody > tr details > summary');
   await page.keyboard.press('Enter');
   const hourRows = await page.waitForFunction(() => document.querySelector('#status > tbody > tr details[open] table')?.querySelectorAll(':scope > tbody > tr').length ?? 0);
   const wantRows = (await api('status', { window: '24h' })).body.models[0].buckets.length;
