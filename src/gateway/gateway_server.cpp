@@ -113,8 +113,17 @@ void GatewayServer::stop(std::chrono::milliseconds grace) {
         *iocs_.front(),
         close_when_drained(gateway_.get(), server_.get(), grace + std::chrono::seconds(1)),
         net::LogCompletion{"gateway: close"});
+    // The first thread accepts and deals connections to the others, and close_when_drained
+    // keeps it running until they have ended. The others run until it returns: a connection
+    // dealt to a context whose thread had already returned would be destroyed with that
+    // context, and its ServerState with it, freeing the other contexts' timers after their
+    // services are gone (docs/NOTES.md "Asio and coroutine traps").
+    guards_.front().reset();
+    threads_.front().join();
     guards_.clear();
-    for (auto& thread : threads_) thread.join();
+    for (auto& thread : threads_) {
+        if (thread.joinable()) thread.join();
+    }
     threads_.clear();
 }
 

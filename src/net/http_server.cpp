@@ -366,10 +366,15 @@ asio::awaitable<void> accept_loop(std::shared_ptr<ServerState> state, std::size_
             state->active.fetch_add(1);
         }
         if (state->stopping.load()) conn->stopping = true;
-        // The slot is taken before conn is moved into the coroutine (argument order).
-        const asio::cancellation_slot slot = conn->handler_cancel.slot();
-        asio::co_spawn(executor, run_connection_tracked(std::move(conn)),
-                       asio::bind_cancellation_slot(slot, LogCompletion{"net: connection"}));
+        // Taken before conn is moved into the coroutine (argument order). The completion
+        // handler keeps the signal: the spawned coroutine's last step clears its slot after
+        // the connection is destroyed (a heap-use-after-free under ASan otherwise).
+        std::shared_ptr<asio::cancellation_signal> cancel = conn->handler_cancel;
+        const asio::cancellation_slot slot = cancel->slot();
+        asio::co_spawn(
+            executor, run_connection_tracked(std::move(conn)),
+            asio::bind_cancellation_slot(slot, [cancel, log = LogCompletion{"net: connection"}](
+                                                   const std::exception_ptr& ex) { log(ex); }));
     }
 }
 

@@ -127,7 +127,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     std::size_t sweep_index = kNotSwept;
     std::uint64_t sweep_tick = 0;
     static constexpr std::size_t kNotSwept = static_cast<std::size_t>(-1);
-    asio::cancellation_signal handler_cancel;  // terminal cancellation of the running handler
+    // Terminal cancellation of the running handler. Shared with the coroutine's completion
+    // handler: Asio clears the slot after the frame, and this connection with it, is gone.
+    std::shared_ptr<asio::cancellation_signal> handler_cancel =
+        std::make_shared<asio::cancellation_signal>();
 
     // Both run on the strand.
     void begin_stop() {
@@ -139,7 +142,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     void close() {
         const bool was_gone = gone;
         gone = true;
-        if (in_handler && !was_gone) handler_cancel.emit(asio::cancellation_type::terminal);
+        if (in_handler && !was_gone) handler_cancel->emit(asio::cancellation_type::terminal);
         close_socket();
     }
     // A request that has begun to arrive and is late is cancelled, to be answered with 408;
