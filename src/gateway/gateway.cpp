@@ -3,6 +3,7 @@
 #include "gateway_impl.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/core/csv.hpp>
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/core/resource_dir.hpp>
@@ -18,6 +19,7 @@
 #include <array>
 #include <cassert>
 #include <memory>
+#include <optional>
 
 namespace tokenradar::gateway {
 namespace {
@@ -97,6 +99,44 @@ constexpr std::array<Route, 18> kRoutes{{
     {"/badge/", Match::prefix, RouteId::api, false},
     {"/admin/", Match::prefix, RouteId::admin, false},
 }};
+// The gateway's live endpoints as CSV (format=csv, core/csv.hpp): their rows, and the
+// columns naming a row when there are none. /upstreams leaves its per-model `models` out.
+struct LiveEndpoint {
+    CsvShape csv;
+    std::string_view csv_file;
+};
+const LiveEndpoint& live_endpoint(RouteId id) {
+    static const LiveEndpoint kUpstreams{{{{"upstreams", ""}}, {}, {"provider", "model"}},
+                                         "tokenradar-upstreams.csv"};
+    static const LiveEndpoint kProviderCache{{{{"rows", ""}}, {}, {"provider", "model"}},
+                                             "tokenradar-provider-cache.csv"};
+    static const LiveEndpoint kResponseCache{{{{"models", ""}}, {}, {"model"}},
+                                             "tokenradar-gateway-cache.csv"};
+    if (id == RouteId::upstreams) return kUpstreams;
+    if (id == RouteId::provider_cache) return kProviderCache;
+    return kResponseCache;
+}
+
+// The `format` parameter of a live endpoint: true for csv, false for json or none, nullopt
+// for anything else. Other parameters are ignored, as they always were here.
+std::optional<bool> wants_csv(std::string_view target) {
+    const std::size_t q = target.find('?');
+    if (q == std::string_view::npos) return false;
+    std::string_view query = target.substr(q + 1);
+    std::optional<bool> csv = false;
+    while (!query.empty()) {
+        const std::size_t amp = query.find('&');
+        const std::string_view param = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        if (!param.starts_with("format=")) continue;
+        const std::string_view value = param.substr(7);
+        csv = value == "csv"    ? std::optional<bool>(true)
+              : value == "json" ? std::optional<bool>(false)
+                                : std::nullopt;
+    }
+    return csv;
+}
+
 // Admin bodies are a key's settings: small.
 constexpr std::size_t kAdminMaxBody = 16 * 1024;
 
@@ -521,11 +561,23 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             co_await send_error(gw, writer, Errc::method_not_allowed, "use GET", headers);
             co_return;
         }
+        const LiveEndpoint& live = live_endpoint(r->id);
+        const std::optional<bool> csv = wants_csv(request.target());
+        if (!csv) {
+            co_await send_error(gw, writer, Errc::bad_request, "format: expected json or csv",
+                                headers);
+            co_return;
+        }
         std::string body = r->id == RouteId::provider_cache ? provider_cache_body(metrics_)
                            : r->id == RouteId::upstreams
                                ? gw.routing->upstreams_json(steady_now_ns())
                            : gw.cache ? gw.cache->stats_json()
                                       : std::string(R"({"models":[],"memory":null,"shared":null})");
+        if (*csv) {
+            body = csv_from_json(body, live.csv);
+            headers.emplace_back("content-disposition",
+                                 fmt::format("attachment; filename=\"{}\"", live.csv_file));
+        }
         // A strong ETag of the answer: the dashboard polls, and a 304 spares it a re-render.
         std::string etag = fmt::format("\"gw-{:016x}\"", fnv1a64(body));
         const auto inm = request.find(http::field::if_none_match);
@@ -534,7 +586,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         headers.emplace_back("etag", std::move(etag));
         if (unchanged) body.clear();
         const auto status = unchanged ? http::status::not_modified : http::status::ok;
-        co_await writer.send(status, "application/json", std::move(body), headers);
+        co_await writer.send(status, *csv ? kCsvContentType : "application/json", std::move(body),
+                             headers);
         co_return;
     }
     if (r != nullptr && r->id == RouteId::api) {

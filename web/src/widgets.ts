@@ -335,13 +335,11 @@ export interface ExportSource {
   label: string;
   path: string;
   params?: URLSearchParams;
-  /** The gateway's live state (upstreams, caches): answered as JSON only. */
-  jsonOnly?: boolean;
 }
 
 /** "CSV" and "JSON" download links for the API answers the view shows, with the same
  *  filters: the JSON link is the very URL the page fetched, the CSV one adds format=csv (the
- *  server writes RFC 4180; the gateway's live endpoints answer JSON only). */
+ *  server writes RFC 4180). */
 export function exportLinks(sources: readonly ExportSource[]): HTMLElement {
   const file = (s: ExportSource, ext: string) => {
     const w = s.params?.get('window');
@@ -360,8 +358,8 @@ export function exportLinks(sources: readonly ExportSource[]): HTMLElement {
         { class: 'export-item' },
         i > 0 ? ' · ' : null,
         multi ? `${s.label} ` : null,
-        s.jsonOnly ? null : h('a', { href: apiUrl(s.path, csv), download: file(s, 'csv'), 'data-format': 'csv', 'data-key': `export:csv:${i}`, 'aria-label': `${s.label} as CSV` }, 'CSV'),
-        s.jsonOnly ? null : ' ',
+        h('a', { href: apiUrl(s.path, csv), download: file(s, 'csv'), 'data-format': 'csv', 'data-key': `export:csv:${i}`, 'aria-label': `${s.label} as CSV` }, 'CSV'),
+        ' ',
         h('a', { href: apiUrl(s.path, s.params), download: file(s, 'json'), 'data-format': 'json', 'data-key': `export:json:${i}`, 'aria-label': `${s.label} as JSON` }, 'JSON'),
       );
     }),

@@ -926,21 +926,11 @@ async function checkExports(context) {
     const { page, record } = await open(context, hash, 60_000);
     // The status page's incidents (and their links) arrive in a second render.
     if (hash === '#/status') await page.waitForSelector('section.incidents :is(#incidents, .empty, [data-incidents=disabled])');
-    const found = await page.$$eval('[data-export] a', (as) => as.map((a) => ({ href: a.href, format: a.dataset.format, key: a.dataset.key, download: a.getAttribute('download') })));
+    const found = await page.$$eval('[data-export] a', (as) => as.map((a) => ({ href: a.href, format: a.dataset.format, download: a.getAttribute('download') })));
     assert(found.length >= 2, `${hash}: no export links`);
-    // Pairs by source index; the gateway's live endpoints (upstreams, caches) are JSON only.
-    const live = /\/api\/v1\/(upstreams|gateway\/cache|gateway\/provider-cache)$/;
-    const json = [];
-    const csv = [];
-    for (const j of found.filter((f) => f.format === 'json')) {
-      const c = found.find((f) => f.key === j.key.replace('export:json:', 'export:csv:'));
-      if (!c) {
-        assert(live.test(new URL(j.href).pathname), `${hash}: no CSV link beside ${j.href}`);
-        continue;
-      }
-      json.push(j);
-      csv.push(c);
-    }
+    const json = found.filter((f) => f.format === 'json');
+    const csv = found.filter((f) => f.format === 'csv');
+    assert(json.length === csv.length, `${hash}: ${json.length} JSON and ${csv.length} CSV links`);
     for (let i = 0; i < json.length; i++) {
       const j = new URL(json[i].href);
       const c = new URL(csv[i].href);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <thread>
@@ -132,6 +133,21 @@ routing = "latency"
     double share = 0;
     for (const auto& m : model.at("members").as_array()) share += m.at("share").as_double();
     EXPECT_NEAR(share, 1.0, 0.001);
+
+    // The same rows as a CSV download, one per upstream, the JSON's numbers in its columns.
+    const auto csv =
+        testing::fetch(boost::beast::http::verb::get, gw.url("/api/v1/upstreams?format=csv"));
+    ASSERT_EQ(csv.status, 200u) << csv.body;
+    EXPECT_EQ(header(csv, "content-type"), "text/csv; charset=utf-8");
+    EXPECT_EQ(header(csv, "content-disposition"),
+              "attachment; filename=\"tokenradar-upstreams.csv\"");
+    EXPECT_TRUE(csv.body.starts_with("provider,model,region,measured,ttft_ms,")) << csv.body;
+    EXPECT_EQ(std::count(csv.body.begin(), csv.body.end(), '\n'), 4) << csv.body;
+    EXPECT_NE(csv.body.find("\r\na,m,"), std::string::npos) << csv.body;
+    const auto bad =
+        testing::fetch(boost::beast::http::verb::get, gw.url("/api/v1/upstreams?format=xml"));
+    EXPECT_EQ(bad.status, 400u);
+    EXPECT_NE(bad.body.find("format: expected json or csv"), std::string::npos) << bad.body;
 }
 
 TEST(GatewayRouting, AHedgeWinsAgainstASlowPrimaryWhichIsCancelled) {

@@ -291,9 +291,9 @@ export const gatewayPage: Page<Data> = {
       filterBar(ctx, values, ['window'], kDefaultWindow),
       exportLinks([
         { label: 'gateway', path: 'gateway', params: apiParams(ctx.route, kDefaultWindow) },
-        ...(upstreams ? [{ label: 'routing', path: 'upstreams', jsonOnly: true }] : []),
-        ...(providerCache ? [{ label: 'prompt cache', path: 'gateway/provider-cache', jsonOnly: true }] : []),
-        ...(cache ? [{ label: 'response cache', path: 'gateway/cache', jsonOnly: true }] : []),
+        ...(upstreams ? [{ label: 'routing', path: 'upstreams' }] : []),
+        ...(providerCache ? [{ label: 'prompt cache', path: 'gateway/provider-cache' }] : []),
+        ...(cache ? [{ label: 'response cache', path: 'gateway/cache' }] : []),
       ]),
       gw.attempts === 0
         ? emptyState('No gateway traffic in this window.')
