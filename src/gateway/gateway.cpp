@@ -117,24 +117,25 @@ const LiveEndpoint& live_endpoint(RouteId id) {
     return kResponseCache;
 }
 
-// The `format` parameter of a live endpoint: true for csv, false for json or none, nullopt
-// for anything else. Other parameters are ignored, as they always were here.
-std::optional<bool> wants_csv(std::string_view target) {
+// The `format` parameter of a live endpoint (json when absent). Other parameters are ignored,
+// as they always were here.
+enum class LiveFormat { json, csv, unknown };
+LiveFormat live_format(std::string_view target) {
     const std::size_t q = target.find('?');
-    if (q == std::string_view::npos) return false;
+    if (q == std::string_view::npos) return LiveFormat::json;
     std::string_view query = target.substr(q + 1);
-    std::optional<bool> csv = false;
+    LiveFormat format = LiveFormat::json;
     while (!query.empty()) {
         const std::size_t amp = query.find('&');
         const std::string_view param = query.substr(0, amp);
         query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
         if (!param.starts_with("format=")) continue;
         const std::string_view value = param.substr(7);
-        csv = value == "csv"    ? std::optional<bool>(true)
-              : value == "json" ? std::optional<bool>(false)
-                                : std::nullopt;
+        format = value == "csv"    ? LiveFormat::csv
+                 : value == "json" ? LiveFormat::json
+                                   : LiveFormat::unknown;
     }
-    return csv;
+    return format;
 }
 
 // Admin bodies are a key's settings: small.
@@ -562,8 +563,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             co_return;
         }
         const LiveEndpoint& live = live_endpoint(r->id);
-        const std::optional<bool> csv = wants_csv(request.target());
-        if (!csv) {
+        const LiveFormat format = live_format(request.target());
+        if (format == LiveFormat::unknown) {
             co_await send_error(gw, writer, Errc::bad_request, "format: expected json or csv",
                                 headers);
             co_return;
@@ -573,7 +574,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
                                ? gw.routing->upstreams_json(steady_now_ns())
                            : gw.cache ? gw.cache->stats_json()
                                       : std::string(R"({"models":[],"memory":null,"shared":null})");
-        if (*csv) {
+        const bool csv = format == LiveFormat::csv;
+        if (csv) {
             body = csv_from_json(body, live.csv);
             headers.emplace_back("content-disposition",
                                  fmt::format("attachment; filename=\"{}\"", live.csv_file));
@@ -586,7 +588,7 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         headers.emplace_back("etag", std::move(etag));
         if (unchanged) body.clear();
         const auto status = unchanged ? http::status::not_modified : http::status::ok;
-        co_await writer.send(status, *csv ? kCsvContentType : "application/json", std::move(body),
+        co_await writer.send(status, csv ? kCsvContentType : "application/json", std::move(body),
                              headers);
         co_return;
     }

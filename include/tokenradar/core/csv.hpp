@@ -40,7 +40,7 @@ struct CsvShape {
     std::vector<std::string_view> empty_header;
     // Instead of levels: the member holding an object of arrays (/labels), one row per value,
     // in columns `label` and `value`.
-    std::string_view values_of;
+    std::string_view values_of{};
 };
 
 // Throws std::invalid_argument on a body that is not a JSON object (a programmer error:
