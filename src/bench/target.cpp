@@ -27,11 +27,12 @@ Result<Target> parse_target(std::string_view spec,
         return bad("NAME must not contain spaces or commas");
     std::string_view rest = spec.substr(eq + 1);
     const std::size_t colon = rest.find(':');
-    if (colon == std::string_view::npos) return bad("missing API: (openai, anthropic or gemini)");
+    if (colon == std::string_view::npos)
+        return bad("missing API: (openai, anthropic, gemini or openai-responses)");
     auto api = dialect::parse_api(rest.substr(0, colon));
     if (!api)
-        return bad(
-            fmt::format("unknown API '{}' (openai, anthropic or gemini)", rest.substr(0, colon)));
+        return bad(fmt::format("unknown API '{}' (openai, anthropic, gemini or openai-responses)",
+                               rest.substr(0, colon)));
     t.api = *api;
     rest = rest.substr(colon + 1);
     const std::size_t hash = rest.rfind('#');

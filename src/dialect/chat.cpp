@@ -11,6 +11,8 @@ std::string_view to_string(Api api) noexcept {
             return "anthropic";
         case Api::gemini:
             return "gemini";
+        case Api::openai_responses:
+            return "openai-responses";
     }
     return "openai";
 }
@@ -19,6 +21,7 @@ std::optional<Api> parse_api(std::string_view name) noexcept {
     if (name == "openai") return Api::openai;
     if (name == "anthropic") return Api::anthropic;
     if (name == "gemini") return Api::gemini;
+    if (name == "openai-responses") return Api::openai_responses;
     return std::nullopt;
 }
 

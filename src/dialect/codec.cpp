@@ -7,6 +7,7 @@
 #include <tokenradar/dialect/anthropic.hpp>
 #include <tokenradar/dialect/gemini.hpp>
 #include <tokenradar/dialect/openai.hpp>
+#include <tokenradar/dialect/responses.hpp>
 
 namespace tokenradar::dialect {
 
@@ -19,6 +20,8 @@ Result<ChatRequest> parse_request(Api api, std::string_view body, std::string_vi
             return parse_anthropic_request(body);
         case Api::gemini:
             return parse_gemini_request(body, model, stream);
+        case Api::openai_responses:
+            return parse_responses_request(body);
     }
     return Error(Errc::internal, "unknown api");
 }
@@ -31,6 +34,8 @@ Result<std::string> emit_request(Api api, const ChatRequest& request) {
             return emit_anthropic_request(request);
         case Api::gemini:
             return emit_gemini_request(request);
+        case Api::openai_responses:
+            return emit_responses_request(request);
     }
     return Error(Errc::internal, "unknown api");
 }
@@ -43,6 +48,8 @@ Result<ChatResponse> parse_response(Api api, std::string_view body) {
             return parse_anthropic_response(body);
         case Api::gemini:
             return parse_gemini_response(body);
+        case Api::openai_responses:
+            return parse_responses_response(body);
     }
     return Error(Errc::internal, "unknown api");
 }
@@ -55,6 +62,8 @@ std::string emit_response(Api api, const ChatResponse& response) {
             return emit_anthropic_response(response);
         case Api::gemini:
             return emit_gemini_response(response);
+        case Api::openai_responses:
+            return emit_responses_response(response, response.created);
     }
     return {};
 }
@@ -65,6 +74,8 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(Api api) {
             return std::make_unique<AnthropicStreamDecoder>();
         case Api::gemini:
             return std::make_unique<GeminiStreamDecoder>();
+        case Api::openai_responses:
+            return std::make_unique<ResponsesStreamDecoder>();
         case Api::openai:
             break;
     }
@@ -77,6 +88,8 @@ std::unique_ptr<StreamEncoder> make_stream_encoder(Api api, StreamMeta meta) {
             return std::make_unique<AnthropicStreamEncoder>(std::move(meta));
         case Api::gemini:
             return std::make_unique<GeminiStreamEncoder>(std::move(meta));
+        case Api::openai_responses:
+            return std::make_unique<ResponsesStreamEncoder>(std::move(meta));
         case Api::openai:
             break;
     }
@@ -159,6 +172,7 @@ std::string_view error_type(Api api, Errc code) noexcept {
         case Api::gemini:
             return gemini_status(code);
         case Api::openai:
+        case Api::openai_responses:
             break;
     }
     return openai_error_type(code);
@@ -204,6 +218,7 @@ Errc errc_from_http_status(int status) noexcept {
 std::optional<Errc> errc_from_error_type(Api api, std::string_view t) noexcept {
     switch (api) {
         case Api::openai:
+        case Api::openai_responses:
         case Api::anthropic:
             if (t == "invalid_request_error") return Errc::bad_request;
             if (t == "authentication_error" || t == "invalid_api_key") return Errc::unauthorized;
@@ -280,7 +295,7 @@ ErrorBody parse_error_body(Api api, int http_status_code, std::string_view body)
     }
     if (auto e = errc_from_error_type(api, out.type)) {
         out.code = *e;
-    } else if (api == Api::openai) {
+    } else if (api == Api::openai || api == Api::openai_responses) {
         if (auto c = errc_from_error_type(api, str("code"))) out.code = *c;
     }
     return out;
@@ -298,6 +313,7 @@ std::string emit_error_body(Api api, Errc code, std::string_view message) {
                                                     {"message", message},
                                                     {"status", gemini_status(code)}}}});
         case Api::openai:
+        case Api::openai_responses:
             break;
     }
     return openai_error_body(code, message);

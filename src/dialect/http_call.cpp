@@ -24,6 +24,7 @@ bool ends_with_version(std::string_view path) {
 std::string_view default_key_env(Api api) noexcept {
     switch (api) {
         case Api::openai:
+        case Api::openai_responses:
             return "OPENAI_API_KEY";
         case Api::anthropic:
             return "ANTHROPIC_API_KEY";
@@ -36,6 +37,7 @@ std::string_view default_key_env(Api api) noexcept {
 std::string_view official_host(Api api) noexcept {
     switch (api) {
         case Api::openai:
+        case Api::openai_responses:
             return "api.openai.com";
         case Api::anthropic:
             return "api.anthropic.com";
@@ -62,6 +64,10 @@ HttpCall make_http_call(Api api, std::string_view base_path, std::string_view mo
     switch (api) {
         case Api::openai:
             call.target = std::string(base) + "/chat/completions";
+            if (!key.empty()) call.headers.emplace_back("authorization", "Bearer " + key.reveal());
+            break;
+        case Api::openai_responses:
+            call.target = std::string(base) + "/responses";
             if (!key.empty()) call.headers.emplace_back("authorization", "Bearer " + key.reveal());
             break;
         case Api::anthropic:

@@ -33,7 +33,7 @@ struct OutputItem {
 
 // What a response object says besides its items.
 struct ResponseHead {
-    std::string id;  // the upstream's; the response is resp_<id>
+    std::string id;  // the upstream's (the response is resp_<id>), or a resp_ id of its own
     std::string model;
     std::int64_t created = 0;
 };
@@ -95,7 +95,7 @@ json::object response_json(const ResponseHead& head, std::string_view status,
     }
     json::value usage_value;
     if (usage != nullptr) usage_value = usage_json(*usage);
-    return json::object{{"id", "resp_" + head.id},
+    return json::object{{"id", head.id.starts_with("resp_") ? head.id : "resp_" + head.id},
                         {"object", "response"},
                         {"created_at", head.created},
                         {"status", status},

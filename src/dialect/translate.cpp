@@ -21,6 +21,8 @@ std::string_view upstream_phrase(Api api) {
             return "an anthropic upstream";
         case Api::gemini:
             return "a gemini upstream";
+        case Api::openai_responses:
+            return "an openai-responses upstream";
         case Api::openai:
             break;
     }

@@ -37,6 +37,12 @@ ProviderConfig load_provider(const ConfigTable& t, const EnvLookup& getenv_fn) {
     const std::string api = t.require_string("api");
     auto parsed_api = dialect::parse_api(api);
     if (!parsed_api) t.fail("api", "one of openai, anthropic, gemini");
+    if (*parsed_api == dialect::Api::openai_responses) {
+        // Clients speak it at the /v1/responses door; upstreams are asked in Chat Completions.
+        t.fail("api",
+               "one of openai, anthropic, gemini (openai-responses is a door the gateway "
+               "serves, not an upstream dialect: an OpenAI upstream is api = \"openai\")");
+    }
     p.api = *parsed_api;
     auto url = net::parse_url(t.require_string("base_url"));
     if (!url) t.fail("base_url", url.error().message);

@@ -44,7 +44,8 @@ std::optional<RouteError> check_key(Api api, const net::Request& request,
                                     std::string_view query_key, std::string_view required) {
     std::string_view key;
     switch (api) {
-        case Api::openai: {
+        case Api::openai:
+        case Api::openai_responses: {
             std::string_view auth = header(request, "authorization");
             if (iequals_prefix(auth, "bearer ")) key = auth.substr(7);
             if (key.empty()) {
@@ -175,7 +176,10 @@ RouteResult route_gemini_model(std::string_view path, bool get, bool alt_sse) {
 // The route a path names, before its method and key are checked.
 RouteResult route_path(const net::Request& request, std::string_view path, bool get, bool alt_sse) {
     Route route;
-    if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
+    if (path == "/v1/responses") {
+        route.api = Api::openai_responses;
+        route.kind = Route::Kind::completion;
+    } else if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
         route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
         if (path == "/v1/models" && sends_anthropic_headers(request)) route.api = Api::anthropic;
         route.kind = path == "/v1/models" ? Route::Kind::models : Route::Kind::completion;
@@ -190,11 +194,12 @@ RouteResult route_path(const net::Request& request, std::string_view path, bool 
     } else if (path.starts_with(kGeminiPrefix)) {
         return route_gemini_model(path, get, alt_sse);
     } else {
-        return route_error(Api::openai, Errc::not_found,
-                           fmt::format("Unknown path {} (the sim serves /v1/chat/completions, "
-                                       "/v1/messages, /v1beta/models/{{model}}:generateContent, "
-                                       "/v1/models)",
-                                       path));
+        return route_error(
+            Api::openai, Errc::not_found,
+            fmt::format("Unknown path {} (the sim serves /v1/chat/completions, /v1/responses, "
+                        "/v1/messages, /v1beta/models/{{model}}:generateContent, "
+                        "/v1/models)",
+                        path));
     }
     return route;
 }
@@ -297,6 +302,8 @@ std::string new_response_id(Api api) {
             return new_request_id("msg_");
         case Api::gemini:
             return new_request_id();
+        case Api::openai_responses:
+            return new_request_id("resp_");
     }
     return new_request_id();
 }
@@ -304,6 +311,7 @@ std::string new_response_id(Api api) {
 std::string_view tool_call_id_prefix(Api api) {
     switch (api) {
         case Api::openai:
+        case Api::openai_responses:
             return "call_";
         case Api::anthropic:
             return "toolu_";
@@ -319,6 +327,7 @@ boost::json::object model_entry(Api api, const std::string& model) {
     boost::json::object entry;
     switch (api) {
         case Api::openai:
+        case Api::openai_responses:
             entry["id"] = model;
             entry["object"] = "model";
             entry["created"] = 1'700'000'000;

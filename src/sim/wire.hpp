@@ -38,13 +38,13 @@ struct RouteError {
 [[noreturn]] void throw_exception_from_error(const RouteError& e, const boost::source_location&);
 
 // Paths and auth of the real APIs:
-//   POST /v1/chat/completions (Authorization: Bearer), POST /v1/messages (x-api-key or
-//   Authorization: Bearer, anthropic-version), POST /v1beta/models/{model}:generateContent and
-//   :streamGenerateContent?alt=sse (x-goog-api-key or ?key=), GET /v1/models (OpenAI shape,
-//   Anthropic shape when x-api-key or anthropic-version is sent), GET /v1beta/models,
-//   GET /v1/models/{id} and /v1beta/models/{model} (one model, same shapes),
-//   GET /healthz and GET /sim/stats (no auth); GET, POST and DELETE /sim/control with the key
-//   in any of those shapes (401 in OpenAI's shape otherwise). `required_key` empty: any
+//   POST /v1/chat/completions and POST /v1/responses (Authorization: Bearer), POST /v1/messages
+//   (x-api-key or Authorization: Bearer, anthropic-version), POST
+//   /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (x-goog-api-key or
+//   ?key=), GET /v1/models (OpenAI shape, Anthropic shape when x-api-key or anthropic-version is
+//   sent), GET /v1beta/models, GET /v1/models/{id} and /v1beta/models/{model} (one model, same
+//   shapes), GET /healthz and GET /sim/stats (no auth); GET, POST and DELETE /sim/control with the
+//   key in any of those shapes (401 in OpenAI's shape otherwise). `required_key` empty: any
 //   non-empty key.
 boost::system::result<Route, RouteError> route_request(const net::Request& request,
                                                        std::string_view required_key);

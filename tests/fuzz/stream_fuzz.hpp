@@ -44,7 +44,7 @@ inline int fuzz_stream(Api api, const std::uint8_t* data, std::size_t size) {
     std::vector<StreamDelta> all;
     StreamAccumulator acc;
     decode_all(api, bytes, chunk, all, &acc);
-    for (Api to : {Api::openai, Api::anthropic, Api::gemini}) {
+    for (Api to : {Api::openai, Api::anthropic, Api::gemini, Api::openai_responses}) {
         auto enc = make_stream_encoder(to, StreamMeta{"id", "model", 0, true});
         std::string out;
         for (const auto& d : all) enc->encode(d, out);

@@ -176,6 +176,41 @@ describe('openai SDK -> sim', () => {
     await assert.rejects(wrong.models.list(), (err) => err instanceof OpenAI.AuthenticationError);
   });
 
+  test('responses.create: the sim speaks the Responses API too', async () => {
+    const response = await client.responses.create({
+      model: 'gpt-4o', instructions: 'Be brief.', input: 'Say something.', max_output_tokens: 7,
+      store: false,
+    });
+    assert.equal(response.object, 'response');
+    assert.match(response.id, /^resp_/);
+    assert.equal(response.status, 'incomplete');
+    assert.equal(response.incomplete_details.reason, 'max_output_tokens');
+    assert.ok(response.output_text.length > 0);
+    assert.equal(response.usage.output_tokens, 7);
+    assert.ok(response.usage.input_tokens > 0);
+  });
+
+  test('responses.stream: typed events, accumulated by the SDK, and a function call', async () => {
+    const stream = client.responses.stream({ model: 'gpt-4o', input: 'Stream something.', max_output_tokens: 5 });
+    let text = '';
+    stream.on('response.output_text.delta', (event) => { text += event.delta; });
+    const final = await stream.finalResponse();
+    assert.ok(text.length > 0);
+    assert.equal(final.output_text, text);
+    assert.equal(final.usage.output_tokens, 5);
+
+    const called = await client.responses.create({
+      model: 'gpt-4o', input: 'Weather in Paris?', max_output_tokens: 20,
+      tools: [{ type: 'function', ...weatherTool.function }],
+      tool_choice: { type: 'function', name: 'get_weather' },
+    });
+    const call = called.output.find((item) => item.type === 'function_call');
+    assert.ok(call, JSON.stringify(called.output));
+    assert.equal(call.name, 'get_weather');
+    assert.match(call.call_id, /^call_/);
+    checkWeatherArguments(assert, JSON.parse(call.arguments));
+  });
+
   test('models.list and models.retrieve', async () => {
     const ids = [];
     for await (const model of client.models.list()) ids.push(model.id);

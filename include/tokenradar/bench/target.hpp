@@ -1,10 +1,11 @@
 #pragma once
 // A benchmark target: `NAME=API:BASE_URL#MODEL`, e.g.
 // `gpt4o=openai:https://api.openai.com/v1#gpt-4o`. Any OpenAI-compatible server (vLLM,
-// llama.cpp, Ollama, a gateway) is an `openai` target. The key comes from `--key-env
-// NAME=VAR` (NAME `*`: every target), else from the API's usual variable (OPENAI_API_KEY,
-// ANTHROPIC_API_KEY, GEMINI_API_KEY) but only for the API's own host or a loopback host.
-// It is held as a Secret and never printed.
+// llama.cpp, Ollama, a gateway) is an `openai` target; `openai-responses` asks the same base URL's
+// `/responses` (OpenAI's Responses API, a TokenRadar gateway's or sim's `/v1/responses`). The key
+// comes from `--key-env NAME=VAR` (NAME `*`: every target), else from the API's usual variable
+// (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) but only for the API's own host or a loopback
+// host. It is held as a Secret and never printed.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/core/secret.hpp>

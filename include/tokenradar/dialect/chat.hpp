@@ -17,7 +17,10 @@
 
 namespace tokenradar::dialect {
 
-enum class Api { openai, anthropic, gemini };
+// OpenAI Chat Completions, Anthropic Messages, Gemini generateContent, OpenAI Responses
+// ("openai-responses": bench targets, the sim and the gateway's door speak it; no gateway
+// upstream does).
+enum class Api { openai, anthropic, gemini, openai_responses };
 std::string_view to_string(Api api) noexcept;
 std::optional<Api> parse_api(std::string_view name) noexcept;
 

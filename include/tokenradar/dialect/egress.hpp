@@ -28,6 +28,8 @@ constexpr ClientApi client_api_of(Api api) noexcept {
             return ClientApi::anthropic;
         case Api::gemini:
             return ClientApi::gemini;
+        case Api::openai_responses:
+            return ClientApi::openai_responses;
         case Api::openai:
             break;
     }

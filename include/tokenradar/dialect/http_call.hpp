@@ -5,6 +5,7 @@
 //
 // Base paths follow each SDK's base URL convention, with or without the version segment:
 //   openai     https://api.openai.com/v1                 -> {base}/chat/completions
+//   openai-responses (same base)                         -> {base}/responses
 //   anthropic  https://api.anthropic.com[/v1]            -> {base}[/v1]/messages
 //   gemini     https://generativelanguage.googleapis.com[/v1beta]
 //              -> {base}/v1beta/models/{model}:generateContent | :streamGenerateContent?alt=sse

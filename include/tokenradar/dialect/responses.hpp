@@ -1,20 +1,25 @@
 #pragma once
-// OpenAI Responses (POST /v1/responses), as the gateway's door speaks it: the client's request
-// read into the neutral model, and answers written back as a `response` object or its typed
-// stream events. No upstream is asked in this dialect (the gateway relays to Chat Completions,
-// Messages or generateContent), so there is no request emitter, response parser or stream
-// decoder. Pure functions and a state machine over bytes; no I/O, no clock.
+// OpenAI Responses (POST /v1/responses), `Api::openai_responses`. Servers' side (the gateway's
+// door, the sim): the client's request read into the neutral model, and answers written back as
+// a `response` object or its typed stream events. Clients' side (bench): the request written
+// from the neutral model, and the answer and stream read back. The gateway asks no upstream in
+// this dialect (it relays to Chat Completions, Messages or generateContent). Pure functions and
+// state machines over bytes; no I/O, no clock.
 
 #include <tokenradar/core/error.hpp>
 #include <tokenradar/dialect/chat.hpp>
 #include <tokenradar/dialect/stream_delta.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tokenradar::dialect {
+
+class EventJson;  // private: a reusable arena for one event's JSON
 
 // `instructions` and system / developer items become system messages; message items
 // (string or input_text / output_text parts), `function_call` items (tool calls of an assistant
@@ -25,6 +30,21 @@ namespace tokenradar::dialect {
 // images and files, reasoning summaries, ...) is bad_request naming it; harmless ones (metadata,
 // user, store, service_tier, ...) are accepted and dropped.
 Result<ChatRequest> parse_responses_request(std::string_view body);
+
+// The request a client sends: system messages as `instructions` (joined by blank lines),
+// the conversation as `input` items (message items with input_text / output_text parts,
+// function_call and function_call_output items), flat function tools, tool_choice,
+// text.format, max_output_tokens, temperature, top_p, stream, `store: false` (a measuring
+// client keeps nothing on the provider). A field Responses has no place for (stop, seed,
+// penalties, a thinking budget, images) is Errc::unsupported naming it, never dropped.
+Result<std::string> emit_responses_request(const ChatRequest& request);
+
+// Errc::protocol_error on a body that is not a `response` object. output_text parts are the
+// text, reasoning items' summary / content text the reasoning, function_call items the tool
+// calls; status incomplete with reason max_output_tokens / content_filter is length /
+// content_filter, function calls tool_calls, else stop. Usage in OpenAI terms (input_tokens
+// include cached ones, output_tokens reasoning ones, as Chat's).
+Result<ChatResponse> parse_responses_response(std::string_view body);
 
 // A chat answer as a Responses `response` object: `resp_<id>`, one message item with the text
 // (when there is text or no tool call), one function_call item per tool call, status
@@ -51,6 +71,27 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   private:
     struct State;
     std::unique_ptr<State> state_;
+};
+
+// The typed events by their `type` (the SSE event name when the data has none):
+// response.created -> role (response.id, model); response.output_text.delta -> text;
+// response.reasoning_text.delta / reasoning_summary_text.delta -> reasoning;
+// output_item.added of a function_call -> tool_call (index in order of calls, call_id, name);
+// function_call_arguments.delta -> its arguments; response.completed / response.incomplete ->
+// usage, finish, done; `error` -> error; response.failed -> error (its response.error) and
+// done. Lifecycle events, part / item / text `done` events and unknown ones are ignorable: the
+// deltas already carried their content.
+class ResponsesStreamDecoder final : public StreamDecoder {
+  public:
+    ResponsesStreamDecoder();
+    ~ResponsesStreamDecoder() override;
+    Result<void> decode(std::string_view event, std::string_view data,
+                        std::vector<StreamDelta>& out) override;
+
+  private:
+    std::unique_ptr<EventJson> json_;
+    std::map<std::int64_t, int> tool_index_by_item_;  // output_index -> tool-call index
+    bool saw_error_ = false;  // response.failed after an `error` event repeats it
 };
 
 }  // namespace tokenradar::dialect

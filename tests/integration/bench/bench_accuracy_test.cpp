@@ -17,6 +17,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <string_view>
 #include <thread>
 
 namespace tokenradar::bench {
@@ -39,6 +40,7 @@ Workload short_workload(std::int64_t max_tokens) {
 struct TraceTtft {
     std::int64_t planned_ns = 0;
     std::int64_t sent_ns = 0;
+    std::int64_t output_tokens = 0;
 };
 
 std::map<std::string, TraceTtft> read_trace_ttft(const std::filesystem::path& path) {
@@ -48,7 +50,8 @@ std::map<std::string, TraceTtft> read_trace_ttft(const std::filesystem::path& pa
     while (std::getline(in, line)) {
         auto v = boost::json::parse(line);
         ttft[std::string(v.at("response_id").as_string())] = {v.at("ttft_ns").as_int64(),
-                                                              v.at("ttft_sent_ns").as_int64()};
+                                                              v.at("ttft_sent_ns").as_int64(),
+                                                              v.at("output_tokens").as_int64()};
     }
     return ttft;
 }
@@ -67,6 +70,7 @@ struct Accuracy {
     std::size_t records = 0;
     std::size_t errors = 0;
     std::size_t joined = 0;
+    std::size_t tokens_match = 0;  // records whose usage-reported N is what the sim sent
     double ttft_p50_ms = 0;
     double tpot_p50_ms = 0;
     stats::Summary trace_error_ms;  // |bench TTFT - the sim's delivered TTFT| per request
@@ -79,7 +83,9 @@ struct Accuracy {
     }
 };
 
-Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
+// `api`: the dialect bench asks the sim in (every one the sim speaks has the same latency model).
+Accuracy measure_fixed(std::size_t concurrency, std::size_t requests,
+                       std::string_view api = "openai") {
     const testing::TempPath trace_file("accuracy", ".jsonl");
     const std::filesystem::path trace = trace_file.path();
     sim::SimServerOptions sim_options;
@@ -87,7 +93,7 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
     SimFixture sim("fixed", sim_options, 2);
 
     RunOptions o;
-    o.targets.push_back(sim_target("fixed", sim, "fixed"));
+    o.targets.push_back(sim_target("fixed", sim, "fixed", api));
     // 10 tokens at 500 streams: every stream spends most of its life waiting for its first
     // token, which keeps the event rate (and so the noise this 2-core machine adds) down.
     o.workload = short_workload(concurrency > 1 ? 10 : 20);
@@ -116,6 +122,8 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
         errors_ms.push_back(
             std::abs(*derive(m).ttft_ms - static_cast<double>(traced.sent_ns) / 1e6));
         late_ms.push_back(static_cast<double>(traced.sent_ns - traced.planned_ns) / 1e6);
+        if (m.output_tokens == traced.output_tokens && m.token_source == TokenSource::usage)
+            ++a.tokens_match;
     }
     a.joined = errors_ms.size();
     a.trace_error_ms = stats::summarize(errors_ms).value_or(stats::Summary{});
@@ -129,10 +137,12 @@ Accuracy measure_fixed(std::size_t concurrency, std::size_t requests) {
 // in a row while the runs around them passed at once, and once one missed all eight
 // over 73 s (1 s pauses), then passed alone a minute later. The pause doubles from 1 s to
 // 16 s, so the attempts span about two minutes. Every missed attempt is printed.
-void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
+void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests,
+                           std::string_view api = "openai") {
+    SCOPED_TRACE(std::string(api));
     constexpr int kAttempts = 8;
     auto pause = std::chrono::seconds(1);
-    Accuracy a = measure_fixed(concurrency, requests);
+    Accuracy a = measure_fixed(concurrency, requests, api);
     for (int attempt = 2; attempt <= kAttempts && !a.meets_targets(); ++attempt) {
         std::fprintf(
             stderr,
@@ -141,11 +151,12 @@ void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
             attempt - 1, a.ttft_p50_ms, a.tpot_p50_ms, a.trace_error_ms.p99, a.error_bound_ms());
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, std::chrono::seconds(16));
-        a = measure_fixed(concurrency, requests);
+        a = measure_fixed(concurrency, requests, api);
     }
     EXPECT_EQ(a.records, requests);
     EXPECT_EQ(a.errors, 0u);
     EXPECT_EQ(a.joined, requests);
+    EXPECT_EQ(a.tokens_match, requests) << "N from the usage the sim reported";
     EXPECT_NEAR(a.ttft_p50_ms, 250.0, 1.0) << "concurrency " << concurrency;
     EXPECT_NEAR(a.tpot_p50_ms, 20.0, 0.1) << "concurrency " << concurrency;
     const auto& e = a.trace_error_ms;
@@ -157,6 +168,15 @@ void expect_fixed_accuracy(std::size_t concurrency, std::size_t requests) {
 TEST(BenchAccuracy, FixedProfileAtConcurrencyOne) { expect_fixed_accuracy(1, 12); }
 
 TEST(BenchAccuracy, FixedProfileAtConcurrency500) { expect_fixed_accuracy(500, 1000); }
+
+// The Responses API: the first token is the first response.output_text.delta (metrics.md).
+TEST(BenchAccuracy, ResponsesApiAtConcurrencyOne) {
+    expect_fixed_accuracy(1, 12, "openai-responses");
+}
+
+TEST(BenchAccuracy, ResponsesApiAtConcurrency50) {
+    expect_fixed_accuracy(50, 200, "openai-responses");
+}
 
 }  // namespace
 }  // namespace tokenradar::bench

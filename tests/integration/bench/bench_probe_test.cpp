@@ -79,6 +79,71 @@ TEST(BenchProbe, RoleOnlyFirstChunkIsNotTheFirstToken) {
     EXPECT_NEAR(*derive(m).tpot_ms, 10, 5);
 }
 
+std::string responses_event(std::string_view type, std::string_view fields) {
+    return "event: " + std::string(type) + "\n" +
+           sse(R"({"type":")" + std::string(type) + R"(",)" + std::string(fields) + "}");
+}
+
+// metrics.md: a Responses stream's first token is its first response.output_text.delta with a
+// non-empty delta; the lifecycle and item events before it are only its first chunk.
+TEST(BenchProbe, ResponsesFirstTokenIsTheFirstNonEmptyTextDelta) {
+    const std::string response = R"("response":{"id":"resp_x","object":"response","model":"m",)";
+    ScriptedServer server(sse_script(
+        {{milliseconds(0),
+          responses_event("response.created",
+                          response + R"("status":"in_progress","output":[],"usage":null})") +
+              responses_event("response.output_item.added",
+                              R"("output_index":0,"item":{"type":"message","id":"msg_1"})") +
+              responses_event("response.content_part.added",
+                              R"("output_index":0,"part":{"type":"output_text","text":""})")},
+         {milliseconds(60), responses_event("response.output_text.delta", R"("delta":"")") +
+                                responses_event("response.output_text.delta", R"("delta":"Hi")")},
+         {milliseconds(20), responses_event("response.output_text.delta", R"("delta":" there")")},
+         {milliseconds(0),
+          responses_event("response.output_text.done", R"("text":"Hi there")") +
+              responses_event("response.completed",
+                              response + R"("status":"completed","output":[],"usage":{)" +
+                                  R"("input_tokens":11,"output_tokens":5}})")}}));
+    auto r = probe(server, dialect::Api::openai_responses);
+    const auto& m = r.record;
+    ASSERT_EQ(m.status, RequestStatus::ok) << r.error;
+    EXPECT_EQ(m.labels.api, "openai-responses");
+    EXPECT_EQ(m.response_id, "resp_x");
+    EXPECT_GE(ms(m.t.first_token, *m.t.first_chunk), 50);
+    EXPECT_EQ(m.t.first_token, m.t.first_answer);
+    EXPECT_EQ(m.output_tokens, 5);
+    EXPECT_EQ(m.prompt_tokens, 11);
+    EXPECT_EQ(m.token_source, TokenSource::usage);
+    EXPECT_EQ(m.output_events, 2);
+    ASSERT_EQ(server.received_bodies().size(), 1u);
+    EXPECT_EQ(boost::json::parse(server.received_bodies()[0])
+                  .at("input")
+                  .at(0)
+                  .at("content")
+                  .at(0)
+                  .at("text"),
+              "hello");
+}
+
+TEST(BenchProbe, ResponsesWholeResponseIsMeteredFromItsUsage) {
+    Script answer;
+    answer.content_type = "application/json";
+    answer.pieces = {{milliseconds(0),
+                      R"({"id":"resp_y","object":"response","status":"completed","model":"m",
+                      "output":[{"type":"message","content":[{"type":"output_text","text":"Hi"}]}],
+                      "usage":{"input_tokens":4,"input_tokens_details":{"cached_tokens":2},
+                      "output_tokens":3}})"}};
+    ScriptedServer server(answer);
+    auto r = probe(server, dialect::Api::openai_responses, false);
+    const auto& m = r.record;
+    ASSERT_EQ(m.status, RequestStatus::ok) << r.error;
+    EXPECT_EQ(m.response_id, "resp_y");
+    EXPECT_EQ(m.output_tokens, 3);
+    EXPECT_EQ(m.cached_prompt_tokens, 2);
+    EXPECT_EQ(m.token_source, TokenSource::usage);
+    EXPECT_FALSE(m.t.first_token.has_value());
+}
+
 TEST(BenchProbe, ReasoningBeforeTheAnswerSeparatesTtftFromTtfat) {
     ScriptedServer server(
         sse_script({{milliseconds(30),
@@ -175,7 +240,8 @@ TEST(BenchPreparedCall, SplicedBodyEqualsTheDialectsBodyForEveryApi) {
                                             "quote \" back\\slash \n tab\t \x01 ü 漢字", ""};
     const std::vector<std::string> systems = {"be brief \"always\"",
                                               "\x01tokenradar-user-prompt\x01"};
-    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini})
+    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini,
+                           dialect::Api::openai_responses})
         for (const auto& system : systems) {
             Target target;
             target.name = "t";
@@ -222,7 +288,8 @@ TEST(BenchPreparedCall, SplicedBodyEqualsTheDialectsBodyForEveryApi) {
 // in every API's request, the target's fields over the workload's, and the rest of the body
 // is the dialect's.
 TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
-    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini}) {
+    for (const auto api : {dialect::Api::openai, dialect::Api::anthropic, dialect::Api::gemini,
+                           dialect::Api::openai_responses}) {
         Script answer;
         answer.status = 500;
         answer.content_type = "application/json";
@@ -255,8 +322,10 @@ TEST(BenchProbe, ExtraBodyFieldsReachTheServerInEveryApi) {
         EXPECT_EQ(body.at("min_tokens"), 5) << bodies[0];
         EXPECT_EQ(body.at("nested"), boost::json::parse(R"({"a":1,"b":3})")) << bodies[0];
         // The dialect's own fields are still there.
-        EXPECT_TRUE(body.contains(api == dialect::Api::gemini ? "contents" : "messages"))
-            << bodies[0];
+        const std::string_view conversation = api == dialect::Api::gemini             ? "contents"
+                                              : api == dialect::Api::openai_responses ? "input"
+                                                                                      : "messages";
+        EXPECT_TRUE(body.contains(conversation)) << bodies[0];
     }
 }
 

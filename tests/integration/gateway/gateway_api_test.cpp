@@ -335,6 +335,10 @@ key_env = ""
     EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = "
                          "\"cohere\"\nbase_url = \"http://x\"\n"),
                 HasSubstr("test.toml:5: providers[0].api"));
+    // The Responses API is a door clients use, not a dialect the gateway asks upstreams in.
+    EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = "
+                         "\"openai-responses\"\nbase_url = \"http://x\"\n"),
+                HasSubstr("not an upstream dialect"));
     EXPECT_THAT(error_of("[auth]\nmode = \"none\"\n[[providers]]\nname = \"p\"\napi = "
                          "\"openai\"\nbase_url = \"http://x\"\nkey_env = \"NOT_SET_ANYWHERE\"\n"),
                 HasSubstr("NOT_SET_ANYWHERE is not set"));

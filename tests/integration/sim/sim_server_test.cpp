@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <fstream>
 #include <map>
 
@@ -54,6 +55,14 @@ dialect::ChatRequest chat(std::string model, bool stream, std::int64_t max_token
     return r;
 }
 
+// Every dialect the sim speaks.
+constexpr std::array<Api, 4> kApis{Api::openai, Api::anthropic, Api::gemini, Api::openai_responses};
+
+// The base path of the SDKs' usual base URL: OpenAI's carries /v1.
+std::string_view base_path(Api api) {
+    return api == Api::openai || api == Api::openai_responses ? "/v1" : "";
+}
+
 net::Url url_of(const SimFixture& sim, std::string target) {
     auto url = net::parse_url(sim.base_url()).value();
     url.target = std::move(target);
@@ -64,9 +73,7 @@ asio::awaitable<StreamOutcome> stream_once(net::HttpClient& client, net::Url bas
                                            dialect::ChatRequest request,
                                            net::RequestHeaders extra) {
     StreamOutcome out;
-    auto call =
-        dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("sk-test"))
-            .value();
+    auto call = dialect::make_http_call(api, base_path(api), request, Secret("sk-test")).value();
     base.target = call.target;
     for (auto& h : extra) call.headers.push_back(h);
     auto opened = co_await client.open(http::verb::post, base, call.headers, call.body);
@@ -142,7 +149,7 @@ class SimServerTest : public ::testing::Test {
 
 TEST_F(SimServerTest, EveryDialectStreamsValidEventsWithExactUsage) {
     SimFixture sim("instant");
-    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+    for (Api api : kApis) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
         auto out = stream(sim, api, chat("gpt-4o", true, 37));
         ASSERT_EQ(out.status, 200u) << out.text;
@@ -157,12 +164,10 @@ TEST_F(SimServerTest, EveryDialectStreamsValidEventsWithExactUsage) {
 
 TEST_F(SimServerTest, EveryDialectAnswersWholeResponses) {
     SimFixture sim("instant");
-    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+    for (Api api : kApis) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
         auto request = chat("gpt-4o", false, 12);
-        auto http_call =
-            dialect::make_http_call(api, api == Api::openai ? "/v1" : "", request, Secret("k"))
-                .value();
+        auto http_call = dialect::make_http_call(api, base_path(api), request, Secret("k")).value();
         auto r = call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);
         ASSERT_EQ(r.status, 200u) << r.body;
         auto parsed = dialect::parse_response(api, r.body);
@@ -170,6 +175,56 @@ TEST_F(SimServerTest, EveryDialectAnswersWholeResponses) {
         EXPECT_EQ(parsed->usage.output_tokens, 12);
         EXPECT_FALSE(parsed->text.empty());
     }
+}
+
+// The Responses stream as OpenAI sends it: typed events whose SSE name repeats `type`,
+// sequence_number counting from 0, one message item opened, fed and closed, and
+// response.completed carrying the response (id, text, usage).
+TEST_F(SimServerTest, ResponsesStreamIsOpenAisTypedEventSequence) {
+    SimFixture sim("instant");
+    auto request = chat("gpt-4o", true, 6);
+    request.max_tokens = 100;  // 6 tokens come from the override: the answer completes
+    auto http_call = dialect::make_http_call(Api::openai_responses, "/v1", request, Secret("k"));
+    ASSERT_TRUE(http_call) << http_call.error().message;
+    EXPECT_EQ(http_call->target, "/v1/responses");
+    auto headers = http_call->headers;
+    headers.emplace_back("x-sim-output-tokens", "6");
+    auto r = call(sim, http::verb::post, http_call->target, headers, http_call->body);
+    ASSERT_EQ(r.status, 200u) << r.body;
+    std::vector<std::string> types;
+    std::vector<boost::json::object> events;
+    sse::SseParser parser;
+    (void)parser.feed(r.body, [&](const sse::SseEvent& e) {
+        auto v = boost::json::parse(e.data).as_object();
+        EXPECT_EQ(e.event, v.at("type").as_string());
+        EXPECT_EQ(v.at("sequence_number").as_int64(), static_cast<std::int64_t>(events.size()));
+        types.emplace_back(e.event);
+        events.push_back(std::move(v));
+    });
+    ASSERT_GE(types.size(), 9u) << r.body;
+    const std::vector<std::string> head(types.begin(), types.begin() + 4);
+    EXPECT_THAT(
+        head, ::testing::ElementsAre("response.created", "response.in_progress",
+                                     "response.output_item.added", "response.content_part.added"));
+    const std::vector<std::string> tail(types.end() - 4, types.end());
+    EXPECT_THAT(tail,
+                ::testing::ElementsAre("response.output_text.done", "response.content_part.done",
+                                       "response.output_item.done", "response.completed"));
+    std::string text;
+    for (std::size_t i = 4; i + 4 < types.size(); ++i) {
+        EXPECT_EQ(types[i], "response.output_text.delta");
+        text += events[i].at("delta").as_string();
+    }
+    EXPECT_FALSE(text.empty());
+    const auto& created = events.front().at("response").as_object();
+    const auto& completed = events.back().at("response").as_object();
+    EXPECT_TRUE(created.at("id").as_string().starts_with("resp_"));
+    EXPECT_EQ(completed.at("id"), created.at("id"));
+    EXPECT_EQ(completed.at("status"), "completed");
+    EXPECT_EQ(completed.at("output").at(0).at("content").at(0).at("text").as_string(), text);
+    EXPECT_EQ(completed.at("usage").at("output_tokens"), 6);
+    EXPECT_GT(completed.at("usage").at("input_tokens").as_int64(), 0);
+    EXPECT_THAT(std::string(r.headers["content-type"]), ::testing::StartsWith("text/event-stream"));
 }
 
 TEST_F(SimServerTest, ZeroOutputTokensIsAnEmptyAnswerNotACrash) {
@@ -467,7 +522,7 @@ void expect_weather_arguments(const std::string& arguments) {
 
 TEST_F(SimServerTest, ToolCallsStreamInEveryDialectsShapeAndDecodeWithOurDecoders) {
     SimFixture sim("instant");
-    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+    for (Api api : kApis) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
         auto request = with_tools(true, 20);
         request.tool_choice =
@@ -486,7 +541,7 @@ TEST_F(SimServerTest, ToolCallsStreamInEveryDialectsShapeAndDecodeWithOurDecoder
         if (api == Api::gemini) {
             EXPECT_EQ(out.call_deltas, 1) << "Gemini sends a call whole";
         } else {
-            EXPECT_TRUE(call.id.starts_with(api == Api::openai ? "call_" : "toolu_")) << call.id;
+            EXPECT_TRUE(call.id.starts_with(api == Api::anthropic ? "toolu_" : "call_")) << call.id;
             EXPECT_EQ(out.call_deltas, 10) << "argument fragments paced like the 10 chunks of text";
         }
     }
@@ -494,11 +549,10 @@ TEST_F(SimServerTest, ToolCallsStreamInEveryDialectsShapeAndDecodeWithOurDecoder
 
 TEST_F(SimServerTest, ToolCallsInWholeResponsesAndTheOverrideHeader) {
     SimFixture sim("instant");
-    for (Api api : {Api::openai, Api::anthropic, Api::gemini}) {
+    for (Api api : kApis) {
         SCOPED_TRACE(std::string(dialect::to_string(api)));
-        auto http_call = dialect::make_http_call(api, api == Api::openai ? "/v1" : "",
-                                                 with_tools(false, 8), Secret("k"))
-                             .value();
+        auto http_call =
+            dialect::make_http_call(api, base_path(api), with_tools(false, 8), Secret("k")).value();
         // Without a request to call, the instant profile (tool_call_rate 0) answers text.
         auto text =
             call(sim, http::verb::post, http_call.target, http_call.headers, http_call.body);

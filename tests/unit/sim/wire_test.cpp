@@ -53,6 +53,38 @@ TEST(RouteRequest, AnthropicTakesTheKeyAsXApiKeyOrBearerAsTheRealApiDoes) {
     EXPECT_FALSE(basic);
 }
 
+TEST(RouteRequest, ResponsesIsAPostWithOpenAisBearerKey) {
+    auto route = route_request(post("/v1/responses", {{"authorization", "Bearer k"}}), "k");
+    ASSERT_TRUE(route) << route.error().message;
+    EXPECT_EQ(route->api, Api::openai_responses);
+    EXPECT_EQ(route->kind, Route::Kind::completion);
+
+    auto no_key = route_request(post("/v1/responses", {}), "");
+    ASSERT_FALSE(no_key);
+    EXPECT_EQ(no_key.error().code, Errc::unauthorized);
+    EXPECT_EQ(no_key.error().api, Api::openai_responses);
+
+    net::Request get(http::verb::get, "/v1/responses", 11);
+    get.set("authorization", "Bearer k");
+    auto refused = route_request(get, "");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, Errc::method_not_allowed);
+}
+
+TEST(ParseWireRequest, ResponsesRequestsAlwaysReportUsage) {
+    auto request = post("/v1/responses", {{"authorization", "Bearer k"}, {"x-sim-seed", "3"}});
+    request.body() = R"({"model":"m","input":"hi","stream":true})";
+    auto route = route_request(request, "");
+    ASSERT_TRUE(route);
+    auto wire = parse_wire_request(request, *route);
+    ASSERT_TRUE(wire) << wire.error().message;
+    EXPECT_EQ(wire->api, Api::openai_responses);
+    EXPECT_TRUE(wire->chat.stream);
+    EXPECT_TRUE(wire->chat.include_usage) << "response.completed always carries usage";
+    EXPECT_EQ(wire->sim_headers.size(), 1u);
+    EXPECT_TRUE(new_response_id(Api::openai_responses).starts_with("resp_"));
+}
+
 TEST(RouteRequest, AnthropicModelsListWithBearerAndVersionIsAnthropicShaped) {
     net::Request request(http::verb::get, "/v1/models", 11);
     request.set("authorization", "Bearer k");
