@@ -44,6 +44,7 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 enum class RouteId {
     chat,
     messages,
+    count_tokens,
     responses,
     gemini_generate,
     gemini_models,
@@ -77,9 +78,10 @@ constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
 constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
-constexpr std::array<Route, 18> kRoutes{{
+constexpr std::array<Route, 19> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
+    {"/v1/messages/count_tokens", Match::exact, RouteId::count_tokens, true},
     {"/v1/responses", Match::exact, RouteId::responses, true},
     {kGeminiModelsPrefix, Match::method, RouteId::gemini_generate, true},
     {"/v1beta/models", Match::exact, RouteId::gemini_models, false},
@@ -159,6 +161,7 @@ std::optional<dialect::ClientApi> door_api(const Route* r) {
     if (r == nullptr) return std::nullopt;
     switch (r->id) {
         case RouteId::messages:
+        case RouteId::count_tokens:
             return dialect::ClientApi::anthropic;
         case RouteId::responses:
             return dialect::ClientApi::openai_responses;
@@ -697,6 +700,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             co_await relay_chat(gw, request, writer, request_id, headers, key, from);
         } else if (r->id == RouteId::gemini_generate) {
             co_await relay_gemini(gw, request, writer, request_id, headers, key);
+        } else if (r->id == RouteId::count_tokens) {
+            co_await relay_count_tokens(gw, request, writer, headers, key);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id, key);
         }

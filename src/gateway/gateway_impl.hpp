@@ -158,6 +158,13 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
                                                      std::string_view text,
                                                      const std::string& request_id);
 
+// POST /v1/messages/count_tokens (count_tokens.cpp), after auth and limits: forwarded to the
+// model's first Anthropic upstream, else a 400 naming why. The writer's Anthropic filter
+// shapes the gateway's own errors and is taken off for the upstream's answer.
+awaitable<void> relay_count_tokens(Gateway::Impl& gw, net::Request& request,
+                                   net::ResponseWriter& writer, net::HeaderList& headers,
+                                   RequestKey& key);
+
 // POST /v1/embeddings, after auth and limits.
 awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
                                  net::ResponseWriter& writer, std::string request_id,

@@ -247,10 +247,23 @@ Reply immediate_reply(SimServer::State& state, const Route& route) {
             return error_reply(route.api, Errc::not_found,
                                fmt::format("The model '{}' does not exist", route.model));
         case Route::Kind::completion:
+        case Route::Kind::count_tokens:
         case Route::Kind::control:
             break;
     }
     return error_reply(route.api, Errc::internal, "not an immediate route");
+}
+
+// POST /v1/messages/count_tokens: answered at once, without admission or latency (Anthropic's
+// endpoint runs no model).
+Reply count_tokens_reply(const SimServer::State& state, const net::Request& request) {
+    auto counted = count_tokens_json(request.body(), state.model.profile());
+    if (!counted) {
+        const Errc code =
+            counted.error().code == Errc::not_found ? Errc::not_found : Errc::bad_request;
+        return error_reply(dialect::Api::anthropic, code, counted.error().message);
+    }
+    return Reply{http::status::ok, "application/json", std::move(*counted), {}};
 }
 
 // GET shows the condition, POST commands one (replacing the previous command), DELETE clears
@@ -444,6 +457,11 @@ asio::awaitable<void> handle_request(std::shared_ptr<SimServer::State> state, ne
     }
     if (route->kind == Route::Kind::control) {
         Reply reply = control_reply(*state, request);
+        co_await send_reply(writer, std::move(reply));
+        co_return;
+    }
+    if (route->kind == Route::Kind::count_tokens) {
+        Reply reply = count_tokens_reply(*state, request);
         co_await send_reply(writer, std::move(reply));
         co_return;
     }

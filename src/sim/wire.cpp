@@ -2,12 +2,14 @@
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/ids.hpp>
+#include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/sim/tokens.hpp>
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse_query.hpp>
 #include <fmt/format.h>
@@ -179,6 +181,9 @@ RouteResult route_path(const net::Request& request, std::string_view path, bool 
     if (path == "/v1/responses") {
         route.api = Api::openai_responses;
         route.kind = Route::Kind::completion;
+    } else if (path == "/v1/messages/count_tokens") {
+        route.api = Api::anthropic;
+        route.kind = Route::Kind::count_tokens;
     } else if (path == "/v1/chat/completions" || path == "/v1/messages" || path == "/v1/models") {
         route.api = path == "/v1/messages" ? Api::anthropic : Api::openai;
         if (path == "/v1/models" && sends_anthropic_headers(request)) route.api = Api::anthropic;
@@ -245,7 +250,8 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
                            fmt::format("Method {} is not allowed on {}",
                                        std::string_view(request.method_string()), path));
     }
-    if (route.api == Api::anthropic && route.kind == Route::Kind::completion &&
+    if (route.api == Api::anthropic &&
+        (route.kind == Route::Kind::completion || route.kind == Route::Kind::count_tokens) &&
         header(request, "anthropic-version").empty()) {
         if (auto missing = check_key(route.api, request, query.key, required_key)) return *missing;
         return route_error(Api::anthropic, Errc::bad_request,
@@ -268,6 +274,22 @@ Result<WireRequest> parse_wire_request(const net::Request& request, const Route&
         }
     }
     return wire;
+}
+
+Result<std::string> count_tokens_json(std::string_view body, const Profile& profile) {
+    boost::system::error_code ec;
+    boost::json::value parsed = boost::json::parse(body, ec);
+    if (ec || !parsed.is_object()) return Error(Errc::bad_request, "expected a JSON object");
+    // Counting needs no max_tokens; the Messages parser requires one.
+    boost::json::object& o = parsed.as_object();
+    if (!o.contains("max_tokens")) o["max_tokens"] = 1;
+    auto chat = dialect::parse_request(Api::anthropic, boost::json::serialize(o));
+    if (!chat) return chat.error();
+    if (!profile.serves(chat->model)) {
+        return Error(Errc::not_found, fmt::format("The model '{}' does not exist", chat->model));
+    }
+    const std::int64_t tokens = estimate_tokens(canonical_prompt(*chat));
+    return boost::json::serialize(boost::json::object{{"input_tokens", tokens}});
 }
 
 std::string canonical_prompt(const dialect::ChatRequest& request) {

@@ -22,7 +22,7 @@
 namespace tokenradar::sim {
 
 struct Route {
-    enum class Kind { health, stats, models, model, completion, control };
+    enum class Kind { health, stats, models, model, completion, count_tokens, control };
     Kind kind = Kind::health;
     dialect::Api api = dialect::Api::openai;
     std::string model;    // Gemini completions and `model`: from the path
@@ -39,6 +39,7 @@ struct RouteError {
 
 // Paths and auth of the real APIs:
 //   POST /v1/chat/completions and POST /v1/responses (Authorization: Bearer), POST /v1/messages
+//   and POST /v1/messages/count_tokens
 //   (x-api-key or Authorization: Bearer, anthropic-version), POST
 //   /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (x-goog-api-key or
 //   ?key=), GET /v1/models (OpenAI shape, Anthropic shape when x-api-key or anthropic-version is
@@ -55,6 +56,12 @@ struct WireRequest {
     std::vector<Header> sim_headers;  // x-sim-* (views into the request)
 };
 Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route);
+
+// POST /v1/messages/count_tokens: `{"input_tokens": N}` for a Messages body (max_tokens
+// optional, as Anthropic's endpoint takes it), N the prompt tokens the same body would be
+// billed in /v1/messages' usage; bad_request naming the field otherwise, not_found for a model
+// the profile does not serve.
+Result<std::string> count_tokens_json(std::string_view body, const Profile& profile);
 
 // The text the prompt-token count and the prefix cache see: tools, then every message as
 // "role: content" lines, in order, so a stable prefix of the conversation is a stable prefix

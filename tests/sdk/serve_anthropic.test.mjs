@@ -80,6 +80,19 @@ describe('@anthropic-ai/sdk -> serve /v1/messages -> sim', () => {
     );
   });
 
+  test('messages.countTokens: forwarded to an Anthropic upstream, a BadRequestError otherwise', async () => {
+    const counted = await client.messages.countTokens({ model: 'claude', system: 'Be brief.', messages: user('Hello') });
+    assert.ok(Number.isInteger(counted.input_tokens) && counted.input_tokens > 0, JSON.stringify(counted));
+    const message = await client.messages.create({
+      model: 'claude', max_tokens: 2, system: 'Be brief.', messages: user('Hello'),
+    });
+    assert.equal(message.usage.input_tokens, counted.input_tokens);
+    await assert.rejects(
+      client.messages.countTokens({ model: 'fast', messages: user('Hello') }),
+      (err) => err instanceof Anthropic.BadRequestError && /no Anthropic upstream/.test(err.message),
+    );
+  });
+
   test('a malformed request is a BadRequestError naming the field', async () => {
     await assert.rejects(
       client.messages.create({ model: 'fast', max_tokens: 1, messages: [{ role: 'robot', content: 'x' }] }),

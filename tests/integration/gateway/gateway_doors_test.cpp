@@ -199,6 +199,41 @@ TEST(AnthropicDoor, ErrorsComeInAnthropicShape) {
     EXPECT_EQ(error_type(get), "invalid_request_error");
 }
 
+// POST /v1/messages/count_tokens: forwarded to an Anthropic upstream (the sim counts as it bills
+// /v1/messages), a 400 in Anthropic's shape naming why for a model without one.
+TEST(AnthropicDoor, CountTokensIsForwardedToAnthropicUpstreamsOnly) {
+    SimFixture sim("instant");
+    GatewayFixture gw(three_dialects_config(sim.base_url()));
+    json::object request{
+        {"model", "via-anthropic"},
+        {"system", "Be brief."},
+        {"messages", json::array{json::object{{"role", "user"}, {"content", kPrompt}}}}};
+    auto counted =
+        testing::post_json(gw.url("/v1/messages/count_tokens"), json::serialize(request));
+    ASSERT_EQ(counted.status, 200u) << counted.body;
+    EXPECT_EQ(header(counted, "x-tokenradar-upstream"), "sim-anthropic/claude-3-5-sonnet-latest");
+    const auto input_tokens = json::parse(counted.body).at("input_tokens").as_int64();
+    // What the same request costs when asked: the Messages usage of that upstream.
+    auto answered =
+        testing::post_json(gw.url("/v1/messages"), messages_body("via-anthropic", false, 5));
+    ASSERT_EQ(answered.status, 200u) << answered.body;
+    EXPECT_EQ(json::parse(answered.body).at("usage").at("input_tokens").as_int64(), input_tokens);
+
+    request["model"] = "via-openai";
+    auto refused =
+        testing::post_json(gw.url("/v1/messages/count_tokens"), json::serialize(request));
+    EXPECT_EQ(refused.status, 400u) << refused.body;
+    const auto error = json::parse(refused.body);
+    EXPECT_EQ(error.at("type"), "error") << refused.body;
+    EXPECT_NE(refused.body.find("no Anthropic upstream"), std::string::npos) << refused.body;
+
+    request["model"] = "nope";
+    auto unknown =
+        testing::post_json(gw.url("/v1/messages/count_tokens"), json::serialize(request));
+    EXPECT_EQ(unknown.status, 404u) << unknown.body;
+    EXPECT_EQ(json::parse(unknown.body).at("error").at("type"), "not_found_error");
+}
+
 // The three dialects behind a listener that wants the client key "tr-client-key".
 std::string keyed_config(const SimFixture& sim) {
     std::string config = three_dialects_config(sim.base_url());

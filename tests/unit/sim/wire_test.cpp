@@ -1,5 +1,9 @@
 #include "../../../src/sim/wire.hpp"
 
+#include <tokenradar/core/token_estimate.hpp>
+#include <tokenradar/dialect/codec.hpp>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -129,6 +133,39 @@ TEST(RouteRequest, OneModelPerApi) {
         model_json(Api::openai, profile, "gpt-4o"),
         R"({"id":"gpt-4o","object":"model","created":1700000000,"owned_by":"tokenradar-sim"})");
     EXPECT_EQ(model_json(Api::openai, profile, "nope"), std::nullopt);
+}
+
+TEST(CountTokens, IsAnAnthropicRouteCountingWhatMessagesWouldBill) {
+    const std::string version = "2023-06-01";
+    auto route = route_request(
+        post("/v1/messages/count_tokens", {{"x-api-key", "k"}, {"anthropic-version", version}}),
+        "k");
+    ASSERT_TRUE(route) << route.error().message;
+    EXPECT_EQ(route->api, Api::anthropic);
+    EXPECT_EQ(route->kind, Route::Kind::count_tokens);
+    auto no_version = route_request(post("/v1/messages/count_tokens", {{"x-api-key", "k"}}), "k");
+    ASSERT_FALSE(no_version);
+    EXPECT_EQ(no_version.error().code, Errc::bad_request);
+
+    Profile profile;
+    profile.models = {"claude"};
+    const std::string body =
+        R"({"model":"claude","system":"Be brief.","messages":[{"role":"user","content":"Hello there"}]})";
+    auto counted = count_tokens_json(body, profile);
+    ASSERT_TRUE(counted) << counted.error().message << " (max_tokens is optional here)";
+    auto chat = dialect::parse_request(
+        Api::anthropic,
+        R"({"model":"claude","max_tokens":9,"system":"Be brief.","messages":[{"role":"user","content":"Hello there"}]})");
+    ASSERT_TRUE(chat);
+    EXPECT_EQ(*counted,
+              fmt::format(R"({{"input_tokens":{}}})", estimate_tokens(canonical_prompt(*chat))));
+
+    auto unknown = count_tokens_json(R"({"model":"nope","messages":[]})", profile);
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code, Errc::not_found);
+    auto bad = count_tokens_json(R"({"model":"claude","messages":7})", profile);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("messages"), std::string::npos) << bad.error().message;
 }
 
 TEST(RouteRequest, ControlTakesTheKeyInEveryApisShapeAndOnlyItsMethods) {
