@@ -125,11 +125,16 @@ int run_queries(const QueryBenchOptions& o) {
 
     const observatory::IndexSize size = index.size();
     fmt::print(
-        "index: {} buckets, {} aggregates ({} client parts, {} folded cells), {:.0f} MB of "
-        "sketch buckets ({:.1f} per aggregate); {} late records refused\n",
+        "index: {} buckets, {} aggregates ({} client parts, {} folded cells: {:.0f} MB encoded, "
+        "{:.0f} bytes each), {:.0f} MB of sketch buckets ({:.1f} per client part); {} late "
+        "records refused\n",
         size.buckets, size.parts, size.parts - size.folded, size.folded,
+        static_cast<double>(size.folded_bytes) / 1e6,
+        static_cast<double>(size.folded_bytes) /
+            static_cast<double>(std::max<std::size_t>(size.folded, 1)),
         static_cast<double>(size.sketch_buckets) * 8 / 1e6,
-        static_cast<double>(size.sketch_buckets) / static_cast<double>(size.parts),
+        static_cast<double>(size.sketch_buckets) /
+            static_cast<double>(std::max<std::size_t>(size.parts - size.folded, 1)),
         index.late_records());
     if (o.live > 0) {
         fmt::print("live: {} new records of the last hour are added before every run (not timed)\n",

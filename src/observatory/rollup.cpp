@@ -245,8 +245,8 @@ Groups RollupIndex::query(const Query& q) const {
                 if (const ModelSlot* slot = find_at(bucket.models, key)) {
                     merge_cached(group_of(key), s.merged(bucket, *slot));
                 }
-            } else if (key < bucket.cells.size() && !bucket.cells[key].empty()) {
-                merge_weighted(group_of(key), bucket.cells[key], q.metrics, q.counts);
+            } else if (bucket.has(key)) {
+                merge_cell(group_of(key), bucket, key, q.metrics, q.counts);
             }
         }
     };
@@ -292,8 +292,8 @@ std::array<std::vector<std::string>, kCellLabelCount> RollupIndex::labels(
     std::vector<bool> seen(s.cells.size(), false);
     for (auto it = s.hours.lower_bound(floor_to(from_us, kHourUs));
          it != s.hours.end() && it->first < to_us; ++it) {
-        for (std::size_t c = 0; c < it->second.cells.size(); ++c) {
-            if (!it->second.cells[c].empty()) seen[c] = true;
+        for (CellId c = 0; c < s.cells.size(); ++c) {
+            if (it->second.has(c)) seen[c] = true;
         }
     }
     std::array<std::set<std::string, std::less<>>, kCellLabelCount> sets;
@@ -351,9 +351,14 @@ IndexSize RollupIndex::size() const {
     for (const Level* level : {&s.minutes, &s.hours}) {
         for (const auto& [start, bucket] : *level) {
             ++size.buckets;
+            if (bucket.folded) {
+                const std::size_t n = bucket.folded_cells.count();
+                size.parts += n;
+                size.folded += n;
+                size.folded_bytes += bucket.folded_cells.bytes.capacity();
+            }
             for (const CellBucket& parts : bucket.cells) {
                 size.parts += parts.size();
-                if (bucket.folded) size.folded += parts.size();
                 for (const ClientPart& p : parts) count(*p.aggregate);
             }
             for (const auto& slot : bucket.models) {

@@ -4,6 +4,7 @@
 #include "rollup_state.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <functional>
 #include <string_view>
@@ -73,6 +74,26 @@ void merge_weighted(Aggregate& into, const CellBucket& bucket, MetricMask metric
             }
         }
     }
+}
+
+void merge_cell(Aggregate& into, const Bucket& bucket, CellId cell, MetricMask metrics,
+                bool counts) {
+    if (!bucket.folded) {
+        merge_weighted(into, bucket.cells[cell], metrics, counts);
+        return;
+    }
+    // As merge_weighted adds a single part. fold() wrote these bytes: they decode.
+    auto part = Aggregate::decode(bucket.folded_cells.of(cell));
+    assert(part);
+    if (!part) return;
+    if (counts) into.merge_counts(*part);
+    into.merge_sketches(*part, 1.0, metrics);
+}
+
+std::size_t FoldedCells::count() const noexcept {
+    std::size_t n = 0;
+    for (CellId cell = 0; cell < ends.size(); ++cell) n += has(cell) ? 1 : 0;
+    return n;
 }
 
 void Day::invalidate() noexcept {
@@ -170,26 +191,35 @@ void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
     for (auto it = l.begin(); it != l.end() && it->first < before_us; ++it) {
         Bucket& bucket = it->second;
         if (bucket.folded) continue;
+        FoldedCells& folded = bucket.folded_cells;
+        folded.ends.assign(bucket.cells.size(), 0);
         for (CellId cell = 0; cell < bucket.cells.size(); ++cell) {
             CellBucket& parts = bucket.cells[cell];
-            if (parts.empty()) continue;
-            for (ClientPart& p : parts) {
-                if (!p.dirty) continue;  // only hour parts are ever dirty
-                folded_rows.push_back({it->first, cells[cell], clients[p.client], *p.aggregate});
-                p.dirty = false;
+            if (!parts.empty()) {
+                for (ClientPart& p : parts) {
+                    if (!p.dirty) continue;  // only hour parts are ever dirty
+                    folded_rows.push_back(
+                        {it->first, cells[cell], clients[p.client], *p.aggregate});
+                    p.dirty = false;
+                }
+                // A single part is already its own weighted merge (merge_weighted adds it
+                // with weight 1); several become the merge that every query of them computed.
+                std::vector<std::uint8_t> bytes;
+                if (parts.size() == 1) {
+                    bytes = parts.front().aggregate->encode();
+                } else {
+                    Aggregate merged;
+                    merge_weighted(merged, parts, kAllMetrics, true);
+                    bytes = merged.encode();
+                }
+                folded.bytes.insert(folded.bytes.end(), bytes.begin(), bytes.end());
+                CellBucket().swap(parts);  // freed as we go: the fold's peak stays one bucket
             }
-            // A single part is already its own weighted merge (merge_weighted adds it with
-            // weight 1); several become the merge that every query of them computed.
-            if (parts.size() > 1) {
-                auto merged = std::make_unique<Aggregate>();
-                merge_weighted(*merged, parts, kAllMetrics, true);
-                parts.erase(parts.begin() + 1, parts.end());
-                parts.front().aggregate = std::move(merged);
-            }
-            parts.front().client = kFoldedClient;
-            parts.front().aggregate->shrink_to_fit();
-            parts.shrink_to_fit();
+            assert(folded.bytes.size() <= std::numeric_limits<std::uint32_t>::max());
+            folded.ends[cell] = static_cast<std::uint32_t>(folded.bytes.size());
         }
+        folded.bytes.shrink_to_fit();
+        std::vector<CellBucket>().swap(bucket.cells);
         bucket.folded = true;
         bucket.loose = false;
     }
@@ -222,8 +252,7 @@ const CachedMerge& RollupIndex::State::fill_if_stale(const CachedMerge& entry, F
 
 const CachedMerge& RollupIndex::State::merged(const Bucket& bucket, const ModelSlot& slot) const {
     return fill_if_stale(slot.merged, [&](const CachedMerge& e) {
-        for (CellId cell : slot.cells)
-            merge_weighted(e.aggregate, bucket.cells[cell], kAllMetrics, true);
+        for (CellId cell : slot.cells) merge_cell(e.aggregate, bucket, cell, kAllMetrics, true);
         e.present = !slot.cells.empty();
     });
 }
@@ -233,9 +262,8 @@ const CachedMerge& RollupIndex::State::merged_day_cell(std::int64_t day_us, Cell
     return fill_if_stale(entry, [&](const CachedMerge& e) {
         for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
              ++h) {
-            const auto& bucket_cells = h->second.cells;
-            if (cell < bucket_cells.size() && !bucket_cells[cell].empty()) {
-                merge_weighted(e.aggregate, bucket_cells[cell], kAllMetrics, true);
+            if (h->second.has(cell)) {
+                merge_cell(e.aggregate, h->second, cell, kAllMetrics, true);
                 e.present = true;
             }
         }

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -37,9 +38,6 @@ inline std::int64_t floor_to(std::int64_t t, std::int64_t step) {
     const std::int64_t q = t / step;
     return (q * step > t ? q - 1 : q) * step;
 }
-
-// The client of a folded bucket's one part per cell: the weighted merge of its clients.
-inline constexpr ClientId kFoldedClient = std::numeric_limits<ClientId>::max();
 
 // One client's raw aggregate in one bucket of one cell. Behind a pointer so that a bucket's
 // list grows without moving aggregates (and keeps no spare ~700-byte slots).
@@ -66,13 +64,37 @@ struct ModelSlot {
     CachedMerge merged;
 };
 
+// A closed bucket's cells, each the weighted merge of its clients (what merge_weighted gave),
+// as Aggregate::encode() bytes back to back: ~0.3 KB a cell-hour of a few records where the
+// Aggregate object with its sketch arrays held ~1.6 KB. Decoded (exactly: the encoding keeps
+// every count, sum, min and max bit for bit) each time a query or cache fill merges it.
+struct FoldedCells {
+    [[nodiscard]] bool has(CellId cell) const noexcept {
+        return cell < ends.size() && ends[cell] != (cell == 0 ? 0 : ends[cell - 1]);
+    }
+    [[nodiscard]] std::span<const std::uint8_t> of(CellId cell) const noexcept {
+        const std::uint32_t begin = cell == 0 ? 0 : ends[cell - 1];
+        return {bytes.data() + begin, ends[cell] - begin};
+    }
+    [[nodiscard]] std::size_t count() const noexcept;  // cells with records
+
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> ends;  // by CellId: where its bytes end (begin: the previous end)
+};
+
 // Indexed by id (dense: a few hundred cells, a few dozen models), so a query visits only the
 // cells or models it selects, without hashing or chasing a node per entry.
 struct Bucket {
-    std::vector<CellBucket> cells;                   // by CellId; empty: no records
+    // Open buckets: by CellId, each client's part; empty: no records. Folded: empty.
+    std::vector<CellBucket> cells;
     std::vector<std::unique_ptr<ModelSlot>> models;  // by ModelId; null: no records
+    FoldedCells folded_cells;                        // folded buckets only
     bool loose = false;                              // sketches grew since the last compaction
-    bool folded = false;  // closed: one kFoldedClient part per cell, takes no more records
+    bool folded = false;  // closed: cells moved to folded_cells, takes no more records
+
+    [[nodiscard]] bool has(CellId cell) const noexcept {
+        return folded ? folded_cells.has(cell) : cell < cells.size() && !cells[cell].empty();
+    }
 };
 using Level = std::map<std::int64_t, Bucket>;  // bucket start -> cells
 
@@ -96,6 +118,9 @@ const T* find_at(const std::vector<std::unique_ptr<T>>& entries, std::uint32_t i
 // Adds one bucket of one cell into `into`, each client weighted to the same share of every
 // sketch (rollup.hpp, Weighting); the counts too when `counts`.
 void merge_weighted(Aggregate& into, const CellBucket& bucket, MetricMask metrics, bool counts);
+// merge_weighted of one cell of a bucket, folded or open; the cell must have records (has()).
+void merge_cell(Aggregate& into, const Bucket& bucket, CellId cell, MetricMask metrics,
+                bool counts);
 
 // Lets the value sets be searched with a string_view.
 struct StringHash {

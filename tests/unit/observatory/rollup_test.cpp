@@ -429,6 +429,48 @@ TEST(RollupIndex, FoldedBucketsAnswerWhatTheirClientPartsDid) {
             "open minutes");
 }
 
+// Issue 32: a closed bucket costs one encoded aggregate per cell, whoever sent its records.
+TEST(RollupIndex, ClosedBucketsCostTheSameForOneOrAThousandSubmitters) {
+    const std::int64_t now = kDay0 + 2 * kDayUs;
+    const std::vector<Measurement> records = mixed_records(20'000, 21, kDay0, 2 * kDayUs);
+    const auto index_from = [&](std::size_t submitters) {
+        auto index = std::make_unique<RollupIndex>();
+        std::vector<Measurement> copy = records;
+        for (std::size_t i = 0; i < copy.size(); ++i)
+            copy[i].client_id = "ip:" + std::to_string(i % submitters);
+        index->add(copy);
+        // Open: about one part per client and cell-hour while the buckets take records.
+        EXPECT_EQ(index->size().folded, 0u);
+        index->prune(now + 2 * kHourUs);  // every hour and minute closed
+        return index;
+    };
+    const auto one = index_from(1);
+    const auto many = index_from(1000);
+    const IndexSize a = one->size();
+    const IndexSize b = many->size();
+    EXPECT_EQ(a.parts, a.folded);  // nothing open: no client part left
+    EXPECT_EQ(b.parts, b.folded);
+    EXPECT_EQ(a.folded, b.folded);    // one per cell and bucket with records
+    EXPECT_EQ(a.sketch_buckets, 0u);  // folded cells hold no DdSketch objects
+    EXPECT_EQ(b.sketch_buckets, 0u);
+    // Weighted counts are f64 where integer counts are varints: more bytes, not more parts.
+    EXPECT_LT(b.folded_bytes, 3 * a.folded_bytes);
+    EXPECT_LT(a.folded_bytes / a.folded, 400u);
+    // The folded index still answers with the client weighting: the same as one built from
+    // the same records that never folds.
+    RollupOptions never;
+    never.late_allowance = std::chrono::hours(24 * 365);
+    RollupIndex kept(never);
+    std::vector<Measurement> copy = records;
+    for (std::size_t i = 0; i < copy.size(); ++i)
+        copy[i].client_id = "ip:" + std::to_string(i % 1000);
+    kept.add(copy);
+    kept.prune(now + 2 * kHourUs);
+    expect_same(many->query(query(kDay0, now, {Label::provider, Label::task}, true)),
+                kept.query(query(kDay0, now, {Label::provider, Label::task}, true)),
+                "hours by provider and task");
+}
+
 TEST(RollupIndex, ClosedBucketsRefuseRecordsAndKeepTheirRowsForTheStore) {
     RollupIndex index;
     const std::int64_t hour = kDay0 + 5 * kHourUs;
