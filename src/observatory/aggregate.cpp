@@ -63,6 +63,7 @@ class Reader {
     }
 
     [[nodiscard]] bool at_end() const { return pos_ == bytes_.size(); }
+    [[nodiscard]] std::span<const std::uint8_t> rest() const { return bytes_.subspan(pos_); }
     [[nodiscard]] const std::optional<Error>& error() const { return error_; }
 
   private:
@@ -227,6 +228,55 @@ Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
     }
     if (ok && !r.at_end()) ok = r.fail("end", "no bytes after the last sketch");
     if (!ok) return *r.error();
+    return a;
+}
+
+void Aggregate::pack(std::vector<std::uint8_t>& out) const {
+    for (std::uint64_t v : {samples, first_attempts}) put_varint(out, v);
+    put_varint(out, statuses.size());
+    for (const auto& [status, n] : statuses) {
+        put_varint(out, status.size());
+        out.insert(out.end(), status.begin(), status.end());
+        put_varint(out, n);
+    }
+    for (std::uint64_t v : {prompt_tokens, cached_prompt_tokens, output_tokens, reasoning_tokens}) {
+        put_varint(out, v);
+    }
+    for (std::uint64_t v : cache) put_varint(out, v);
+    for (std::uint64_t v : route) put_varint(out, v);
+    for (const stats::DdSketch& sketch : sketches) sketch.pack(out);
+}
+
+Aggregate Aggregate::unpack(std::span<const std::uint8_t> bytes) {
+    // pack() wrote these: a short read is a programmer error (asserted), never past the end.
+    Reader r(bytes);
+    Aggregate a;
+    const auto varint = [&r](std::uint64_t& v) {
+        [[maybe_unused]] const bool ok = r.varint("packed", v);
+        assert(ok);
+    };
+    varint(a.samples);
+    varint(a.first_attempts);
+    std::uint64_t n_statuses = 0;
+    varint(n_statuses);
+    for (std::uint64_t i = 0; i < n_statuses; ++i) {
+        std::uint64_t len = 0;
+        std::uint64_t n = 0;
+        std::span<const std::uint8_t> name;
+        varint(len);
+        if (!r.bytes("packed", len, name)) break;
+        varint(n);
+        a.statuses.emplace(std::string(name.begin(), name.end()), n);
+    }
+    for (std::uint64_t* v :
+         {&a.prompt_tokens, &a.cached_prompt_tokens, &a.output_tokens, &a.reasoning_tokens}) {
+        varint(*v);
+    }
+    for (std::uint64_t& v : a.cache) varint(v);
+    for (std::uint64_t& v : a.route) varint(v);
+    std::span<const std::uint8_t> rest = r.rest();
+    for (stats::DdSketch& sketch : a.sketches) sketch = stats::DdSketch::unpack(rest);
+    assert(rest.empty());
     return a;
 }
 

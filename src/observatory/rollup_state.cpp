@@ -82,12 +82,10 @@ void merge_cell(Aggregate& into, const Bucket& bucket, CellId cell, MetricMask m
         merge_weighted(into, bucket.cells[cell], metrics, counts);
         return;
     }
-    // As merge_weighted adds a single part. fold() wrote these bytes: they decode.
-    auto part = Aggregate::decode(bucket.folded_cells.of(cell));
-    assert(part);
-    if (!part) return;
-    if (counts) into.merge_counts(*part);
-    into.merge_sketches(*part, 1.0, metrics);
+    // As merge_weighted adds a single part.
+    const Aggregate part = Aggregate::unpack(bucket.folded_cells.of(cell));
+    if (counts) into.merge_counts(part);
+    into.merge_sketches(part, 1.0, metrics);
 }
 
 std::size_t FoldedCells::count() const noexcept {
@@ -204,15 +202,13 @@ void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
                 }
                 // A single part is already its own weighted merge (merge_weighted adds it
                 // with weight 1); several become the merge that every query of them computed.
-                std::vector<std::uint8_t> bytes;
                 if (parts.size() == 1) {
-                    bytes = parts.front().aggregate->encode();
+                    parts.front().aggregate->pack(folded.bytes);
                 } else {
                     Aggregate merged;
                     merge_weighted(merged, parts, kAllMetrics, true);
-                    bytes = merged.encode();
+                    merged.pack(folded.bytes);
                 }
-                folded.bytes.insert(folded.bytes.end(), bytes.begin(), bytes.end());
                 CellBucket().swap(parts);  // freed as we go: the fold's peak stays one bucket
             }
             assert(folded.bytes.size() <= std::numeric_limits<std::uint32_t>::max());

@@ -65,9 +65,9 @@ struct ModelSlot {
 };
 
 // A closed bucket's cells, each the weighted merge of its clients (what merge_weighted gave),
-// as Aggregate::encode() bytes back to back: ~0.3 KB a cell-hour of a few records where the
-// Aggregate object with its sketch arrays held ~1.6 KB. Decoded (exactly: the encoding keeps
-// every count, sum, min and max bit for bit) each time a query or cache fill merges it.
+// as Aggregate::pack() bytes back to back: ~0.2 KB a cell-hour of a few records where the
+// Aggregate object with its sketch arrays held ~1.6 KB. Unpacked (exactly: every count, sum,
+// min and max bit for bit) each time a query or cache fill merges it.
 struct FoldedCells {
     [[nodiscard]] bool has(CellId cell) const noexcept {
         return cell < ends.size() && ends[cell] != (cell == 0 ? 0 : ends[cell - 1]);
@@ -88,7 +88,7 @@ struct Bucket {
     // Open buckets: by CellId, each client's part; empty: no records. Folded: empty.
     std::vector<CellBucket> cells;
     std::vector<std::unique_ptr<ModelSlot>> models;  // by ModelId; null: no records
-    FoldedCells folded_cells;                        // folded buckets only
+    FoldedCells folded_cells;                        // folded buckets only (packed)
     bool loose = false;                              // sketches grew since the last compaction
     bool folded = false;  // closed: cells moved to folded_cells, takes no more records
 

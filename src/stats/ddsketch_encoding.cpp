@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -341,6 +343,151 @@ Result<DdSketch> DdSketch::decode(std::span<const std::uint8_t> bytes) {
         for (const Bucket& b : held)
             s.counts_[static_cast<std::size_t>(b.index - s.offset_)] = b.count;
     }
+    return s;
+}
+
+// ---- Packed form (pack / unpack) --------------------------------------------------------
+//
+//   u8      0xFE: empty (nothing follows); 0xFF: counts are f64; k in 0..52: counts are
+//           varints of count * 2^k
+//   count   total weight
+//   f64     min, max, sum
+//   count   zero bucket
+//   varint  n, then n x (varint step, count), steps as in the encoding above
+
+namespace {
+
+constexpr std::uint8_t kPackedEmpty = 0xFE;
+constexpr std::uint8_t kPackedF64 = 0xFF;
+constexpr int kMaxFractionBits = 52;
+constexpr double kMaxScaled = 9.2e18;  // below 2^63: scaled counts fit a uint64 with room
+
+// The fewest fraction bits that make c * 2^bits an integer below kMaxScaled; -1: none.
+int fraction_bits(double c) {
+    for (int k = 0; k <= kMaxFractionBits; ++k) {
+        const double scaled = std::ldexp(c, k);  // exact: a power of two
+        if (!(scaled < kMaxScaled)) return -1;
+        if (scaled == std::floor(scaled)) return k;
+    }
+    return -1;
+}
+
+// Reads pack()'s bytes; past the end of the span it reads zeros (never outside it).
+class PackedReader {
+  public:
+    explicit PackedReader(std::span<const std::uint8_t> in) : in_(in) {}
+
+    std::uint8_t u8() {
+        assert(pos_ < in_.size());
+        return pos_ < in_.size() ? in_[pos_++] : 0;
+    }
+    std::uint64_t varint() {
+        std::uint64_t v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            const std::uint8_t b = u8();
+            v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+            if ((b & 0x80) == 0) break;
+        }
+        return v;
+    }
+    double f64() {
+        std::uint64_t bits = 0;
+        for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(u8()) << (8 * i);
+        return std::bit_cast<double>(bits);
+    }
+    double count(std::uint8_t mode) {
+        return mode == kPackedF64 ? f64() : std::ldexp(static_cast<double>(varint()), -mode);
+    }
+    [[nodiscard]] std::size_t position() const noexcept { return pos_; }
+
+  private:
+    std::span<const std::uint8_t> in_;
+    std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+void DdSketch::pack(std::vector<std::uint8_t>& out) const {
+    if (count_ == 0) {
+        out.push_back(kPackedEmpty);
+        return;
+    }
+    const std::vector<Bucket> held = buckets();
+    int bits = 0;  // -1: some count is on no grid
+    const auto widen = [&bits](double c) {
+        if (bits < 0) return;
+        const int k = fraction_bits(c);
+        bits = k < 0 ? -1 : std::max(bits, k);
+    };
+    widen(count_);
+    widen(zero_count_);
+    for (const Bucket& b : held) widen(b.count);
+    // Every count is at most the total (up to rounding): the total bounds the scaled values.
+    if (bits >= 0 && !(std::ldexp(count_, bits) < kMaxScaled / 2)) bits = -1;
+    const auto mode = static_cast<std::uint8_t>(bits < 0 ? kPackedF64 : bits);
+    out.push_back(mode);
+    const auto put_count = [&](double c) {
+        if (mode == kPackedF64) {
+            put_f64(out, c);
+        } else {
+            put_varint(out, static_cast<std::uint64_t>(std::ldexp(c, bits)));
+        }
+    };
+    put_count(count_);
+    put_f64(out, min_);
+    put_f64(out, max_);
+    put_f64(out, sum_);
+    put_count(zero_count_);
+    put_varint(out, held.size());
+    std::int64_t previous = 0;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        put_varint(out, i == 0 ? zigzag(held[i].index)
+                               : static_cast<std::uint64_t>(held[i].index - previous - 1));
+        previous = held[i].index;
+        put_count(held[i].count);
+    }
+}
+
+DdSketch DdSketch::unpack(std::span<const std::uint8_t>& in, double relative_accuracy,
+                          std::size_t max_buckets) {
+    DdSketch s(relative_accuracy, max_buckets);
+    PackedReader r(in);
+    const std::uint8_t mode = r.u8();
+    if (mode != kPackedEmpty) {
+        s.count_ = r.count(mode);
+        s.min_ = r.f64();
+        s.max_ = r.f64();
+        s.sum_ = r.f64();
+        s.zero_count_ = r.count(mode);
+        const std::uint64_t n = r.varint();
+        assert(n <= max_buckets);
+        if (n > 0) {
+            // Two passes over the buckets: the first finds their range, so the store is
+            // allocated once and exactly.
+            PackedReader scan = r;
+            std::int64_t first = 0;
+            std::int64_t last = 0;
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const std::uint64_t step = scan.varint();
+                last = i == 0 ? unzigzag(step) : last + 1 + static_cast<std::int64_t>(step);
+                if (i == 0) first = last;
+                (void)scan.count(mode);
+            }
+            const auto span = static_cast<std::size_t>(std::clamp<std::int64_t>(
+                last - first + 1, 1, static_cast<std::int64_t>(max_buckets)));
+            s.offset_ = static_cast<std::int32_t>(first);
+            s.counts_.assign(span, 0);
+            std::int64_t index = 0;
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const std::uint64_t step = r.varint();
+                index = i == 0 ? unzigzag(step) : index + 1 + static_cast<std::int64_t>(step);
+                const double c = r.count(mode);
+                const auto k = static_cast<std::size_t>(index - first);
+                if (k < span) s.counts_[k] = c;
+            }
+        }
+    }
+    in = in.subspan(std::min(r.position(), in.size()));
     return s;
 }
 

@@ -20,8 +20,8 @@
 // `now` closes it); then prune() folds its client parts into one part per cell, their
 // weighted merge, and drops them, so a closed bucket costs one aggregate per cell however
 // many clients fed it, and answers bit for bit what its parts did (the weights were fixed
-// when it closed). Folded cells are kept encoded (Aggregate::encode, ~0.3 KB for a cell-hour
-// of a few records instead of ~1.6 KB as objects) and decoded when merged. A record for a closed
+// when it closed). Folded cells are kept packed (Aggregate::pack, ~0.2 KB for a cell-hour of
+// a few records instead of ~1.6 KB as objects) and unpacked when merged. A record for a closed
 // bucket is refused and counted (late_records()): the weights of a folded bucket cannot take one
 // more client. Saved rows stay the raw per-client parts (a part changed since the last
 // take_dirty_hours() is handed out when folded).
@@ -102,6 +102,11 @@ struct Aggregate {
     // Versioned bytes for the store's rollup rows; decode names the field on bad input.
     [[nodiscard]] std::vector<std::uint8_t> encode() const;
     static Result<Aggregate> decode(std::span<const std::uint8_t> bytes);
+    // A smaller in-memory form for folded buckets (not for storage: no version): the counts
+    // as varints and the sketches packed (DdSketch::pack). unpack(pack()) == *this; unpack()
+    // is for bytes pack() wrote (it reads nothing outside them but checks nothing else).
+    void pack(std::vector<std::uint8_t>& out) const;
+    static Aggregate unpack(std::span<const std::uint8_t> bytes);
 
     friend bool operator==(const Aggregate&, const Aggregate&) = default;
 };

@@ -156,6 +156,18 @@ class DdSketch {
     // more than max_buckets counts on arbitrary input.
     static Result<DdSketch> decode(std::span<const std::uint8_t> bytes);
 
+    // A smaller in-memory form for sketches that stop changing (the observatory's folded
+    // buckets), not for storage (no version; unpack() is given the parameters): counts are
+    // varints of count * 2^k for the smallest k in [0, 52] that makes each an integer (the
+    // observatory's weighted counts lie on a 2^-20 grid: ~3 bytes where an f64 takes 8),
+    // else f64; an empty sketch is one byte. pack() appends to `out`; unpack() reads one
+    // sketch from the front of `in` and advances it past it; unpack(pack()) == *this. unpack()
+    // is for bytes pack() wrote: it reads no byte outside `in` but checks nothing else.
+    void pack(std::vector<std::uint8_t>& out) const;
+    static DdSketch unpack(std::span<const std::uint8_t>& in,
+                           double relative_accuracy = kDefaultRelativeAccuracy,
+                           std::size_t max_buckets = kDefaultMaxBuckets);
+
     // Same parameters, buckets, zero count, count, sum, min and max (bit for bit).
     bool operator==(const DdSketch& other) const;
 

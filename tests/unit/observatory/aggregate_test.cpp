@@ -129,6 +129,28 @@ TEST(Aggregate, EncodeDecodeRoundTripsAndRejectsDamage) {
     EXPECT_EQ(message(miscounted), "rollup row: statuses: expected counts that add up to samples");
 }
 
+TEST(Aggregate, PackUnpackRoundTripsExactly) {
+    Aggregate a;
+    for (int i = 0; i < 50; ++i) a.add(record("p", 0, 100 + i));
+    Measurement t = record("p", 0, 1);
+    t.status = RequestStatus::timeout_first_token;
+    a.add(t);
+    Aggregate weighted;  // fractional counts, as a folded cell of several clients
+    weighted.merge_counts(a);
+    for (std::size_t i = 0; i < kMetricCount; ++i)
+        ASSERT_TRUE(weighted.sketches[i].merge_on_grid(a.sketches[i], 0.37, 20));
+    for (const Aggregate* x : {&a, &weighted}) {
+        std::vector<std::uint8_t> bytes;
+        x->pack(bytes);
+        EXPECT_EQ(Aggregate::unpack(bytes), *x);
+        EXPECT_LT(bytes.size(), x->encode().size());
+    }
+    const Aggregate none;
+    std::vector<std::uint8_t> bytes;
+    none.pack(bytes);
+    EXPECT_EQ(Aggregate::unpack(bytes), none);
+}
+
 // Rows saved before the routing strategies' routes (version 1: exactly three route counts,
 // without their number) still load.
 TEST(Aggregate, Version1RowsDecodeWithTheirThreeRoutes) {

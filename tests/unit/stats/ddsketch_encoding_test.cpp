@@ -33,6 +33,46 @@ TEST(DdSketch, EncodeDecodeRoundTripsExactly) {
     }
 }
 
+TEST(DdSketch, PackUnpackRoundTripsIntegerGridAndOtherCounts) {
+    const auto values =
+        draw(2'000, 7, [](auto& r) { return std::lognormal_distribution<double>(5, 0.7)(r); });
+    DdSketch integers = sketch_of(values);
+    integers.add(0, 2);
+    DdSketch grid;  // weighted counts on the 2^-20 grid, as the observatory's folded cells
+    ASSERT_TRUE(grid.merge_on_grid(integers, 1.0 / 3, 20));
+    DdSketch arbitrary;  // counts on no grid: kept as f64
+    for (double v : values) arbitrary.add(v, 0.1);
+    const DdSketch empty;
+    DdSketch narrow(0.02, 32);
+    for (double v = 1; v < 1e6; v *= 1.1) narrow.add(v);  // collapsed lowest buckets
+    const std::vector<const DdSketch*> all = {&integers, &grid, &arbitrary, &empty};
+    std::vector<std::uint8_t> bytes;
+    for (const DdSketch* s : all) s->pack(bytes);
+    const std::size_t before_narrow = bytes.size();
+    narrow.pack(bytes);
+    std::span<const std::uint8_t> in(bytes);
+    for (const DdSketch* s : all) {
+        const DdSketch back = DdSketch::unpack(in);
+        EXPECT_EQ(back, *s);
+        for (double q : kQuantiles) EXPECT_EQ(back.quantile(q), s->quantile(q));
+    }
+    EXPECT_EQ(in.size(), bytes.size() - before_narrow);
+    DdSketch back = DdSketch::unpack(in, 0.02, 32);
+    EXPECT_TRUE(in.empty());
+    EXPECT_EQ(back, narrow);
+    back.add(1e9);
+    narrow.add(1e9);
+    EXPECT_EQ(back, narrow);
+
+    // Smaller than encode(): no parameters, grid counts as varints (~3 bytes, not 8).
+    std::vector<std::uint8_t> packed;
+    grid.pack(packed);
+    EXPECT_LT(packed.size() * 3, grid.encode().size() * 2);
+    packed.clear();
+    empty.pack(packed);
+    EXPECT_EQ(packed.size(), 1u);
+}
+
 TEST(DdSketch, DecodedSketchKeepsParametersAndCollapsing) {
     DdSketch s(0.02, 32);
     for (double v = 1; v < 1e6; v *= 1.1) s.add(v);
