@@ -139,6 +139,13 @@ void RollupIndex::load_hour(HourRow row) {
     s.generation.fetch_add(1, std::memory_order_release);
 }
 
+void RollupIndex::fold_closed(std::int64_t before_us) {
+    State& s = *state_;
+    std::unique_lock lock(s.mutex);
+    // Answers do not change (prune() below): no generation bump.
+    s.fold(Resolution::hour, std::min(before_us, s.closed_before[1]));
+}
+
 std::vector<HourRow> RollupIndex::take_dirty_hours() {
     State& s = *state_;
     std::unique_lock lock(s.mutex);
@@ -236,8 +243,8 @@ Groups RollupIndex::query(const Query& q) const {
         return *a;
     };
     const auto merge_cached = [&](Aggregate& into, const CachedMerge& c) {
-        if (q.counts) into.merge_counts(c.aggregate);
-        into.merge_sketches(c.aggregate, 1.0, q.metrics);
+        if (q.counts) into.merge_counts(*c.aggregate);
+        into.merge_sketches(*c.aggregate, 1.0, q.metrics);
     };
     const auto add_bucket = [&](const Bucket& bucket) {
         for (std::uint32_t key : selected) {
@@ -346,7 +353,7 @@ IndexSize RollupIndex::size() const {
     const auto count_cached = [&](const CachedMerge& c) {
         if (!c.fresh.load(std::memory_order_acquire)) return;
         ++size.cached;
-        count(c.aggregate);
+        count(*c.aggregate);
     };
     for (const Level* level : {&s.minutes, &s.hours}) {
         for (const auto& [start, bucket] : *level) {

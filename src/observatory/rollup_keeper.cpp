@@ -79,6 +79,7 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     index_->prune(options_.now_us());  // sets the minute floor before anything is added
     std::size_t rows = 0;
     std::size_t bad_rows = 0;
+    std::int64_t loading_hour = std::numeric_limits<std::int64_t>::min();
     auto watermark = store.load_rollups([&](store::RollupRow&& row) {
         auto hour = from_store_row(row);
         if (!hour) {
@@ -86,6 +87,12 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
             if (bad_rows++ == 0)
                 spdlog::warn("observatory: skipping a rollup row: {}", hour.error().message);
             return;
+        }
+        // Rows come in hour order: the hours before this one are whole, and the closed ones
+        // fold now, so the load holds one closed hour's client parts, not every saved row.
+        if (hour->hour_us > loading_hour) {
+            index_->fold_closed(hour->hour_us);
+            loading_hour = hour->hour_us;
         }
         index_->load_hour(std::move(*hour));
         ++rows;
@@ -110,7 +117,7 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
         store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
     if (!caught_up) return caught_up.error();
     changed_ = *caught_up > 0;
-    // Only now: the saved rows of a closed hour must all be in before it folds.
+    // The last loaded hours and the minutes fold here (a closed hour's saved rows are all in).
     prune(options_.now_us());
     save(store);
     const auto loaded = Clock::now();

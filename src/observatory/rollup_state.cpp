@@ -237,10 +237,10 @@ const CachedMerge& RollupIndex::State::fill_if_stale(const CachedMerge& entry, F
     if (entry.fresh.load(std::memory_order_acquire)) return entry;
     std::lock_guard lock(fill_mutex);
     if (!entry.fresh.load(std::memory_order_relaxed)) {
-        entry.aggregate = Aggregate();
+        entry.aggregate = std::make_unique<Aggregate>();
         entry.present = false;
         fill(entry);
-        entry.aggregate.shrink_to_fit();  // kept until the next change: no growth room
+        entry.aggregate->shrink_to_fit();  // kept until the next change: no growth room
         entry.fresh.store(true, std::memory_order_release);
     }
     return entry;
@@ -248,7 +248,7 @@ const CachedMerge& RollupIndex::State::fill_if_stale(const CachedMerge& entry, F
 
 const CachedMerge& RollupIndex::State::merged(const Bucket& bucket, const ModelSlot& slot) const {
     return fill_if_stale(slot.merged, [&](const CachedMerge& e) {
-        for (CellId cell : slot.cells) merge_cell(e.aggregate, bucket, cell, kAllMetrics, true);
+        for (CellId cell : slot.cells) merge_cell(*e.aggregate, bucket, cell, kAllMetrics, true);
         e.present = !slot.cells.empty();
     });
 }
@@ -259,7 +259,7 @@ const CachedMerge& RollupIndex::State::merged_day_cell(std::int64_t day_us, Cell
         for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
              ++h) {
             if (h->second.has(cell)) {
-                merge_cell(e.aggregate, h->second, cell, kAllMetrics, true);
+                merge_cell(*e.aggregate, h->second, cell, kAllMetrics, true);
                 e.present = true;
             }
         }
@@ -272,7 +272,7 @@ const CachedMerge& RollupIndex::State::merged_day_model(std::int64_t day_us, Mod
         for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
              ++h) {
             if (const ModelSlot* slot = find_at(h->second.models, model)) {
-                e.aggregate.merge(merged(h->second, *slot).aggregate);
+                e.aggregate->merge(*merged(h->second, *slot).aggregate);
                 e.present = true;
             }
         }

@@ -53,7 +53,9 @@ using CellBucket = std::vector<ClientPart>;  // almost always a handful of clien
 struct CachedMerge {
     void invalidate() noexcept { fresh.store(false, std::memory_order_relaxed); }
 
-    mutable Aggregate aggregate;
+    // Allocated by the first fill: a day holds an entry per cell and model with records, and
+    // most are never read (only queries filtering by region or task read day cells).
+    mutable std::unique_ptr<Aggregate> aggregate;
     mutable bool present = false;  // the fill found data (a day cut by pruning may have none)
     mutable std::atomic<bool> fresh{false};
 };

@@ -523,21 +523,22 @@ Result<void> PostgresStore::save_rollups(std::span<const RollupRow> rows, std::i
 
 Result<std::int64_t> PostgresStore::load_rollups(const RollupVisitor& visit) {
     PgParams none;
-    auto rows = each_row("read rollups",
-                         fmt::format("SELECT {}, aggregate FROM rollup_hours", kRollupColumns),
-                         none, [&](const PGresult* r, int row) -> Result<void> {
-                             RollupRow out;
-                             out.hour_us = pg_int8(r, row, 0);
-                             for (std::size_t i = 0; i < out.labels.size(); ++i) {
-                                 out.labels[i] = pg_text(r, row, static_cast<int>(i) + 1);
-                             }
-                             out.stream = pg_bool(r, row, 8);
-                             out.client_id = pg_text(r, row, 9);
-                             const auto aggregate = pg_bytes(r, row, 10);
-                             out.aggregate.assign(aggregate.begin(), aggregate.end());
-                             visit(std::move(out));
-                             return {};
-                         });
+    auto rows = each_row(
+        "read rollups",
+        fmt::format("SELECT {}, aggregate FROM rollup_hours ORDER BY hour_us", kRollupColumns),
+        none, [&](const PGresult* r, int row) -> Result<void> {
+            RollupRow out;
+            out.hour_us = pg_int8(r, row, 0);
+            for (std::size_t i = 0; i < out.labels.size(); ++i) {
+                out.labels[i] = pg_text(r, row, static_cast<int>(i) + 1);
+            }
+            out.stream = pg_bool(r, row, 8);
+            out.client_id = pg_text(r, row, 9);
+            const auto aggregate = pg_bytes(r, row, 10);
+            out.aggregate.assign(aggregate.begin(), aggregate.end());
+            visit(std::move(out));
+            return {};
+        });
     if (!rows) return rows.error();
     auto watermark = db_->exec_params(
         "read rollup watermark",

@@ -456,8 +456,8 @@ Result<void> SqliteStore::save_rollups(std::span<const RollupRow> rows, std::int
 }
 
 Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
-    auto statement =
-        prepare(db_, path_, fmt::format("SELECT {} FROM rollup_hours", kRollupColumns));
+    auto statement = prepare(
+        db_, path_, fmt::format("SELECT {} FROM rollup_hours ORDER BY hour_us", kRollupColumns));
     if (!statement) return statement.error();
     sqlite3_stmt* s = statement->get();
     for (;;) {

@@ -193,6 +193,11 @@ class RollupIndex {
     // Replaces one hour row (start-up, from the store; before the prune() that folds its
     // hour, else it is refused and counted as late). Bumps generation().
     void load_hour(HourRow row);
+    // Folds the hour buckets that start before `before_us` and were closed by the last
+    // prune(): RollupKeeper's load calls it each time the store's rows (in hour order) move
+    // to a later hour, so a start holds one closed hour's client parts at a time, not every
+    // saved row. A later load_hour() into a folded hour is refused as late.
+    void fold_closed(std::int64_t before_us);
     // The hour rows changed since the last call, for the store to upsert.
     std::vector<HourRow> take_dirty_hours();
     // Drops buckets past their retention as of `now_us`, closes the buckets that ended

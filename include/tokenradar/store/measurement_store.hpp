@@ -71,7 +71,8 @@ class MeasurementStore {
     // Rollups (the observatory's): replaces the given rows and sets the watermark (the last
     // record id they include) in one transaction.
     virtual Result<void> save_rollups(std::span<const RollupRow> rows, std::int64_t watermark) = 0;
-    // Streams every rollup row; returns the watermark (0 when none was saved).
+    // Streams every rollup row in hour order (the observatory folds each closed hour as soon
+    // as the next one starts); returns the watermark (0 when none was saved).
     virtual Result<std::int64_t> load_rollups(const RollupVisitor& visit) = 0;
     // Deletes every rollup row and resets the watermark (rollup --rebuild).
     virtual Result<void> clear_rollups() = 0;

@@ -180,6 +180,41 @@ TEST(RollupKeeper, FoldedHoursAndRefusedLateRecordsSurviveARestart) {
     ASSERT_EQ(rebuild_rollups(*raw).value(), 180u + 7u + 5u);
 }
 
+// Issue 32: a start folds each closed hour as the store's rows (in hour order) pass it, so it
+// never holds every saved client part; no saved row is refused on the way.
+TEST(RollupKeeper, ALoadFoldsClosedHoursAsItGoes) {
+    tokenradar::testing::TempDb db;
+    std::atomic<std::int64_t> clock{kDay0 + kHourUs};  // every hour below still open
+    Groups before;
+    {
+        Kept kept(db.path(), &clock);
+        ASSERT_TRUE(eventually([&] { return kept.keeper->loaded(); }));
+        // Hours 1 to 5, five clients each.
+        std::vector<Measurement> all;
+        for (int h = 1; h <= 5; ++h) {
+            for (int c = 0; c < 5; ++c) {
+                for (Measurement& m : records(10 + c, kDay0 + h * kHourUs + c * kMinuteUs,
+                                              "key:" + std::to_string(c)))
+                    all.push_back(std::move(m));
+            }
+        }
+        ASSERT_EQ(kept.writer->submit(all).get().value().size(), all.size());
+        before = kept.index->query(everything());
+        kept.writer->stop();
+    }
+    // Restart at 8:00: hours 1 to 5 closed; each folds as the next hour's rows begin (the
+    // last at the final prune, with the refilled minutes).
+    clock = kDay0 + 8 * kHourUs;
+    Kept again(db.path(), &clock);
+    ASSERT_TRUE(eventually([&] { return again.keeper->loaded(); }));
+    EXPECT_EQ(again.index->late_records(), 0u);
+    const IndexSize size = again.index->size();
+    EXPECT_EQ(size.parts, size.folded);  // no client part left
+    EXPECT_GE(size.folded, 5u * 2u);     // 5 hours x providers a and b, and minutes
+    expect_same(again.index->query(everything()), before);
+    again.writer->stop();
+}
+
 TEST(RollupKeeper, LoadingFillsTheCachesALeaderboardReads) {
     tokenradar::testing::TempDb db;
     {

@@ -510,6 +510,43 @@ TEST(RollupIndex, ClosedBucketsRefuseRecordsAndKeepTheirRowsForTheStore) {
     expect_same(reloaded.query(q), answer, "reloaded, folded");
 }
 
+TEST(RollupIndex, FoldClosedFoldsOnlyClosedHoursBeforeItsBound) {
+    RollupIndex index;
+    const std::int64_t now = kDay0 + 10 * kHourUs;
+    index.prune(now);  // hours before 9:00 are closed
+    std::vector<HourRow> rows;
+    for (int h = 6; h < 10; ++h) {
+        for (int c = 0; c < 4; ++c) {
+            HourRow row;
+            row.hour_us = kDay0 + h * kHourUs;
+            row.cell = CellKey::of(record("p", row.hour_us, 100).labels);
+            row.client_id = "c" + std::to_string(c);
+            for (int i = 0; i <= c; ++i) row.aggregate.add(record("p", row.hour_us, 100.0 + i));
+            rows.push_back(std::move(row));
+        }
+    }
+    RollupIndex unfolded;
+    for (const HourRow& row : rows) unfolded.load_hour(row);
+    std::int64_t hour = 0;
+    for (HourRow& row : rows) {
+        if (row.hour_us > hour) {
+            index.fold_closed(row.hour_us);
+            hour = row.hour_us;
+            // At most the hour being loaded holds client parts.
+            const IndexSize size = index.size();
+            EXPECT_LE(size.parts - size.folded, 4u);
+        }
+        index.load_hour(std::move(row));
+    }
+    index.fold_closed(now);
+    const IndexSize size = index.size();
+    EXPECT_EQ(size.folded, 3u);               // 6:00 to 8:00
+    EXPECT_EQ(size.parts - size.folded, 4u);  // 9:00 is open: its four clients
+    EXPECT_EQ(index.late_records(), 0u);
+    expect_same(index.query(query(kDay0, now, {}, true)),
+                unfolded.query(query(kDay0, now, {}, true)), "loaded and folded");
+}
+
 TEST(RollupIndex, PruneGivesBackTheRoomOfPassedBuckets) {
     RollupIndex index;
     index.prune(kDay0);
