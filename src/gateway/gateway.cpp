@@ -108,15 +108,15 @@ struct LiveEndpoint {
     std::string_view csv_file;
 };
 const LiveEndpoint& live_endpoint(RouteId id) {
-    static const LiveEndpoint kUpstreams{{{{"upstreams", ""}}, {}, {"provider", "model"}},
-                                         "tokenradar-upstreams.csv"};
-    static const LiveEndpoint kProviderCache{{{{"rows", ""}}, {}, {"provider", "model"}},
+    static const LiveEndpoint upstreams{{{{"upstreams", ""}}, {}, {"provider", "model"}},
+                                        "tokenradar-upstreams.csv"};
+    static const LiveEndpoint provider_cache{{{{"rows", ""}}, {}, {"provider", "model"}},
                                              "tokenradar-provider-cache.csv"};
-    static const LiveEndpoint kResponseCache{{{{"models", ""}}, {}, {"model"}},
+    static const LiveEndpoint response_cache{{{{"models", ""}}, {}, {"model"}},
                                              "tokenradar-gateway-cache.csv"};
-    if (id == RouteId::upstreams) return kUpstreams;
-    if (id == RouteId::provider_cache) return kProviderCache;
-    return kResponseCache;
+    if (id == RouteId::upstreams) return upstreams;
+    if (id == RouteId::provider_cache) return provider_cache;
+    return response_cache;
 }
 
 // The `format` parameter of a live endpoint (json when absent). Other parameters are ignored,

@@ -31,6 +31,23 @@ void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
     out.push_back(static_cast<std::uint8_t>(v));
 }
 
+// The counts before the routes, as both encode() and pack() write them: samples, first
+// attempts, statuses (name and count), tokens and cache outcomes.
+void put_counts(std::vector<std::uint8_t>& out, const Aggregate& a) {
+    for (std::uint64_t v : {a.samples, a.first_attempts}) put_varint(out, v);
+    put_varint(out, a.statuses.size());
+    for (const auto& [status, n] : a.statuses) {
+        put_varint(out, status.size());
+        out.insert(out.end(), status.begin(), status.end());
+        put_varint(out, n);
+    }
+    for (std::uint64_t v :
+         {a.prompt_tokens, a.cached_prompt_tokens, a.output_tokens, a.reasoning_tokens}) {
+        put_varint(out, v);
+    }
+    for (std::uint64_t v : a.cache) put_varint(out, v);
+}
+
 class Reader {
   public:
     explicit Reader(std::span<const std::uint8_t> bytes) : bytes_(bytes) {}
@@ -152,17 +169,7 @@ void Aggregate::shrink_to_fit() {
 std::vector<std::uint8_t> Aggregate::encode() const {
     std::vector<std::uint8_t> out;
     out.push_back(kEncodingVersion);
-    for (std::uint64_t v : {samples, first_attempts}) put_varint(out, v);
-    put_varint(out, statuses.size());
-    for (const auto& [status, n] : statuses) {
-        put_varint(out, status.size());
-        out.insert(out.end(), status.begin(), status.end());
-        put_varint(out, n);
-    }
-    for (std::uint64_t v : {prompt_tokens, cached_prompt_tokens, output_tokens, reasoning_tokens}) {
-        put_varint(out, v);
-    }
-    for (std::uint64_t v : cache) put_varint(out, v);
+    put_counts(out, *this);
     put_varint(out, route.size());
     for (std::uint64_t v : route) put_varint(out, v);
     for (const stats::DdSketch& sketch : sketches) {
@@ -232,17 +239,7 @@ Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
 }
 
 void Aggregate::pack(std::vector<std::uint8_t>& out) const {
-    for (std::uint64_t v : {samples, first_attempts}) put_varint(out, v);
-    put_varint(out, statuses.size());
-    for (const auto& [status, n] : statuses) {
-        put_varint(out, status.size());
-        out.insert(out.end(), status.begin(), status.end());
-        put_varint(out, n);
-    }
-    for (std::uint64_t v : {prompt_tokens, cached_prompt_tokens, output_tokens, reasoning_tokens}) {
-        put_varint(out, v);
-    }
-    for (std::uint64_t v : cache) put_varint(out, v);
+    put_counts(out, *this);
     for (std::uint64_t v : route) put_varint(out, v);
     for (const stats::DdSketch& sketch : sketches) sketch.pack(out);
 }

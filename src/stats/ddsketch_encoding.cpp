@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace tokenradar::stats {
@@ -270,6 +271,21 @@ std::optional<Error> check_totals(const Header& h, double count, double zero,
     return std::nullopt;
 }
 
+// The held buckets, as both forms write them: their number, the first index (zigzag) and each
+// later one's gap to the one before, every index followed by its count as `put_count` writes it.
+template <typename PutCount>
+void put_buckets(std::vector<std::uint8_t>& out, std::span<const DdSketch::Bucket> held,
+                 const PutCount& put_count) {
+    put_varint(out, held.size());
+    std::int64_t previous = 0;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        put_varint(out, i == 0 ? zigzag(held[i].index)
+                               : static_cast<std::uint64_t>(held[i].index - previous - 1));
+        previous = held[i].index;
+        put_count(held[i].count);
+    }
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> DdSketch::encode() const {
@@ -296,14 +312,7 @@ std::vector<std::uint8_t> DdSketch::encode() const {
         put_f64(out, sum_);
     }
     put_count(zero_count_);
-    put_varint(out, held.size());
-    std::int64_t previous = 0;
-    for (std::size_t i = 0; i < held.size(); ++i) {
-        put_varint(out, i == 0 ? zigzag(held[i].index)
-                               : static_cast<std::uint64_t>(held[i].index - previous - 1));
-        previous = held[i].index;
-        put_count(held[i].count);
-    }
+    put_buckets(out, held, put_count);
     return out;
 }
 
@@ -438,14 +447,7 @@ void DdSketch::pack(std::vector<std::uint8_t>& out) const {
     put_f64(out, max_);
     put_f64(out, sum_);
     put_count(zero_count_);
-    put_varint(out, held.size());
-    std::int64_t previous = 0;
-    for (std::size_t i = 0; i < held.size(); ++i) {
-        put_varint(out, i == 0 ? zigzag(held[i].index)
-                               : static_cast<std::uint64_t>(held[i].index - previous - 1));
-        previous = held[i].index;
-        put_count(held[i].count);
-    }
+    put_buckets(out, held, put_count);
 }
 
 DdSketch DdSketch::unpack(std::span<const std::uint8_t>& in, double relative_accuracy,
