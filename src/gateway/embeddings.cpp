@@ -1,6 +1,7 @@
 // POST /v1/embeddings: passed through to the first OpenAI-dialect upstream of the virtual
 // model, with only `model` rewritten. Measured as one non-streaming attempt (task
-// "embeddings": TTFB and E2E, no tokens out).
+// "embeddings": TTFB and E2E, no tokens out); the answer's `usage.prompt_tokens` is the
+// record's prompt tokens and what the client's virtual key is charged.
 
 #include "gateway_impl.hpp"
 
@@ -74,6 +75,23 @@ std::optional<std::vector<float>> first_embedding(std::string_view body) {
     return out;
 }
 
+// `usage.prompt_tokens` of an OpenAI embeddings answer. The usage object closes the answer,
+// after vectors of up to megabytes: it is found from the end and only it is parsed.
+constexpr std::size_t kMaxUsageBytes = 1024;
+std::optional<std::int64_t> embeddings_prompt_tokens(std::string_view body) {
+    const std::size_t key = body.rfind("\"usage\"");
+    if (key == std::string_view::npos) return std::nullopt;
+    const std::size_t open = body.find('{', key);
+    const std::size_t close = open == std::string_view::npos ? open : body.find('}', open);
+    if (close == std::string_view::npos || close - open >= kMaxUsageBytes) return std::nullopt;
+    boost::system::error_code ec;
+    const json::value usage = json::parse(body.substr(open, close - open + 1), ec);
+    const auto* o = ec ? nullptr : usage.if_object();
+    const auto* tokens = o != nullptr ? o->if_contains("prompt_tokens") : nullptr;
+    if (tokens == nullptr || !tokens->is_int64() || tokens->as_int64() < 0) return std::nullopt;
+    return tokens->as_int64();
+}
+
 }  // namespace
 
 awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const UpstreamRef& ref,
@@ -105,6 +123,7 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
     } else {
         vector = first_embedding(result->body);
         if (!vector) m.status = RequestStatus::protocol_error;
+        m.prompt_tokens = embeddings_prompt_tokens(result->body);
     }
     gw.record(std::move(m));
     if (!vector) {
@@ -180,7 +199,12 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     net::record_timings(m, result->timings, t_start);
     m.t.sched = m.t.send;
     m.http_status = static_cast<int>(result->status);
-    if (result->status != 200) m.status = RequestStatus::http(static_cast<int>(result->status));
+    if (result->status != 200) {
+        m.status = RequestStatus::http(static_cast<int>(result->status));
+    } else {
+        m.prompt_tokens = embeddings_prompt_tokens(result->body);
+        key.tokens += m.prompt_tokens.value_or(0);  // settled once the answer is sent
+    }
     headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
     if (auto id = upstream_request_id(result->headers))
         headers.emplace_back(kUpstreamRequestIdHeader, *id);

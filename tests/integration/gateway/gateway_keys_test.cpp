@@ -290,6 +290,39 @@ TEST(GatewayKeys, ASpentBudgetIs429UntilThePeriodEnds) {
     EXPECT_EQ(metric(gw, R"(tokenradar_key_period_tokens{key="capped"})"), 14);
 }
 
+// An embeddings answer's usage.prompt_tokens is recorded and charged to the key: embeddings
+// spend budgets like chat does.
+TEST(GatewayKeys, EmbeddingsAreChargedTheirPromptTokens) {
+    testing::Script vectors;
+    vectors.content_type = "application/json";
+    vectors.pieces = {{milliseconds(0),
+                       R"({"object":"list","data":[{"object":"embedding","index":0,)"
+                       R"("embedding":[0.1,0.2]}],"model":"up-model",)"
+                       R"("usage":{"prompt_tokens":8,"total_tokens":8}})"}};
+    ScriptedServer upstream(vectors);
+    Registry registry;
+    GatewayFixture gw(config(upstream, registry.path.path()), registry.hooks());
+    const auto [id, key] =
+        create(gw, R"({"name":"vectors","budget_tokens":10,"budget_period":"day"})");
+    const auto embed = [&] {
+        return testing::post_json(gw.url("/v1/embeddings"), R"({"model":"m","input":"hello"})",
+                                  {{"authorization", "Bearer " + key}});
+    };
+    const Fetched first = embed();
+    EXPECT_EQ(first.status, 200U) << first.body;
+    EXPECT_NE(first.body.find("\"embedding\":[0.1,0.2]"), std::string::npos) << first.body;
+    EXPECT_EQ(embed().status, 200U);  // 16 of 10: an answer is never cut
+    const Fetched refused = embed();
+    EXPECT_EQ(refused.status, 429U) << refused.body;
+    EXPECT_EQ(upstream.received_bodies().size(), 2U);
+    EXPECT_EQ(metric(gw, R"(tokenradar_key_period_tokens{key="vectors"})"), 16);
+    const auto records = gw.records().wait_for(2);
+    ASSERT_GE(records.size(), 2U);
+    EXPECT_EQ(records[0].labels.task, "embeddings");
+    EXPECT_EQ(records[0].prompt_tokens, 8);
+    EXPECT_FALSE(records[0].output_tokens.has_value());
+}
+
 TEST(GatewayKeys, AnotherNodeSeesKeysAndUsageWithinTheRefresh) {
     ScriptedServer upstream(whole_answer());
     Registry registry;
