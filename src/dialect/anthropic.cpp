@@ -271,12 +271,7 @@ Result<void> AnthropicStreamDecoder::decode(std::string_view event, std::string_
     }
     // ping, content_block_stop, signature/citation deltas and unknown future events carry
     // nothing we model.
-    if (r.failed()) {
-        out.resize(first);
-        return r.take_error();
-    }
-    if (out.size() == first) out.push_back(StreamDelta::make(StreamDelta::Kind::ignorable));
-    return {};
+    return finish_event(r, out, first);
 }
 
 namespace {

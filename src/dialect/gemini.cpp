@@ -256,12 +256,7 @@ Result<void> GeminiStreamDecoder::decode(std::string_view /*event*/, std::string
         out.push_back(std::move(d));
         out.push_back(StreamDelta::make(K::done));
     }
-    if (r.failed()) {
-        out.resize(first);
-        return r.take_error();
-    }
-    if (out.size() == first) out.push_back(StreamDelta::make(K::ignorable));
-    return {};
+    return finish_event(r, out, first);
 }
 
 namespace {

@@ -292,4 +292,13 @@ std::optional<json::object> parse_json_object(std::string_view text) {
     return std::move(v.get_object());
 }
 
+Result<void> finish_event(Reader& r, std::vector<StreamDelta>& out, std::size_t first) {
+    if (r.failed()) {
+        out.resize(first);
+        return r.take_error();
+    }
+    if (out.size() == first) out.push_back(StreamDelta::make(StreamDelta::Kind::ignorable));
+    return {};
+}
+
 }  // namespace tokenradar::dialect

@@ -3,6 +3,7 @@
 // stream events without a heap allocation per event.
 
 #include <tokenradar/core/error.hpp>
+#include <tokenradar/dialect/stream_delta.hpp>
 
 #include <boost/json.hpp>
 
@@ -103,6 +104,11 @@ void for_each_object(Reader& r, const json::array& a, const Path& p, ReadObject&
         read(*element, ip);
     }
 }
+
+// The end of every stream decoder's decode(): after a read error the event's deltas (from
+// `first` on) are dropped and the error returned; an event that gave none adds one
+// `ignorable` delta (it was an event all the same).
+Result<void> finish_event(Reader& r, std::vector<StreamDelta>& out, std::size_t first);
 
 // Appends the elements of `a`, which must all be strings ("stop[1]: expected a string").
 void read_strings(Reader& r, const json::array& a, const Path& p, std::vector<std::string>& out);

@@ -310,12 +310,7 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
         d.usage = read_usage(r, *usage, usage_path);
         out.push_back(std::move(d));
     }
-    if (r.failed()) {
-        out.resize(first);
-        return r.take_error();
-    }
-    if (out.size() == first) out.push_back(StreamDelta::make(K::ignorable));
-    return {};
+    return finish_event(r, out, first);
 }
 
 namespace {

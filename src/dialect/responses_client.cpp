@@ -374,12 +374,7 @@ Result<void> ResponsesStreamDecoder::decode(std::string_view event, std::string_
     }
     // response.in_progress, content_part / output_item / text `done` events, refusal and
     // built-in tool events and unknown future ones carry nothing we model.
-    if (r.failed()) {
-        out.resize(first);
-        return r.take_error();
-    }
-    if (out.size() == first) out.push_back(StreamDelta::make(StreamDelta::Kind::ignorable));
-    return {};
+    return finish_event(r, out, first);
 }
 
 }  // namespace tokenradar::dialect
