@@ -9,6 +9,7 @@
 #include <tokenradar/dialect/http_call.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
@@ -76,18 +77,22 @@ std::optional<std::vector<float>> first_embedding(std::string_view body) {
 }
 
 // `usage.prompt_tokens` of an OpenAI embeddings answer. The usage object closes the answer,
-// after vectors of up to megabytes: it is found from the end and only it is parsed.
+// after vectors of up to megabytes: it is found from the end and only it is parsed (at most
+// kMaxUsageBytes; it may hold objects of its own, e.g. `prompt_tokens_details`).
 constexpr std::size_t kMaxUsageBytes = 1024;
 std::optional<std::int64_t> embeddings_prompt_tokens(std::string_view body) {
     const std::size_t key = body.rfind("\"usage\"");
-    if (key == std::string_view::npos) return std::nullopt;
-    const std::size_t open = body.find('{', key);
-    const std::size_t close = open == std::string_view::npos ? open : body.find('}', open);
-    if (close == std::string_view::npos || close - open >= kMaxUsageBytes) return std::nullopt;
+    const std::size_t open = key == std::string_view::npos ? key : body.find('{', key);
+    if (open == std::string_view::npos) return std::nullopt;
+    json::parser parser;
     boost::system::error_code ec;
-    const json::value usage = json::parse(body.substr(open, close - open + 1), ec);
-    const auto* o = ec ? nullptr : usage.if_object();
-    const auto* tokens = o != nullptr ? o->if_contains("prompt_tokens") : nullptr;
+    // write_some stops after the object (the answer's closing brace is not read); an object
+    // cut short at kMaxUsageBytes is an error.
+    parser.write_some(body.substr(open, kMaxUsageBytes), ec);
+    if (ec) return std::nullopt;
+    const json::value usage = parser.release();
+    const auto* tokens =
+        usage.is_object() ? usage.as_object().if_contains("prompt_tokens") : nullptr;
     if (tokens == nullptr || !tokens->is_int64() || tokens->as_int64() < 0) return std::nullopt;
     return tokens->as_int64();
 }

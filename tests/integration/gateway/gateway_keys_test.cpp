@@ -291,14 +291,15 @@ TEST(GatewayKeys, ASpentBudgetIs429UntilThePeriodEnds) {
 }
 
 // An embeddings answer's usage.prompt_tokens is recorded and charged to the key: embeddings
-// spend budgets like chat does.
+// spend budgets like chat does. The usage holds an object of its own, as some servers send.
 TEST(GatewayKeys, EmbeddingsAreChargedTheirPromptTokens) {
     testing::Script vectors;
     vectors.content_type = "application/json";
     vectors.pieces = {{milliseconds(0),
                        R"({"object":"list","data":[{"object":"embedding","index":0,)"
                        R"("embedding":[0.1,0.2]}],"model":"up-model",)"
-                       R"("usage":{"prompt_tokens":8,"total_tokens":8}})"}};
+                       R"("usage":{"prompt_tokens":8,"prompt_tokens_details":{"cached_tokens":0},)"
+                       R"("total_tokens":8}})"}};
     ScriptedServer upstream(vectors);
     Registry registry;
     GatewayFixture gw(config(upstream, registry.path.path()), registry.hooks());
