@@ -289,8 +289,9 @@ Result<json::array> tools_json(const std::vector<ToolDefinition>& tools) {
 
 }  // namespace
 
-Result<ChatRequest> parse_anthropic_request(std::string_view body) {
-    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
+Result<ChatRequest> parse_anthropic_request(std::string_view body,
+                                            json::monotonic_resource* scratch) {
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size(), scratch));
     if (!root) return root.error();
     Reader r(Errc::bad_request);
     Path top;

@@ -1,6 +1,9 @@
 #include <tokenradar/dialect/egress.hpp>
 
+#include <tokenradar/dialect/anthropic.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/gemini.hpp>
+#include <tokenradar/dialect/openai.hpp>
 #include <tokenradar/dialect/responses.hpp>
 #include <tokenradar/sse/sse_writer.hpp>
 
@@ -134,19 +137,22 @@ std::optional<Error> untranslated_gemini_field(const json::object& body) {
     return std::nullopt;
 }
 
+// The client's DOM of Anthropic and Gemini is made in `scratch`: it is replaced by the OpenAI
+// equivalent before the door returns.
 Result<ChatRequest> parse_door_request(ClientApi client_api, std::string_view body,
-                                       std::string_view model, bool stream) {
+                                       std::string_view model, bool stream,
+                                       json::monotonic_resource& scratch) {
     switch (client_api) {
         case ClientApi::openai_responses:
             return parse_responses_request(body);
         case ClientApi::anthropic:
-            return parse_request(Api::anthropic, body);
+            return parse_anthropic_request(body, &scratch);
         case ClientApi::gemini:
-            return parse_request(Api::gemini, body, model, stream);
+            return parse_gemini_request(body, model, stream, &scratch);
         case ClientApi::openai:
             break;
     }
-    return parse_request(Api::openai, body);
+    return parse_openai_request(body);
 }
 
 std::unique_ptr<StreamEncoder> door_encoder(ClientApi client_api, std::int64_t created) {
@@ -195,7 +201,8 @@ std::string client_field_message(ClientApi client_api, std::string message) {
 
 Result<ChatRequest> parse_client_request(ClientApi client_api, std::string_view body,
                                          std::string_view model, bool stream) {
-    auto chat = parse_door_request(client_api, body, model, stream);
+    json::monotonic_resource scratch(2 * body.size() + 1024);
+    auto chat = parse_door_request(client_api, body, model, stream, scratch);
     if (!chat || client_api == ClientApi::openai) return chat;
     if (client_api == ClientApi::gemini) {
         if (auto field = untranslated_gemini_field(chat->original)) return std::move(*field);
@@ -205,11 +212,11 @@ Result<ChatRequest> parse_client_request(ClientApi client_api, std::string_view 
     // and each upstream takes or refuses it (translate.hpp).
     json::value effort;
     if (const json::value* e = Reader::find(chat->original, "reasoning_effort")) effort = *e;
-    chat->original = json::object();
-    // Built as a DOM: serializing it and parsing the text back cost a third of the door.
-    auto original = openai_request_json(*chat);
+    // Built as a DOM in an arena of its own (the client's DOM and its arena go): serializing
+    // it and parsing the text back cost a third of the door, and a DOM on the heap a third.
+    auto original = openai_request_json(*chat, request_storage(body.size()));
     if (!original) return original.error();
-    chat->original = std::move(*original);
+    adopt(chat->original, std::move(*original));
     if (!effort.is_null()) chat->original["reasoning_effort"] = std::move(effort);
     chat->include_usage = true;
     return chat;

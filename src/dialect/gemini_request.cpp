@@ -365,9 +365,9 @@ std::string gemini_path(std::string_view model, bool stream) {
     return p;
 }
 
-Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model,
-                                         bool stream) {
-    auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
+Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model, bool stream,
+                                         json::monotonic_resource* scratch) {
+    auto root = parse_object(body, Errc::bad_request, request_storage(body.size(), scratch));
     if (!root) return root.error();
     Reader r(Errc::bad_request);
     Path top;

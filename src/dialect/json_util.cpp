@@ -180,7 +180,8 @@ Result<json::object> parse_object(std::string_view body, Errc errc, json::storag
     return std::move(v.get_object());
 }
 
-json::storage_ptr request_storage(std::size_t body_size) {
+json::storage_ptr request_storage(std::size_t body_size, json::monotonic_resource* scratch) {
+    if (scratch != nullptr) return scratch;
     // The DOM of a small body takes about twice its text (entries, string headers).
     return json::make_shared_resource<json::monotonic_resource>(2 * body_size + 1024);
 }

@@ -44,8 +44,8 @@ std::string read_signature(Reader& r, const json::object& call, const Path& cp) 
     return sig ? std::string(*sig) : std::string();
 }
 
-json::object signature_json(std::string_view signature) {
-    return json::object{{"google", json::object{{"thought_signature", signature}}}};
+json::object signature_json(std::string_view signature, const json::storage_ptr& sp = {}) {
+    return json::object({{"google", json::object({{"thought_signature", signature}}, sp)}}, sp);
 }
 
 Usage read_usage(Reader& r, const json::object& u, const Path& p) {
@@ -96,14 +96,13 @@ void read_tool_calls(Reader& r, const json::array& calls, const Path& path,
     });
 }
 
-json::array tool_calls_json(const std::vector<ToolCall>& calls) {
-    json::array a;
+json::array tool_calls_json(const std::vector<ToolCall>& calls, const json::storage_ptr& sp) {
+    json::array a(sp);
     for (const ToolCall& tc : calls) {
-        json::object call{
-            {"id", tc.id},
-            {"type", "function"},
-            {"function", json::object{{"name", tc.name}, {"arguments", tc.arguments}}}};
-        if (!tc.signature.empty()) call["extra_content"] = signature_json(tc.signature);
+        json::object call({{"id", tc.id}, {"type", "function"}}, sp);
+        call.emplace("function",
+                     json::object({{"name", tc.name}, {"arguments", tc.arguments}}, sp));
+        if (!tc.signature.empty()) call.emplace("extra_content", signature_json(tc.signature, sp));
         a.push_back(std::move(call));
     }
     return a;

@@ -150,26 +150,32 @@ void read_stop(Reader& r, const json::object& body, const Path& top, ChatRequest
     }
 }
 
-json::value content_json(const std::vector<ContentPart>& parts) {
+// The builders below make every value in the one storage `sp` (values of another storage are
+// copied when they are inserted, not moved).
+
+json::value content_json(const std::vector<ContentPart>& parts, const json::storage_ptr& sp) {
     if (parts.size() == 1 && parts[0].kind == ContentPart::Kind::text &&
         parts[0].cache_control.empty()) {
-        return json::string(parts[0].text);
+        return json::string(parts[0].text, sp);
     }
-    json::array a;
+    json::array a(sp);
+    a.reserve(parts.size());
     for (const ContentPart& c : parts) {
-        json::object part;
+        json::object part(sp);
         switch (c.kind) {
             case ContentPart::Kind::text:
-                part = json::object{{"type", "text"}, {"text", c.text}};
+                part.emplace("type", "text");
+                part.emplace("text", c.text);
                 break;
             case ContentPart::Kind::image_url:
-                part = json::object{{"type", "image_url"},
-                                    {"image_url", json::object{{"url", c.url}}}};
+                part.emplace("type", "image_url");
+                part.emplace("image_url", json::object({{"url", c.url}}, sp));
                 break;
             case ContentPart::Kind::image_base64:
-                part = json::object{{"type", "image_url"},
-                                    {"image_url", json::object{{"url", "data:" + c.media_type +
-                                                                           ";base64," + c.data}}}};
+                part.emplace("type", "image_url");
+                part.emplace(
+                    "image_url",
+                    json::object({{"url", "data:" + c.media_type + ";base64," + c.data}}, sp));
                 break;
         }
         write_cache_control(c.cache_control, part);
@@ -178,34 +184,37 @@ json::value content_json(const std::vector<ContentPart>& parts) {
     return a;
 }
 
-json::object message_json(const Message& m) {
-    json::object message;
-    message["role"] = to_string(m.role);
+json::object message_json(const Message& m, const json::storage_ptr& sp) {
+    json::object message(sp);
+    message.reserve(4);
+    message.emplace("role", to_string(m.role));
     if (m.role == Role::assistant && m.content.empty()) {
-        message["content"] = nullptr;
+        message.emplace("content", nullptr);
     } else {
-        message["content"] = content_json(m.content);
+        message.emplace("content", content_json(m.content, sp));
     }
-    if (!m.tool_calls.empty()) message["tool_calls"] = tool_calls_json(m.tool_calls);
+    if (!m.tool_calls.empty()) message.emplace("tool_calls", tool_calls_json(m.tool_calls, sp));
     if (m.role == Role::tool) {
-        message["tool_call_id"] = m.tool_call_id;
-        if (!m.name.empty()) message["name"] = m.name;
+        message.emplace("tool_call_id", m.tool_call_id);
+        if (!m.name.empty()) message.emplace("name", m.name);
     }
     return message;
 }
 
-Result<json::array> tools_json(const std::vector<ToolDefinition>& tools) {
-    json::array out;
+Result<json::array> tools_json(const std::vector<ToolDefinition>& tools,
+                               const json::storage_ptr& sp) {
+    json::array out(sp);
     for (const ToolDefinition& t : tools) {
-        json::object function{{"name", t.name}};
-        if (!t.description.empty()) function["description"] = t.description;
+        json::object function({{"name", t.name}}, sp);
+        if (!t.description.empty()) function.emplace("description", t.description);
         if (!t.parameters.empty()) {
             auto params = tool_parameters(t);
             if (!params) return params.error();
-            function["parameters"] = std::move(*params);
+            function.emplace("parameters", std::move(*params));
         }
-        if (t.strict) function["strict"] = true;
-        json::object tool{{"type", "function"}, {"function", std::move(function)}};
+        if (t.strict) function.emplace("strict", true);
+        json::object tool({{"type", "function"}}, sp);
+        tool.emplace("function", std::move(function));
         write_cache_control(t.cache_control, tool);
         out.push_back(std::move(tool));
     }
@@ -247,34 +256,39 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
 }
 
 Result<std::string> emit_openai_request(const ChatRequest& req) {
-    auto o = openai_request_json(req);
+    // The DOM lives only until it is serialized: one arena, freed at once.
+    json::monotonic_resource arena;
+    auto o = openai_request_json(req, &arena);
     if (!o) return o.error();
     return json::serialize(*o);
 }
 
-Result<json::object> openai_request_json(const ChatRequest& req) {
-    json::object o;
-    o["model"] = req.model;
-    json::array messages;
-    for (const Message& m : req.messages) messages.push_back(message_json(m));
-    o["messages"] = std::move(messages);
+Result<json::object> openai_request_json(const ChatRequest& req, const json::storage_ptr& sp) {
+    json::object o(sp);
+    o.reserve(16);
+    o.emplace("model", req.model);
+    json::array messages(sp);
+    messages.reserve(req.messages.size());
+    for (const Message& m : req.messages) messages.push_back(message_json(m, sp));
+    o.emplace("messages", std::move(messages));
     if (!req.tools.empty()) {
-        auto tools = tools_json(req.tools);
+        auto tools = tools_json(req.tools, sp);
         if (!tools) return tools.error();
-        o["tools"] = std::move(*tools);
+        o.emplace("tools", std::move(*tools));
     }
-    if (req.max_tokens) o["max_tokens"] = *req.max_tokens;
-    if (req.temperature) o["temperature"] = *req.temperature;
-    if (req.top_p) o["top_p"] = *req.top_p;
+    if (req.max_tokens) o.emplace("max_tokens", *req.max_tokens);
+    if (req.temperature) o.emplace("temperature", *req.temperature);
+    if (req.top_p) o.emplace("top_p", *req.top_p);
     if (!req.stop.empty()) {
-        json::array stop;
+        json::array stop(sp);
         for (const auto& s : req.stop) stop.emplace_back(s);
-        o["stop"] = std::move(stop);
+        o.emplace("stop", std::move(stop));
     }
     write_openai_options(req, o);
     if (req.stream) {
-        o["stream"] = true;
-        if (req.include_usage) o["stream_options"] = json::object{{"include_usage", true}};
+        o.emplace("stream", true);
+        if (req.include_usage)
+            o.emplace("stream_options", json::object({{"include_usage", true}}, sp));
     }
     return o;
 }

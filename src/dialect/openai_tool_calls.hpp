@@ -12,6 +12,6 @@ namespace tokenradar::dialect {
 // Whole tool calls: function.name is required, arguments are JSON text.
 void read_tool_calls(Reader& r, const json::array& calls, const Path& path,
                      std::vector<ToolCall>& out);
-json::array tool_calls_json(const std::vector<ToolCall>& calls);
+json::array tool_calls_json(const std::vector<ToolCall>& calls, const json::storage_ptr& sp = {});
 
 }  // namespace tokenradar::dialect

@@ -295,7 +295,9 @@ std::optional<std::string> read_reasoning(Reader& r, const json::object& root, c
 }  // namespace
 
 Result<ChatRequest> parse_responses_request(std::string_view body) {
-    auto root = parse_object(body, Errc::bad_request);
+    // Read, never kept: a local arena, freed at once (`root` goes first).
+    json::monotonic_resource arena(2 * body.size() + 1024);
+    auto root = parse_object(body, Errc::bad_request, &arena);
     if (!root) return root.error();
     for (const auto& [key, value] : *root) {
         if (std::find(kRead.begin(), kRead.end(), std::string_view(key)) != kRead.end()) continue;

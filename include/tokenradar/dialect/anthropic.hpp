@@ -12,6 +12,10 @@
 #include <string>
 #include <string_view>
 
+namespace boost::json {
+class monotonic_resource;
+}  // namespace boost::json
+
 namespace tokenradar::dialect {
 
 class EventJson;  // private: a reusable arena for one event's JSON
@@ -21,7 +25,9 @@ inline constexpr std::int64_t kAnthropicDefaultMaxTokens = 4096;
 
 // Top-level `system` becomes system messages; `tool_result` blocks become tool messages
 // (ahead of the rest of their user message); thinking blocks in history are dropped.
-Result<ChatRequest> parse_anthropic_request(std::string_view body);
+// `scratch`: see request_storage (json_util.hpp); the request's `original` lives in it.
+Result<ChatRequest> parse_anthropic_request(std::string_view body,
+                                            boost::json::monotonic_resource* scratch = nullptr);
 // Consecutive tool messages (and a user message right after them) become one user message;
 // tool-call arguments must be JSON objects (bad_request naming the field otherwise).
 Result<std::string> emit_anthropic_request(const ChatRequest& request);

@@ -13,6 +13,10 @@
 #include <string>
 #include <string_view>
 
+namespace boost::json {
+class monotonic_resource;
+}  // namespace boost::json
+
 namespace tokenradar::dialect {
 
 class EventJson;  // private: a reusable arena for one event's JSON
@@ -20,8 +24,9 @@ class EventJson;  // private: a reusable arena for one event's JSON
 // "/v1beta/models/<model>:generateContent" or "...:streamGenerateContent?alt=sse".
 std::string gemini_path(std::string_view model, bool stream);
 
-Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model,
-                                         bool stream);
+// `scratch`: see request_storage (json_util.hpp); the request's `original` lives in it.
+Result<ChatRequest> parse_gemini_request(std::string_view body, std::string_view model, bool stream,
+                                         boost::json::monotonic_resource* scratch = nullptr);
 // The body only (contents, systemInstruction, tools, generationConfig).
 Result<std::string> emit_gemini_request(const ChatRequest& request);
 

@@ -20,8 +20,10 @@ class OpenAiChunkScanner;  // private: the text-chunk fast path (openai_chunk_sc
 // Errc::bad_request with the field path on invalid input ("messages[2].role: expected ...").
 Result<ChatRequest> parse_openai_request(std::string_view body);
 Result<std::string> emit_openai_request(const ChatRequest& request);
-// The same as a DOM, unserialized (the doors keep it as ChatRequest::original).
-Result<boost::json::object> openai_request_json(const ChatRequest& request);
+// The same as a DOM, unserialized (the doors keep it as ChatRequest::original), every value in
+// `storage`.
+Result<boost::json::object> openai_request_json(const ChatRequest& request,
+                                                const boost::json::storage_ptr& storage = {});
 
 // Errc::protocol_error on a body that is not a chat.completion.
 Result<ChatResponse> parse_openai_response(std::string_view body);
