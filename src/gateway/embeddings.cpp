@@ -6,10 +6,10 @@
 #include "gateway_impl.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/dialect/embeddings.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 
 #include <boost/json/parse.hpp>
-#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
@@ -53,50 +53,6 @@ std::vector<std::pair<std::string, std::string>> embeddings_headers(
     return headers;
 }
 
-// The vector of an OpenAI embeddings answer's first item (`data[0].embedding`), if it is a
-// non-empty array of at most kMaxEmbeddingDimension numbers.
-constexpr std::size_t kMaxEmbeddingDimension = 16384;
-std::optional<std::vector<float>> first_embedding(std::string_view body) {
-    boost::system::error_code ec;
-    const json::value v = json::parse(body, ec);
-    const auto* o = ec ? nullptr : v.if_object();
-    const auto* data = o != nullptr ? o->if_contains("data") : nullptr;
-    const auto* items = data != nullptr ? data->if_array() : nullptr;
-    if (items == nullptr || items->empty() || !(*items)[0].is_object()) return std::nullopt;
-    const auto* embedding = (*items)[0].as_object().if_contains("embedding");
-    const auto* numbers = embedding != nullptr ? embedding->if_array() : nullptr;
-    if (numbers == nullptr || numbers->empty() || numbers->size() > kMaxEmbeddingDimension)
-        return std::nullopt;
-    std::vector<float> out;
-    out.reserve(numbers->size());
-    for (const auto& n : *numbers) {
-        if (!n.is_number()) return std::nullopt;
-        out.push_back(n.to_number<float>());
-    }
-    return out;
-}
-
-// `usage.prompt_tokens` of an OpenAI embeddings answer. The usage object closes the answer,
-// after vectors of up to megabytes: it is found from the end and only it is parsed (at most
-// kMaxUsageBytes; it may hold objects of its own, e.g. `prompt_tokens_details`).
-constexpr std::size_t kMaxUsageBytes = 1024;
-std::optional<std::int64_t> embeddings_prompt_tokens(std::string_view body) {
-    const std::size_t key = body.rfind("\"usage\"");
-    const std::size_t open = key == std::string_view::npos ? key : body.find('{', key);
-    if (open == std::string_view::npos) return std::nullopt;
-    json::parser parser;
-    boost::system::error_code ec;
-    // write_some stops after the object (the answer's closing brace is not read); an object
-    // cut short at kMaxUsageBytes is an error.
-    parser.write_some(body.substr(open, kMaxUsageBytes), ec);
-    if (ec) return std::nullopt;
-    const json::value usage = parser.release();
-    const auto* tokens =
-        usage.is_object() ? usage.as_object().if_contains("prompt_tokens") : nullptr;
-    if (tokens == nullptr || !tokens->is_int64() || tokens->as_int64() < 0) return std::nullopt;
-    return tokens->as_int64();
-}
-
 }  // namespace
 
 awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const UpstreamRef& ref,
@@ -126,9 +82,9 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
     if (result->status != 200) {
         m.status = RequestStatus::http(static_cast<int>(result->status));
     } else {
-        vector = first_embedding(result->body);
+        vector = dialect::first_embedding(result->body);
         if (!vector) m.status = RequestStatus::protocol_error;
-        m.prompt_tokens = embeddings_prompt_tokens(result->body);
+        m.prompt_tokens = dialect::embeddings_prompt_tokens(result->body);
     }
     gw.record(std::move(m));
     if (!vector) {
@@ -207,7 +163,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     if (result->status != 200) {
         m.status = RequestStatus::http(static_cast<int>(result->status));
     } else {
-        m.prompt_tokens = embeddings_prompt_tokens(result->body);
+        m.prompt_tokens = dialect::embeddings_prompt_tokens(result->body);
         key.tokens += m.prompt_tokens.value_or(0);  // settled once the answer is sent
     }
     headers.emplace_back(kUpstreamHeader, upstream_label(provider.name, ref->model));
