@@ -3,6 +3,7 @@
 // The rest of this component and its private helpers.
 #include "json_util.hpp"
 #include "openai_chunk_scan.hpp"
+#include "openai_common.hpp"
 #include "openai_tool_calls.hpp"
 
 #include <tokenradar/dialect/codec.hpp>
@@ -10,9 +11,7 @@
 
 namespace tokenradar::dialect {
 
-namespace {
-
-FinishReason parse_finish(std::string_view s) {
+FinishReason openai_finish(std::string_view s) {
     if (s == "stop") return FinishReason::stop;
     if (s == "length") return FinishReason::length;
     if (s == "tool_calls" || s == "function_call") return FinishReason::tool_calls;
@@ -20,7 +19,7 @@ FinishReason parse_finish(std::string_view s) {
     return FinishReason::other;
 }
 
-std::string_view emit_finish(FinishReason r) {
+std::string_view openai_finish_text(FinishReason r) {
     switch (r) {
         case FinishReason::length:
             return "length";
@@ -32,6 +31,8 @@ std::string_view emit_finish(FinishReason r) {
             return "stop";
     }
 }
+
+namespace {
 
 // Google's OpenAI-compatible endpoint carries Gemini's thoughtSignature of a function call
 // as tool_calls[].extra_content.google.thought_signature.
@@ -48,7 +49,9 @@ json::object signature_json(std::string_view signature, const json::storage_ptr&
     return json::object({{"google", json::object({{"thought_signature", signature}}, sp)}}, sp);
 }
 
-Usage read_usage(Reader& r, const json::object& u, const Path& p) {
+}  // namespace
+
+Usage read_openai_usage(Reader& r, const json::object& u, const Path& p) {
     Usage out;
     out.prompt_tokens = r.integer(u, "prompt_tokens", p);
     out.output_tokens = r.integer(u, "completion_tokens", p);
@@ -63,7 +66,7 @@ Usage read_usage(Reader& r, const json::object& u, const Path& p) {
     return out;
 }
 
-json::object usage_json(const Usage& u) {
+json::object openai_usage_json(const Usage& u) {
     json::object o;
     std::int64_t prompt = u.prompt_tokens.value_or(0);
     std::int64_t output = u.output_tokens.value_or(0);
@@ -78,8 +81,6 @@ json::object usage_json(const Usage& u) {
     }
     return o;
 }
-
-}  // namespace
 
 void read_tool_calls(Reader& r, const json::array& calls, const Path& path,
                      std::vector<ToolCall>& out) {
@@ -137,11 +138,12 @@ Result<ChatResponse> parse_openai_response(std::string_view body) {
                 }
             }
             if (auto fr = r.string(*choice, "finish_reason", c0))
-                resp.finish_reason = parse_finish(*fr);
+                resp.finish_reason = openai_finish(*fr);
         }
     }
     Path up = top.key("usage");
-    if (const json::object* u = r.object(o, "usage", top)) resp.usage = read_usage(r, *u, up);
+    if (const json::object* u = r.object(o, "usage", top))
+        resp.usage = read_openai_usage(r, *u, up);
     if (r.failed()) return r.take_error();
     return resp;
 }
@@ -157,7 +159,7 @@ std::string emit_openai_response(const ChatResponse& resp) {
     if (!resp.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(resp.tool_calls);
     json::object choice{{"index", 0}, {"message", std::move(msg)}, {"logprobs", nullptr}};
     if (resp.finish_reason)
-        choice["finish_reason"] = emit_finish(*resp.finish_reason);
+        choice["finish_reason"] = openai_finish_text(*resp.finish_reason);
     else
         choice["finish_reason"] = nullptr;
     json::object o{{"id", resp.id},
@@ -165,7 +167,7 @@ std::string emit_openai_response(const ChatResponse& resp) {
                    {"created", resp.created},
                    {"model", resp.model}};
     o["choices"] = json::array{std::move(choice)};
-    if (!resp.usage.empty()) o["usage"] = usage_json(resp.usage);
+    if (!resp.usage.empty()) o["usage"] = openai_usage_json(resp.usage);
     return json::serialize(o);
 }
 
@@ -184,13 +186,19 @@ void append_scanned(const OpenAiChunkScanner& scan, std::vector<StreamDelta>& ou
     if (auto reason = scan.finish()) {
         StreamDelta& d = out.emplace_back();
         d.kind = StreamDelta::Kind::finish;
-        d.finish_reason = parse_finish(*reason);
+        d.finish_reason = openai_finish(*reason);
     }
     if (out.size() == before) out.emplace_back().kind = StreamDelta::Kind::ignorable;
 }
 
-// {"error": {...}} in place of a chunk.
-StreamDelta error_delta(Reader& r, const json::object& error, const Path& path) {
+}  // namespace
+
+bool is_openai_done(std::string_view data) noexcept {
+    while (!data.empty() && (data.back() == ' ' || data.back() == '\n')) data.remove_suffix(1);
+    return data == "[DONE]";
+}
+
+StreamDelta openai_error_delta(Reader& r, const json::object& error, const Path& path) {
     StreamDelta d = StreamDelta::make(StreamDelta::Kind::error);
     if (auto message = r.string(error, "message", path)) d.text.assign(*message);
     if (auto type = r.string(error, "type", path)) d.error_type.assign(*type);
@@ -201,6 +209,8 @@ StreamDelta error_delta(Reader& r, const json::object& error, const Path& path) 
     }
     return d;
 }
+
+namespace {
 
 // delta.tool_calls: one tool_call delta per entry, its arguments a fragment.
 void decode_tool_calls(Reader& r, const json::array& calls, const Path& path,
@@ -266,7 +276,7 @@ void decode_choices(Reader& r, const json::object& chunk, const Path& top,
         }
         if (auto reason = r.string(choice, "finish_reason", path)) {
             StreamDelta d = StreamDelta::make(StreamDelta::Kind::finish);
-            d.finish_reason = parse_finish(*reason);
+            d.finish_reason = openai_finish(*reason);
             out.push_back(std::move(d));
         }
     });
@@ -277,10 +287,7 @@ void decode_choices(Reader& r, const json::object& chunk, const Path& top,
 Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string_view data,
                                          std::vector<StreamDelta>& out) {
     using K = StreamDelta::Kind;
-    std::string_view trimmed = data;
-    while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\n'))
-        trimmed.remove_suffix(1);
-    if (trimmed == "[DONE]") {
+    if (is_openai_done(data)) {
         out.push_back(StreamDelta::make(K::done));
         return {};
     }
@@ -297,7 +304,7 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
     std::size_t first = out.size();
     if (const json::object* error = r.object(chunk, "error", top)) {
         Path error_path = top.key("error");
-        StreamDelta d = error_delta(r, *error, error_path);
+        StreamDelta d = openai_error_delta(r, *error, error_path);
         if (r.failed()) return r.take_error();
         out.push_back(std::move(d));
         return {};
@@ -306,7 +313,7 @@ Result<void> OpenAiStreamDecoder::decode(std::string_view /*event*/, std::string
     Path usage_path = top.key("usage");
     if (const json::object* usage = r.object(chunk, "usage", top)) {
         StreamDelta d = StreamDelta::make(K::usage);
-        d.usage = read_usage(r, *usage, usage_path);
+        d.usage = read_openai_usage(r, *usage, usage_path);
         out.push_back(std::move(d));
     }
     return finish_event(r, out, first);
@@ -397,7 +404,7 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
             break;
         case K::finish: {
             ensure_role(out);
-            std::string reason(emit_finish(d.finish_reason));
+            std::string reason(openai_finish_text(d.finish_reason));
             write_chunk(meta_, json::object{}, reason.c_str(), out);
             break;
         }
@@ -426,7 +433,7 @@ void OpenAiStreamEncoder::finish(std::string& out) {
     if (meta_.include_usage && !usage_.empty()) {
         json::object chunk{{"id", meta_.id},           {"object", "chat.completion.chunk"},
                            {"created", meta_.created}, {"model", meta_.model},
-                           {"choices", json::array{}}, {"usage", usage_json(usage_)}};
+                           {"choices", json::array{}}, {"usage", openai_usage_json(usage_)}};
         sse::SseWriter::data_line(out, json::serialize(chunk));  // JSON text: one line
     }
     sse::SseWriter::data(out, "[DONE]");

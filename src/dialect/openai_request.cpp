@@ -6,6 +6,7 @@
 #include "chat_json.hpp"
 #include "generation_options.hpp"
 #include "json_util.hpp"
+#include "openai_common.hpp"
 #include "openai_tool_calls.hpp"
 
 namespace tokenradar::dialect {
@@ -223,6 +224,21 @@ Result<json::array> tools_json(const std::vector<ToolDefinition>& tools,
 
 }  // namespace
 
+void read_openai_sampling(Reader& r, const json::object& body, const Path& top, ChatRequest& req) {
+    req.max_tokens = r.integer_at_least(body, "max_completion_tokens", top, 0);
+    if (!req.max_tokens) req.max_tokens = r.integer_at_least(body, "max_tokens", top, 0);
+    req.temperature = r.number(body, "temperature", top, false, kTemperatureRange);
+    req.top_p = r.number(body, "top_p", top, false, kProbabilityRange);
+    read_stop(r, body, top, req);
+    req.stream = r.boolean(body, "stream", top).value_or(false);
+    Path stream_options_path = top.key("stream_options");
+    if (const json::object* stream_options = r.object(body, "stream_options", top)) {
+        req.include_usage =
+            r.boolean(*stream_options, "include_usage", stream_options_path).value_or(false);
+    }
+    read_openai_options(r, body, top, req);
+}
+
 Result<ChatRequest> parse_openai_request(std::string_view body) {
     auto root = parse_object(body, Errc::bad_request, request_storage(body.size()));
     if (!root) return root.error();
@@ -238,18 +254,7 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
                         });
     }
     read_tools(r, *root, top, req);
-    req.max_tokens = r.integer_at_least(*root, "max_completion_tokens", top, 0);
-    if (!req.max_tokens) req.max_tokens = r.integer_at_least(*root, "max_tokens", top, 0);
-    req.temperature = r.number(*root, "temperature", top, false, kTemperatureRange);
-    req.top_p = r.number(*root, "top_p", top, false, kProbabilityRange);
-    read_stop(r, *root, top, req);
-    req.stream = r.boolean(*root, "stream", top).value_or(false);
-    Path stream_options_path = top.key("stream_options");
-    if (const json::object* stream_options = r.object(*root, "stream_options", top)) {
-        req.include_usage =
-            r.boolean(*stream_options, "include_usage", stream_options_path).value_or(false);
-    }
-    read_openai_options(r, *root, top, req);
+    read_openai_sampling(r, *root, top, req);
     if (r.failed()) return r.take_error();
     adopt(req.original, std::move(*root));
     return req;

@@ -3,10 +3,12 @@
 #include <tokenradar/dialect/codec.hpp>
 
 #include <optional>
+#include <utility>
 
 namespace tokenradar::dialect {
 
 StreamMeter::StreamMeter(Api api) : decoder_(make_stream_decoder(api)) {}
+StreamMeter::StreamMeter(std::unique_ptr<StreamDecoder> decoder) : decoder_(std::move(decoder)) {}
 
 Result<void> StreamMeter::feed(std::string_view piece, std::int64_t t_ns, const OnEvent& on_event) {
     std::optional<Error> failure;

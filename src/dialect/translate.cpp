@@ -338,8 +338,9 @@ std::string serialized_passthrough_body(const json::object& original, std::strin
 // text is re-serialized from the DOM instead when what the upstream parses could differ
 // from what the gateway parsed: a top-level key written with escapes (it might spell
 // either name) or a repeated one (parsers differ on which one counts; Boost.JSON keeps one).
-std::string passthrough_body(const ChatRequest& client, std::string_view text,
-                             std::string_view model) {
+// `original` is the DOM `text` parsed to; `stream_options` forces include_usage as above.
+std::string spliced_body(const json::object& original, std::string_view text,
+                         std::string_view model, bool stream_options) {
     std::string out;
     out.reserve(text.size() + model.size() + 64);
     std::size_t copied = 0;
@@ -351,22 +352,22 @@ std::string passthrough_body(const ChatRequest& client, std::string_view text,
         ++members;
         escaped_key = escaped_key || member->key.find('\\') != std::string_view::npos;
         const bool is_model = member->key == "model";
-        const bool is_options = client.stream && member->key == "stream_options";
+        const bool is_options = stream_options && member->key == "stream_options";
         if (!is_model && !is_options) continue;
         out.append(text.substr(copied, member->value_begin - copied));
         if (is_model) {
             JsonAppender(out).string(model);
         } else {
             saw_stream_options = true;
-            append_stream_options(out, Reader::find(client.original, "stream_options"));
+            append_stream_options(out, Reader::find(original, "stream_options"));
         }
         copied = member->value_end;
     }
     const auto close = scanner.closing_brace();
-    if (!close || escaped_key || members != client.original.size()) {
-        return serialized_passthrough_body(client.original, model, client.stream);
+    if (!close || escaped_key || members != original.size()) {
+        return serialized_passthrough_body(original, model, stream_options);
     }
-    if (client.stream && !saw_stream_options) {  // `model` is required: the object has members
+    if (stream_options && !saw_stream_options) {  // `model` is required: the object has members
         out.append(text.substr(copied, *close - copied));
         out += ",\"stream_options\":";
         append_stream_options(out, nullptr);
@@ -374,6 +375,11 @@ std::string passthrough_body(const ChatRequest& client, std::string_view text,
     }
     out.append(text.substr(copied));
     return out;
+}
+
+std::string passthrough_body(const ChatRequest& client, std::string_view text,
+                             std::string_view model) {
+    return spliced_body(client.original, text, model, client.stream);
 }
 
 Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view client_text,
@@ -393,6 +399,11 @@ Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view cl
 }
 
 }  // namespace
+
+std::string with_model(const json::object& original, std::string_view text,
+                       std::string_view model) {
+    return spliced_body(original, text, model, false);
+}
 
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,
                                     std::string_view base_path, std::string_view upstream_model,

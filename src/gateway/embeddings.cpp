@@ -18,34 +18,34 @@ namespace {
 namespace http = boost::beast::http;
 namespace json = boost::json;
 constexpr std::size_t kMaxEmbeddingsBody = 64 * 1024 * 1024;
+}  // namespace
 
-// The virtual model's first OpenAI-dialect upstream, or nullptr.
-const UpstreamRef* openai_upstream(const GatewayConfig& config, const VirtualModel& model) {
+const UpstreamRef* first_openai_upstream(const GatewayConfig& config, const VirtualModel& model) {
     for (const auto& u : model.upstreams) {
         if (config.providers[u.provider].api == dialect::Api::openai) return &u;
     }
     return nullptr;
 }
 
-// One non-streaming attempt of task "embeddings", sent now.
-Measurement start_measurement(const std::string& request_id, const ProviderConfig& provider,
-                              const std::string& upstream_model) {
+Measurement start_passthrough_record(const std::string& request_id, const ProviderConfig& provider,
+                                     const std::string& upstream_model, std::string task,
+                                     bool stream) {
     Measurement m;
     m.request_id = request_id;
     m.labels.provider = provider.name;
     m.labels.model = upstream_model;
     m.labels.endpoint = provider.base.host;
     m.labels.upstream_region = provider.region;
-    m.labels.task = "embeddings";
+    m.labels.task = std::move(task);
     m.labels.source = "gateway";
     m.labels.api = "openai";
-    m.labels.stream = false;
+    m.labels.stream = stream;
     m.t.send = steady_now_ns();
     m.ts_us = wall_now_us();
     return m;
 }
 
-std::vector<std::pair<std::string, std::string>> embeddings_headers(
+std::vector<std::pair<std::string, std::string>> passthrough_headers(
     const ProviderConfig& provider) {
     std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/json"}};
     if (!provider.key.empty())
@@ -53,17 +53,15 @@ std::vector<std::pair<std::string, std::string>> embeddings_headers(
     return headers;
 }
 
-}  // namespace
-
 awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const UpstreamRef& ref,
                                                      std::string_view text,
                                                      const std::string& request_id) {
     const ProviderConfig& provider = gw.config.providers[ref.provider];
-    Measurement m = start_measurement(request_id, provider, ref.model);
+    Measurement m = start_passthrough_record(request_id, provider, ref.model, "embeddings", false);
     const std::int64_t t_start = m.t.send;
     net::Url url = provider.base;
     url.target += "/embeddings";
-    auto headers = embeddings_headers(provider);
+    auto headers = passthrough_headers(provider);
     std::string body = json::serialize(json::object{{"model", ref.model}, {"input", text}});
     auto result = co_await gw.client(ref.provider)
                       .request(http::verb::post, url, headers, std::move(body), kMaxEmbeddingsBody);
@@ -123,7 +121,7 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
         const bool admitted = co_await admit_key(gw, writer, key, model_name, headers);
         if (!admitted) co_return;
     }
-    const UpstreamRef* ref = openai_upstream(gw.config, *model);
+    const UpstreamRef* ref = first_openai_upstream(gw.config, *model);
     if (ref == nullptr) {
         co_await send_error(
             gw, writer, Errc::unsupported,
@@ -134,13 +132,13 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     const ProviderConfig& provider = gw.config.providers[ref->provider];
     o["model"] = ref->model;
 
-    Measurement m = start_measurement(request_id, provider, ref->model);
+    Measurement m = start_passthrough_record(request_id, provider, ref->model, "embeddings", false);
     const std::int64_t t_start = m.t.send;
 
     net::Url url = provider.base;
     url.target += "/embeddings";
     std::vector<std::pair<std::string, std::string>> upstream_headers =
-        embeddings_headers(provider);
+        passthrough_headers(provider);
     std::string upstream_body = json::serialize(o);
     auto result = co_await gw.client(ref->provider)
                       .request(http::verb::post, url, upstream_headers, std::move(upstream_body),

@@ -39,8 +39,8 @@ std::string_view path_of(std::string_view target) { return target.substr(0, targ
 // health/ready and the gateway's own JSON (the response cache's counts, the provider-cache
 // TTFT split) GET or HEAD without a key (405 "use GET"); api (/api/ and /badge/): any method,
 // answered by the api_routes hook (what it leaves goes on as an unrouted path);
-// metrics/models/model GET or HEAD, chat and embeddings POST (405 "PATH takes GET|POST"). An
-// unrouted GET or HEAD may be a dashboard file; anything else unrouted is 404.
+// metrics/models/model GET or HEAD, chat, completions and embeddings POST (405 "PATH takes
+// GET|POST"). An unrouted GET or HEAD may be a dashboard file; anything else unrouted is 404.
 enum class RouteId {
     chat,
     messages,
@@ -50,6 +50,7 @@ enum class RouteId {
     gemini_models,
     gemini_model,
     embeddings,
+    completions,
     models,
     model,
     metrics,
@@ -78,7 +79,7 @@ constexpr std::string_view kResponseCachePath = "/api/v1/gateway/cache";
 constexpr std::string_view kProviderCachePath = "/api/v1/gateway/provider-cache";
 constexpr std::string_view kUpstreamsPath = "/api/v1/upstreams";
 constexpr std::string_view kGeminiModelsPrefix = "/v1beta/models/";
-constexpr std::array<Route, 19> kRoutes{{
+constexpr std::array<Route, 20> kRoutes{{
     {"/v1/chat/completions", Match::exact, RouteId::chat, true},
     {"/v1/messages", Match::exact, RouteId::messages, true},
     {"/v1/messages/count_tokens", Match::exact, RouteId::count_tokens, true},
@@ -87,6 +88,7 @@ constexpr std::array<Route, 19> kRoutes{{
     {"/v1beta/models", Match::exact, RouteId::gemini_models, false},
     {kGeminiModelsPrefix, Match::under, RouteId::gemini_model, false},
     {"/v1/embeddings", Match::exact, RouteId::embeddings, true},
+    {"/v1/completions", Match::exact, RouteId::completions, true},
     {"/v1/models", Match::exact, RouteId::models, false},
     {kModelsPrefix, Match::under, RouteId::model, false},
     {"/metrics", Match::exact, RouteId::metrics, false},
@@ -702,6 +704,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
             co_await relay_gemini(gw, request, writer, request_id, headers, key);
         } else if (r->id == RouteId::count_tokens) {
             co_await relay_count_tokens(gw, request, writer, headers, key);
+        } else if (r->id == RouteId::completions) {
+            co_await relay_text_completions(gw, request, writer, request_id, key);
         } else {
             co_await relay_embeddings(gw, request, writer, request_id, key);
         }

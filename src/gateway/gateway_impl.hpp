@@ -170,4 +170,21 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
                                  net::ResponseWriter& writer, std::string request_id,
                                  RequestKey& key);
 
+// The passthrough routes (embeddings.cpp, text_completions.cpp), which only OpenAI-compatible
+// upstreams serve: the virtual model's first OpenAI-dialect upstream (nullptr when none); one
+// attempt's record, stamped as sent now; the upstream request's headers (its key as Bearer).
+const UpstreamRef* first_openai_upstream(const GatewayConfig& config, const VirtualModel& model);
+Measurement start_passthrough_record(const std::string& request_id, const ProviderConfig& provider,
+                                     const std::string& upstream_model, std::string task,
+                                     bool stream);
+std::vector<std::pair<std::string, std::string>> passthrough_headers(
+    const ProviderConfig& provider);
+
+// POST /v1/completions (text_completions.cpp), after auth and limits: the legacy text
+// completions, passed through to the model's first OpenAI-dialect upstream with only `model`
+// replaced, streams relayed event by event; one record (task "completions") per request.
+awaitable<void> relay_text_completions(Gateway::Impl& gw, net::Request& request,
+                                       net::ResponseWriter& writer, std::string request_id,
+                                       RequestKey& key);
+
 }  // namespace tokenradar::gateway

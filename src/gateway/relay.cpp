@@ -162,37 +162,6 @@ std::string_view next_part(std::string_view rest, bool first_token_out) {
     return end == std::string_view::npos ? rest : rest.substr(0, end + 2);
 }
 
-// The record's status once the stream is over, and the stream's last events (an error event
-// when it failed) appended to `out`, which holds what is not written yet.
-RequestStatus end_of_stream(const Attempt& a, const dialect::StreamAccumulator& acc,
-                            dialect::StreamTranslator& translator,
-                            const std::optional<Error>& failure, bool client_gone,
-                            std::string& out) {
-    RequestStatus status = RequestStatus::ok;
-    if (client_gone) {
-        status = RequestStatus::cancelled;
-    } else if (failure) {
-        status = status_of(failure->code);
-        spdlog::info("upstream {} stream failed: {}", upstream_label(a.provider.name, a.model),
-                     failure->message);
-        translator.fail(errc_of(*failure, Errc::connection_error),
-                        fmt::format("upstream {}: {}", a.provider.name, failure->message), out);
-    } else if (const auto& in_stream = acc.error()) {
-        status = RequestStatus::http(dialect::error_http_status(a.provider.api, in_stream->code));
-        translator.finish(out);
-    } else if (!acc.saw_done()) {
-        status = RequestStatus::protocol_error;
-        translator.fail(Errc::protocol_error,
-                        fmt::format("upstream {}: the stream ended without its terminal event",
-                                    a.provider.name),
-                        out);
-    } else {
-        translator.finish(out);
-    }
-    if (failure || acc.error()) a.provider.key.redact_in(out);  // messages may quote upstream bytes
-    return status;
-}
-
 // Relays an upstream stream to the client. Returns the record's status. With `head` set the
 // client's response head has not been sent yet: it leaves with the first piece's events in
 // one write (the upstream's first bytes came with its head, so that read does not wait).
@@ -300,7 +269,8 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
     client_gone = client_gone || writer.client_gone();
 
     // `out` holds what is not written yet: the last read's events when the terminal event came.
-    const RequestStatus status = end_of_stream(a, acc, translator, failure, client_gone, out);
+    const RequestStatus status =
+        end_of_stream(a.provider, a.model, acc, translator, failure, client_gone, out);
     // The heartbeat stops first: after it nothing else writes, so the last bytes and the
     // stream's end go out together.
     co_await stop_heartbeat(*stream);
@@ -333,8 +303,38 @@ awaitable<RequestStatus> relay_stream(Gateway::Impl& gw, net::StreamingResponse&
 
 }  // namespace
 
+RequestStatus end_of_stream(const ProviderConfig& provider, std::string_view model,
+                            const dialect::StreamAccumulator& acc,
+                            dialect::StreamTranslator& translator,
+                            const std::optional<Error>& failure, bool client_gone,
+                            std::string& out) {
+    RequestStatus status = RequestStatus::ok;
+    if (client_gone) {
+        status = RequestStatus::cancelled;
+    } else if (failure) {
+        status = status_of(failure->code);
+        spdlog::info("upstream {} stream failed: {}", upstream_label(provider.name, model),
+                     failure->message);
+        translator.fail(errc_of(*failure, Errc::connection_error),
+                        fmt::format("upstream {}: {}", provider.name, failure->message), out);
+    } else if (const auto& in_stream = acc.error()) {
+        status = RequestStatus::http(dialect::error_http_status(provider.api, in_stream->code));
+        translator.finish(out);
+    } else if (!acc.saw_done()) {
+        status = RequestStatus::protocol_error;
+        translator.fail(
+            Errc::protocol_error,
+            fmt::format("upstream {}: the stream ended without its terminal event", provider.name),
+            out);
+    } else {
+        translator.finish(out);
+    }
+    if (failure || acc.error()) provider.key.redact_in(out);  // messages may quote upstream bytes
+    return status;
+}
+
 // What the client is told when the upstream answered an error status.
-ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
+ClientReply upstream_error_reply(const ProviderConfig& provider, unsigned upstream_status,
                                  std::string_view upstream_body) {
     ClientReply reply;
     if (upstream_status == 401 || upstream_status == 403) {
@@ -343,13 +343,13 @@ ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
         reply.body =
             openai_error_body(Errc::upstream_http_error,
                               fmt::format("upstream {} refused the gateway's credentials (HTTP {})",
-                                          a.provider.name, upstream_status));
+                                          provider.name, upstream_status));
     } else {
-        auto translated = dialect::translate_error(
-            a.provider.api, static_cast<int>(upstream_status), upstream_body);
+        auto translated = dialect::translate_error(provider.api, static_cast<int>(upstream_status),
+                                                   upstream_body);
         reply.status = static_cast<http::status>(translated.http_status);
         reply.body = std::move(translated.body);
-        a.provider.key.redact_in(reply.body);  // an upstream may echo the key it received
+        provider.key.redact_in(reply.body);  // an upstream may echo the key it received
     }
     return reply;
 }
@@ -424,7 +424,7 @@ awaitable<bool> error_status(Gateway::Impl& gw, const Attempt& a, Measurement&& 
     m.t.done = steady_now_ns();
     m.status = RequestStatus::http(static_cast<int>(response.status()));
     const std::string_view upstream_body = body ? std::string_view(*body) : std::string_view{};
-    reply = upstream_error_reply(a, response.status(), upstream_body);
+    reply = upstream_error_reply(a.provider, response.status(), upstream_body);
     reply.headers = headers;
     reply.record_status = m.status;
     if (auto ra = response.headers().find(http::field::retry_after);

@@ -5,11 +5,14 @@
 #include "gateway_impl.hpp"
 #include "routing.hpp"
 
+#include <tokenradar/dialect/stream_accumulator.hpp>
 #include <tokenradar/dialect/translate.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace tokenradar::gateway {
 
@@ -51,7 +54,9 @@ bool falls_back(unsigned http_status);
 // Reports the outcome to the upstream's estimate, then records the attempt.
 void record_attempt(Gateway::Impl& gw, const Attempt& a, Measurement&& m);
 ClientReply reply_for(Errc code, std::string_view message, const Attempt& a);
-ClientReply upstream_error_reply(const Attempt& a, unsigned upstream_status,
+// An upstream's error status and body as the client's: 401/403 (the gateway's own key) is a
+// 502; the rest as translate_error words it, the key redacted.
+ClientReply upstream_error_reply(const ProviderConfig& provider, unsigned upstream_status,
                                  std::string_view upstream_body);
 awaitable<void> send_reply(Gateway::Impl& gw, net::ResponseWriter& writer, ClientReply& reply);
 // Opens the attempt's upstream request; `m` gets its timings (and, on failure, its status
@@ -72,6 +77,16 @@ awaitable<bool> error_status(Gateway::Impl& gw, const Attempt& a, Measurement&& 
 // x-request-id), appended to `headers`.
 void add_upstream_headers(const Attempt& a, const net::StreamingResponse& response,
                           net::HeaderList& headers);
+
+// The record's status once a relayed stream is over (cancelled when the client went away;
+// the failure's; the upstream's in-stream error's HTTP status; protocol_error without the
+// terminal event), and the stream's last events (an error event when it failed) appended to
+// `out`, which holds what is not written yet.
+RequestStatus end_of_stream(const ProviderConfig& provider, std::string_view model,
+                            const dialect::StreamAccumulator& acc,
+                            dialect::StreamTranslator& translator,
+                            const std::optional<Error>& failure, bool client_gone,
+                            std::string& out);
 
 // The rest of a streamed attempt whose upstream answered 200 (`headers` has the upstream's
 // own): sends the head (with the first events, or alone when none are buffered), relays the

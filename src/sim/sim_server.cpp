@@ -5,6 +5,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/logging.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/text_completion.hpp>
 #include <tokenradar/sim/control.hpp>
 #include <tokenradar/sim/pacing.hpp>
 #include <tokenradar/sim/trace_record.hpp>
@@ -293,7 +294,7 @@ TraceRecord start_trace(const SimServer::State& state, const RequestPlan& plan,
                         const WireRequest& wire, std::int64_t queue_wait_ns, std::int64_t ts_us) {
     TraceRecord trace = TraceRecord::from_plan(plan, queue_wait_ns);
     trace.replica = state.options.replica;
-    trace.response_id = new_response_id(wire.api);
+    trace.response_id = new_response_id(wire.api, wire.text_completion);
     trace.profile = state.model.profile().name;
     trace.model = wire.chat.model;
     trace.api = std::string(dialect::to_string(wire.api));
@@ -421,11 +422,15 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
             writer.abort();
             co_return;
         }
-        std::string body =
-            plan.fault.kind == FaultKind::malformed
-                ? truncated_body()
-                : dialect::emit_response(
-                      api, make_response(plan, answer, trace.response_id, wire.chat.model));
+        std::string body;
+        if (plan.fault.kind == FaultKind::malformed) {
+            body = truncated_body();
+        } else {
+            const dialect::ChatResponse response =
+                make_response(plan, answer, trace.response_id, wire.chat.model);
+            body = wire.text_completion ? dialect::emit_text_completion(response)
+                                        : dialect::emit_response(api, response);
+        }
         write_trace(state, trace);
         co_await writer.send(http::status::ok, "application/json", std::move(body), headers);
         co_return;
@@ -433,7 +438,7 @@ asio::awaitable<void> serve_completion(SimServer::State* state, net::ResponseWri
 
     if (co_await writer.start_stream(http::status::ok, "text/event-stream", headers)) co_return;
     StreamWriter stream(api, plan, answer, trace.response_id, wire.chat.model,
-                        wire.chat.include_usage);
+                        wire.chat.include_usage, wire.text_completion);
     if (!co_await stream_chunks(state, writer, pacer, stream, plan, t_first, trace)) co_return;
     if (plan.chunks.empty()) {
         std::string bytes;

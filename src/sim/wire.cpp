@@ -4,6 +4,7 @@
 #include <tokenradar/core/ids.hpp>
 #include <tokenradar/core/token_estimate.hpp>
 #include <tokenradar/dialect/codec.hpp>
+#include <tokenradar/dialect/text_completion.hpp>
 #include <tokenradar/sim/tokens.hpp>
 
 #include <boost/beast/http/field.hpp>
@@ -181,6 +182,9 @@ RouteResult route_path(const net::Request& request, std::string_view path, bool 
     if (path == "/v1/responses") {
         route.api = Api::openai_responses;
         route.kind = Route::Kind::completion;
+    } else if (path == "/v1/completions") {
+        route.kind = Route::Kind::completion;
+        route.text_completion = true;
     } else if (path == "/v1/messages/count_tokens") {
         route.api = Api::anthropic;
         route.kind = Route::Kind::count_tokens;
@@ -201,7 +205,8 @@ RouteResult route_path(const net::Request& request, std::string_view path, bool 
     } else {
         return route_error(
             Api::openai, Errc::not_found,
-            fmt::format("Unknown path {} (the sim serves /v1/chat/completions, /v1/responses, "
+            fmt::format("Unknown path {} (the sim serves /v1/chat/completions, /v1/completions, "
+                        "/v1/responses, "
                         "/v1/messages, /v1beta/models/{{model}}:generateContent, "
                         "/v1/models)",
                         path));
@@ -262,11 +267,19 @@ boost::system::result<Route, RouteError> route_request(const net::Request& reque
 }
 
 Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route) {
-    auto chat = dialect::parse_request(route.api, request.body(), route.model, route.stream);
+    auto chat = route.text_completion
+                    ? dialect::parse_text_completion_request(request.body())
+                    : dialect::parse_request(route.api, request.body(), route.model, route.stream);
     if (!chat) return chat.error();
     WireRequest wire;
     wire.api = route.api;
+    wire.text_completion = route.text_completion;
     wire.chat = std::move(*chat);
+    // OpenAI's (and vLLM's) default for the legacy endpoint, not the profile's.
+    constexpr std::int64_t kTextCompletionMaxTokens = 16;
+    if (route.text_completion && !wire.chat.max_tokens) {
+        wire.chat.max_tokens = kTextCompletionMaxTokens;
+    }
     if (route.api != Api::openai) wire.chat.include_usage = true;
     for (const auto& field : request) {
         if (iequals_prefix(field.name_string(), "x-sim-")) {
@@ -316,10 +329,10 @@ std::string canonical_prompt(const dialect::ChatRequest& request) {
     return text;
 }
 
-std::string new_response_id(Api api) {
+std::string new_response_id(Api api, bool text_completion) {
     switch (api) {
         case Api::openai:
-            return new_request_id("chatcmpl-");
+            return new_request_id(text_completion ? "cmpl-" : "chatcmpl-");
         case Api::anthropic:
             return new_request_id("msg_");
         case Api::gemini:
@@ -431,14 +444,16 @@ dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answe
 }
 
 StreamWriter::StreamWriter(Api api, const RequestPlan& plan, const Answer& answer, std::string id,
-                           std::string model, bool include_usage)
+                           std::string model, bool include_usage, bool text_completion)
     : api_(api), plan_(plan), answer_(answer), id_(std::move(id)), model_(std::move(model)) {
     dialect::StreamMeta meta;
     meta.id = id_;
     meta.model = model_;
     meta.created = wall_now_us() / 1'000'000;
     meta.include_usage = include_usage;
-    encoder_ = dialect::make_stream_encoder(api, std::move(meta));
+    encoder_ = text_completion
+                   ? std::make_unique<dialect::TextCompletionStreamEncoder>(std::move(meta))
+                   : dialect::make_stream_encoder(api, std::move(meta));
 }
 
 dialect::Usage StreamWriter::usage_through(std::size_t tokens) const {

@@ -25,8 +25,9 @@ struct Route {
     enum class Kind { health, stats, models, model, completion, count_tokens, control };
     Kind kind = Kind::health;
     dialect::Api api = dialect::Api::openai;
-    std::string model;    // Gemini completions and `model`: from the path
-    bool stream = false;  // Gemini: streamGenerateContent
+    std::string model;             // Gemini completions and `model`: from the path
+    bool stream = false;           // Gemini: streamGenerateContent
+    bool text_completion = false;  // OpenAI's legacy POST /v1/completions (`prompt`)
 };
 
 // A request the sim refuses before parsing its body, in the shape of `api`.
@@ -38,7 +39,8 @@ struct RouteError {
 [[noreturn]] void throw_exception_from_error(const RouteError& e, const boost::source_location&);
 
 // Paths and auth of the real APIs:
-//   POST /v1/chat/completions and POST /v1/responses (Authorization: Bearer), POST /v1/messages
+//   POST /v1/chat/completions, POST /v1/completions (the legacy text completions) and POST
+//   /v1/responses (Authorization: Bearer), POST /v1/messages
 //   and POST /v1/messages/count_tokens
 //   (x-api-key or Authorization: Bearer, anthropic-version), POST
 //   /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (x-goog-api-key or
@@ -54,6 +56,7 @@ struct WireRequest {
     dialect::Api api = dialect::Api::openai;
     dialect::ChatRequest chat;
     std::vector<Header> sim_headers;  // x-sim-* (views into the request)
+    bool text_completion = false;     // answered as text_completion (dialect/text_completion.hpp)
 };
 Result<WireRequest> parse_wire_request(const net::Request& request, const Route& route);
 
@@ -68,7 +71,8 @@ Result<std::string> count_tokens_json(std::string_view body, const Profile& prof
 // of this text in every dialect.
 std::string canonical_prompt(const dialect::ChatRequest& request);
 
-std::string new_response_id(dialect::Api api);
+// `text_completion`: OpenAI's legacy completions' "cmpl-" ids.
+std::string new_response_id(dialect::Api api, bool text_completion = false);
 // The ids of tool calls: call_ (OpenAI), toolu_ (Anthropic); Gemini's calls carry none.
 std::string_view tool_call_id_prefix(dialect::Api api);
 std::string models_json(dialect::Api api, const Profile& profile);
@@ -84,8 +88,9 @@ dialect::ChatResponse make_response(const RequestPlan& plan, const Answer& answe
 class StreamWriter {
   public:
     // `plan` and `answer` must outlive the writer.
+    // `text_completion`: OpenAI's legacy text_completion chunks (api is openai).
     StreamWriter(dialect::Api api, const RequestPlan& plan, const Answer& answer, std::string id,
-                 std::string model, bool include_usage);
+                 std::string model, bool include_usage, bool text_completion = false);
     // Appends chunk `index` (the role/start events before chunk 0). A malformed chunk is
     // an event whose JSON is cut short.
     void encode_chunk(std::size_t index, bool malformed, std::string& out);

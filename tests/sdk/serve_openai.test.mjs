@@ -81,6 +81,39 @@ describe('openai SDK -> serve -> sim', () => {
     assert.match(completion._request_id ?? '', /^chatcmpl-/);
   });
 
+  // The legacy text completions (`client.completions.create`), passed through to the OpenAI
+  // upstream whole and streamed; a model without an OpenAI upstream is a 400 saying so.
+  test('fast: legacy completions, whole and streamed', async () => {
+    const completion = await client.completions.create({ model: 'fast', prompt: 'Once upon a time', max_tokens: 4 });
+    assert.equal(completion.object, 'text_completion');
+    assert.ok(completion.choices[0].text.length > 0);
+    assert.equal(completion.choices[0].finish_reason, 'length');
+    assert.equal(completion.usage.completion_tokens, 4);
+    assert.match(completion._request_id ?? '', /^cmpl-/);
+
+    const stream = await client.completions.create({
+      model: 'fast', prompt: ['Once upon a time'], max_tokens: 5, stream: true, stream_options: { include_usage: true },
+    });
+    let text = '';
+    let chunks = 0;
+    let usage;
+    for await (const chunk of stream) {
+      assert.equal(chunk.object, 'text_completion');
+      const piece = chunk.choices[0]?.text ?? '';
+      if (piece) chunks += 1;
+      text += piece;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    assert.ok(text.length > 0);
+    assert.equal(chunks, 5, 'one chunk per token, as the fixed profile sends them');
+    assert.equal(usage.completion_tokens, 5);
+  });
+
+  test('claude: legacy completions need an OpenAI upstream', async () => {
+    await assert.rejects(client.completions.create({ model: 'claude', prompt: 'Hi' }),
+      (error) => error instanceof OpenAI.BadRequestError && /no OpenAI-compatible upstream/.test(error.message));
+  });
+
   // A cached answer read back through the SDK: the hit must parse as the miss did, whether
   // the entry was made by a stream or a JSON answer, and never reach the upstream.
   for (const model of ['fast-cached', 'claude-cached']) {

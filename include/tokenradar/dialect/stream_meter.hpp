@@ -25,6 +25,8 @@ class StreamMeter {
     using OnEvent = std::function<void(const sse::SseEvent&, std::span<const StreamDelta>)>;
 
     explicit StreamMeter(Api api);
+    // A stream of another shape of a dialect (the legacy text completions: text_completion.hpp).
+    explicit StreamMeter(std::unique_ptr<StreamDecoder> decoder);
 
     // One piece of body, read at steady time `t_ns` (every event it completes shares it).
     // The first malformed event (or an over-long line) is the error; nothing after it in

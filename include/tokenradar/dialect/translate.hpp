@@ -45,6 +45,13 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
                                     const Secret& key, std::string_view client_text = {},
                                     PromptCache prompt_cache = PromptCache::off);
 
+// A passthrough body: `text` (the client's body, which parsed to `original`) with only the
+// top-level `model` value replaced, as make_upstream_call sends an OpenAI upstream (re-serialized
+// from `original` when its keys are repeated or escaped). For requests passed through as they
+// are (the legacy /v1/completions).
+std::string with_model(const boost::json::object& original, std::string_view text,
+                       std::string_view model);
+
 // A non-streaming upstream response body (2xx) as an OpenAI chat.completion. An OpenAI
 // upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini:
 // usage, finish reason, tool calls and reasoning (as `reasoning_content`) are translated;

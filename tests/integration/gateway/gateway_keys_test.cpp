@@ -324,6 +324,45 @@ TEST(GatewayKeys, EmbeddingsAreChargedTheirPromptTokens) {
     EXPECT_FALSE(records[0].output_tokens.has_value());
 }
 
+// A legacy /v1/completions stream's usage (5 prompt + 2 output tokens) is recorded and charged
+// to the key like a chat answer's: the passthrough spends budgets too.
+TEST(GatewayKeys, CompletionsAreChargedTheirTokens) {
+    const std::string head =
+        R"(data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"up-model",)";
+    ScriptedServer upstream(testing::sse_script({
+        {milliseconds(0),
+         head + R"("choices":[{"index":0,"text":"forty-two","finish_reason":"stop"}]})" + "\n\n"},
+        {milliseconds(0), head +
+                              R"("choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,)" +
+                              R"("total_tokens":7}})" + "\n\n"},
+        {milliseconds(0), "data: [DONE]\n\n"},
+    }));
+    Registry registry;
+    GatewayFixture gw(config(upstream, registry.path.path()), registry.hooks());
+    const auto [id, key] =
+        create(gw, R"({"name":"legacy","budget_tokens":10,"budget_period":"day"})");
+    const auto complete = [&] {
+        return testing::post_json(gw.url("/v1/completions"),
+                                  R"({"model":"m","prompt":"The answer is","stream":true,)"
+                                  R"("stream_options":{"include_usage":true}})",
+                                  {{"authorization", "Bearer " + key}});
+    };
+    const Fetched first = complete();
+    EXPECT_EQ(first.status, 200U) << first.body;
+    EXPECT_NE(first.body.find("forty-two"), std::string::npos) << first.body;
+    EXPECT_EQ(complete().status, 200U);  // 14 of 10: an answer is never cut
+    const Fetched refused = complete();
+    EXPECT_EQ(refused.status, 429U) << refused.body;
+    EXPECT_EQ(error_of(refused).at("code").as_string(), "insufficient_quota");
+    EXPECT_EQ(upstream.received_bodies().size(), 2U);
+    EXPECT_EQ(metric(gw, R"(tokenradar_key_period_tokens{key="legacy"})"), 14);
+    const auto records = gw.records().wait_for(2);
+    ASSERT_GE(records.size(), 2U);
+    EXPECT_EQ(records[0].labels.task, "completions");
+    EXPECT_EQ(records[0].prompt_tokens, 5);
+    EXPECT_EQ(records[0].output_tokens, 2);
+}
+
 TEST(GatewayKeys, AnotherNodeSeesKeysAndUsageWithinTheRefresh) {
     ScriptedServer upstream(whole_answer());
     Registry registry;

@@ -10,6 +10,7 @@
 #include <tokenradar/dialect/codec.hpp>
 #include <tokenradar/dialect/http_call.hpp>
 #include <tokenradar/dialect/stream_accumulator.hpp>
+#include <tokenradar/dialect/text_completion.hpp>
 #include <tokenradar/net/http_client.hpp>
 #include <tokenradar/sse/sse_parser.hpp>
 
@@ -225,6 +226,71 @@ TEST_F(SimServerTest, ResponsesStreamIsOpenAisTypedEventSequence) {
     EXPECT_EQ(completed.at("usage").at("output_tokens"), 6);
     EXPECT_GT(completed.at("usage").at("input_tokens").as_int64(), 0);
     EXPECT_THAT(std::string(r.headers["content-type"]), ::testing::StartsWith("text/event-stream"));
+}
+
+// POST /v1/completions as OpenAI and vLLM answer it: a text_completion (cmpl- id, exact usage)
+// after the profile's latency, or its chunks paced like the chat route's, then the usage chunk
+// (include_usage) and [DONE].
+TEST_F(SimServerTest, LegacyCompletionsAnswerWholeOrStreamedWithTheProfilesLatency) {
+    SimFixture sim("fixed");  // TTFT 250 ms, then 20 ms per token
+    const net::RequestHeaders headers{{"authorization", "Bearer k"},
+                                      {"content-type", "application/json"}};
+    const std::int64_t t_whole = steady_now_ns();
+    auto whole = call(sim, http::verb::post, "/v1/completions", headers,
+                      R"({"model":"gpt-4o","prompt":"Once upon a time","max_tokens":5})");
+    const std::int64_t whole_ns = steady_now_ns() - t_whole;
+    ASSERT_EQ(whole.status, 200u) << whole.body;
+    auto answer = dialect::parse_text_completion(whole.body);
+    ASSERT_TRUE(answer) << answer.error().message << whole.body;
+    EXPECT_TRUE(answer->id.starts_with("cmpl-")) << answer->id;
+    EXPECT_FALSE(answer->text.empty());
+    EXPECT_EQ(answer->usage.output_tokens, 5);
+    EXPECT_GT(answer->usage.prompt_tokens.value_or(0), 0);
+    EXPECT_EQ(answer->finish_reason, dialect::FinishReason::length);
+    EXPECT_GE(whole_ns, 250'000'000);  // the whole answer after the TTFT at least
+
+    const std::int64_t t_stream = steady_now_ns();
+    auto streamed = call(sim, http::verb::post, "/v1/completions", headers,
+                         R"({"model":"gpt-4o","prompt":"Once upon a time","max_tokens":5,)"
+                         R"("stream":true,"stream_options":{"include_usage":true}})");
+    ASSERT_EQ(streamed.status, 200u) << streamed.body;
+    EXPECT_GE(steady_now_ns() - t_stream, 250'000'000);
+    EXPECT_THAT(std::string(streamed.headers["content-type"]),
+                ::testing::StartsWith("text/event-stream"));
+    dialect::TextCompletionStreamDecoder decoder;
+    dialect::StreamAccumulator acc;
+    std::string text;
+    std::size_t events = 0;
+    sse::SseParser parser;
+    (void)parser.feed(streamed.body, [&](const sse::SseEvent& e) {
+        ++events;
+        std::vector<dialect::StreamDelta> deltas;
+        ASSERT_TRUE(decoder.decode(e.event, e.data, deltas)) << e.data;
+        if (e.data != "[DONE]") EXPECT_NE(e.data.find("\"text_completion\""), std::string::npos);
+        for (const auto& d : deltas) {
+            if (d.kind == dialect::StreamDelta::Kind::text) text += d.text;
+        }
+        acc.on_event(static_cast<std::int64_t>(events), deltas);
+    });
+    EXPECT_TRUE(acc.saw_done());
+    EXPECT_EQ(acc.output_events(), 5u);  // one token per chunk
+    EXPECT_EQ(acc.usage().output_tokens, 5);
+    EXPECT_EQ(acc.finish_reason(), dialect::FinishReason::length);
+    EXPECT_FALSE(text.empty());
+
+    // Without include_usage there is no usage chunk, as OpenAI streams it.
+    auto plain = call(sim, http::verb::post, "/v1/completions", headers,
+                      R"({"model":"gpt-4o","prompt":"hi","max_tokens":2,"stream":true})");
+    ASSERT_EQ(plain.status, 200u);
+    EXPECT_EQ(plain.body.find("\"usage\""), std::string::npos) << plain.body;
+    EXPECT_NE(plain.body.find("data: [DONE]"), std::string::npos);
+
+    // A body without a prompt is OpenAI's 400; an unknown model its 404.
+    auto bad = call(sim, http::verb::post, "/v1/completions", headers, R"({"model":"gpt-4o"})");
+    EXPECT_EQ(bad.status, 400u);
+    auto unknown = call(sim, http::verb::post, "/v1/completions", headers,
+                        R"({"model":"nope","prompt":"hi"})");
+    EXPECT_EQ(unknown.status, 404u);
 }
 
 TEST_F(SimServerTest, ZeroOutputTokensIsAnEmptyAnswerNotACrash) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <sstream>
@@ -85,10 +86,10 @@ inline std::string tool_summary(const Decoded& d) {
     return s;
 }
 
-inline Decoded decode_chunks(Api api, const std::vector<std::string>& chunks) {
+inline Decoded decode_chunks(std::unique_ptr<StreamDecoder> decoder,
+                             const std::vector<std::string>& chunks) {
     Decoded out;
     sse::SseParser parser;
-    auto decoder = make_stream_decoder(api);
     for (const auto& c : chunks) {
         auto r = parser.feed(c, [&](const sse::SseEvent& e) {
             std::vector<StreamDelta> deltas;
@@ -106,6 +107,10 @@ inline Decoded decode_chunks(Api api, const std::vector<std::string>& chunks) {
     }
     parser.finish();
     return out;
+}
+
+inline Decoded decode_chunks(Api api, const std::vector<std::string>& chunks) {
+    return decode_chunks(make_stream_decoder(api), chunks);
 }
 
 inline Decoded decode_stream(Api api, const std::string& bytes) {

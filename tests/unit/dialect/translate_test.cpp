@@ -232,6 +232,23 @@ TEST(TranslateRequest, PassthroughBodyIsTheClientsTextWithTwoMembersReplaced) {
     }
 }
 
+// with_model (the legacy /v1/completions passthrough): only `model` changes, streams included;
+// repeated or escaped keys fall back to the DOM like the chat passthrough.
+TEST(TranslateRequest, WithModelReplacesOnlyTheModel) {
+    const auto spliced = [](std::string_view body) {
+        const json::object original = parse_json(body).as_object();
+        return with_model(original, body, "up/\"q\"");
+    };
+    EXPECT_EQ(spliced(R"({ "prompt": "model: x", "model" : "m", "temperature": 0.50 })"),
+              R"({ "prompt": "model: x", "model" : "up/\"q\"", "temperature": 0.50 })");
+    EXPECT_EQ(spliced(R"({"model":"m","prompt":"p","stream":true})"),
+              R"({"model":"up/\"q\"","prompt":"p","stream":true})");
+    EXPECT_EQ(spliced(R"({"model":"m","stream":true,"stream_options":{"include_usage":false}})"),
+              R"({"model":"up/\"q\"","stream":true,"stream_options":{"include_usage":false}})");
+    EXPECT_EQ(spliced(R"({"model":"a","prompt":"p","model":"b"})"),
+              R"({"model":"up/\"q\"","prompt":"p"})");
+}
+
 TEST(TranslateRequest, PassthroughKeepsEveryFieldAndReplacesOnlyModel) {
     const std::string body = R"({"model":"gpt-4o","messages":[{"role":"user","content":[
         {"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],

@@ -89,6 +89,42 @@ TEST(ParseWireRequest, ResponsesRequestsAlwaysReportUsage) {
     EXPECT_TRUE(new_response_id(Api::openai_responses).starts_with("resp_"));
 }
 
+// The legacy text completions: OpenAI's path, key and errors; the prompt is the request's.
+TEST(RouteRequest, LegacyCompletionsAreAnOpenAiPostWithAPrompt) {
+    auto request = post("/v1/completions", {{"authorization", "Bearer k"}});
+    request.body() = R"({"model":"m","prompt":"Once upon","max_tokens":5,"stream":true,)"
+                     R"("stream_options":{"include_usage":true}})";
+    auto route = route_request(request, "k");
+    ASSERT_TRUE(route) << route.error().message;
+    EXPECT_EQ(route->api, Api::openai);
+    EXPECT_EQ(route->kind, Route::Kind::completion);
+    EXPECT_TRUE(route->text_completion);
+    auto wire = parse_wire_request(request, *route);
+    ASSERT_TRUE(wire) << wire.error().message;
+    EXPECT_TRUE(wire->text_completion);
+    EXPECT_EQ(wire->chat.max_tokens, 5);
+    EXPECT_TRUE(wire->chat.stream);
+    EXPECT_TRUE(wire->chat.include_usage);
+    EXPECT_EQ(canonical_prompt(wire->chat), "user: Once upon\n");
+    EXPECT_TRUE(new_response_id(Api::openai, true).starts_with("cmpl-"));
+
+    request.body() = R"({"model":"m","prompt":["a","b"]})";
+    auto defaults = parse_wire_request(request, *route);
+    ASSERT_TRUE(defaults);
+    EXPECT_EQ(defaults->chat.max_tokens, 16) << "OpenAI's default for this endpoint";
+    EXPECT_EQ(canonical_prompt(defaults->chat), "user: a\nuser: b\n");
+
+    request.body() = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+    auto chat_body = parse_wire_request(request, *route);
+    ASSERT_FALSE(chat_body);
+    EXPECT_NE(chat_body.error().message.find("prompt"), std::string::npos);
+
+    auto no_key = route_request(post("/v1/completions", {}), "");
+    ASSERT_FALSE(no_key);
+    EXPECT_EQ(no_key.error().code, Errc::unauthorized);
+    EXPECT_EQ(no_key.error().api, Api::openai);
+}
+
 TEST(RouteRequest, AnthropicModelsListWithBearerAndVersionIsAnthropicShaped) {
     net::Request request(http::verb::get, "/v1/models", 11);
     request.set("authorization", "Bearer k");

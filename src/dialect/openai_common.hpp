@@ -1,0 +1,32 @@
+#pragma once
+// Private: what OpenAI's two generation APIs share, Chat Completions (openai.cpp,
+// openai_request.cpp) and the legacy text completions (completions.cpp): finish reasons,
+// usage, in-stream errors, the `[DONE]` sentinel and the top-level sampling fields.
+
+#include "json_util.hpp"
+
+#include <tokenradar/dialect/chat.hpp>
+#include <tokenradar/dialect/stream_delta.hpp>
+
+#include <string_view>
+
+namespace tokenradar::dialect {
+
+FinishReason openai_finish(std::string_view s);
+std::string_view openai_finish_text(FinishReason r);
+
+// `usage`: prompt_tokens, completion_tokens and their details.
+Usage read_openai_usage(Reader& r, const json::object& u, const Path& p);
+json::object openai_usage_json(const Usage& u);
+
+// {"error": {...}} in place of a chunk.
+StreamDelta openai_error_delta(Reader& r, const json::object& error, const Path& path);
+
+// A stream event's data is the terminal `[DONE]` (trailing spaces and line breaks allowed).
+bool is_openai_done(std::string_view data) noexcept;
+
+// The request fields both APIs read alike: max_tokens (max_completion_tokens first),
+// temperature, top_p, stop, stream, stream_options.include_usage and the generation options.
+void read_openai_sampling(Reader& r, const json::object& body, const Path& top, ChatRequest& req);
+
+}  // namespace tokenradar::dialect
