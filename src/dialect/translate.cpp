@@ -400,9 +400,9 @@ Result<HttpCall> passthrough_call(const ChatRequest& client, std::string_view cl
 
 }  // namespace
 
-std::string with_model(const json::object& original, std::string_view text,
-                       std::string_view model) {
-    return spliced_body(original, text, model, false);
+std::string with_model(const json::object& original, std::string_view text, std::string_view model,
+                       bool stream) {
+    return spliced_body(original, text, model, stream);
 }
 
 Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstream_api,

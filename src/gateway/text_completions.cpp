@@ -41,7 +41,8 @@ awaitable<RequestStatus> relay_completion_stream(Gateway::Impl& gw,
                                                  net::StreamingResponse& response,
                                                  net::ResponseWriter& writer,
                                                  const ProviderConfig& provider,
-                                                 const std::string& model, Measurement& m) {
+                                                 const std::string& model, bool client_wants_usage,
+                                                 Measurement& m) {
     auto executor = co_await net::asio::this_coro::executor;
     auto stream = std::make_shared<ClientStream>(executor, writer);
     start_heartbeat(stream, gw.config.heartbeat_interval);
@@ -51,9 +52,10 @@ awaitable<RequestStatus> relay_completion_stream(Gateway::Impl& gw,
         SteadyClock::time_point(Nanos(m.t.send)) + provider.first_token_timeout);
     dialect::StreamMeter meter(std::make_unique<dialect::TextCompletionStreamDecoder>());
     const dialect::StreamAccumulator& acc = meter.accumulator();
-    // The client's events as they came, the usage chunk included: the upstream got the
-    // client's own stream_options.
-    dialect::StreamTranslator relay(dialect::Api::openai, true, dialect::StreamMeta{});
+    // The client's events as they came; the usage chunk only for a client that asked (the
+    // upstream was always asked: with_model).
+    dialect::StreamTranslator relay(dialect::Api::openai, client_wants_usage,
+                                    dialect::StreamMeta{});
     std::string out;
     std::optional<Error> failure;
     bool client_gone = false;
@@ -185,7 +187,8 @@ awaitable<void> relay_text_completions(Gateway::Impl& gw, net::Request& request,
     url.target += "/completions";
     auto upstream_headers = passthrough_headers(provider);
     if (completion.stream) upstream_headers.emplace_back("accept", "text/event-stream");
-    std::string body = dialect::with_model(completion.original, request.body(), ref->model);
+    std::string body =
+        dialect::with_model(completion.original, request.body(), ref->model, completion.stream);
     auto opened = co_await gw.client(ref->provider)
                       .open(http::verb::post, url, upstream_headers, std::move(body));
     m.t.sched = m.t.send;
@@ -236,8 +239,8 @@ awaitable<void> relay_text_completions(Gateway::Impl& gw, net::Request& request,
             m.status = RequestStatus::cancelled;
             m.t.done = steady_now_ns();
         } else {
-            m.status =
-                co_await relay_completion_stream(gw, response, writer, provider, ref->model, m);
+            m.status = co_await relay_completion_stream(gw, response, writer, provider, ref->model,
+                                                        completion.include_usage, m);
         }
         gw.metrics.observe_request(m.status);
     } else {

@@ -45,12 +45,14 @@ Result<HttpCall> make_upstream_call(const ChatRequest& client_request, Api upstr
                                     const Secret& key, std::string_view client_text = {},
                                     PromptCache prompt_cache = PromptCache::off);
 
-// A passthrough body: `text` (the client's body, which parsed to `original`) with only the
-// top-level `model` value replaced, as make_upstream_call sends an OpenAI upstream (re-serialized
-// from `original` when its keys are repeated or escaped). For requests passed through as they
-// are (the legacy /v1/completions).
+// A passthrough body: `text` (the client's body, which parsed to `original`) with the
+// top-level `model` value replaced, and for a stream `stream_options.include_usage` set (the
+// client's other options kept), as make_upstream_call sends an OpenAI upstream (re-serialized
+// from `original` when its keys are repeated or escaped): the relay meters the upstream's own
+// count and drops the usage chunk for a client that did not ask (StreamTranslator). For
+// requests passed through as they are (the legacy /v1/completions).
 std::string with_model(const boost::json::object& original, std::string_view text,
-                       std::string_view model);
+                       std::string_view model, bool stream);
 
 // A non-streaming upstream response body (2xx) as an OpenAI chat.completion. An OpenAI
 // upstream's bytes are returned unchanged (moved: no copy of the body). Anthropic / Gemini:

@@ -130,8 +130,8 @@ TEST(GatewayCompletions, AStreamIsRelayedChunkByChunkAndTimedAtItsFirstText) {
     EXPECT_TRUE(m.overhead_ns.has_value());
 }
 
-// An empty first chunk (vLLM's) is not the first token; tokens out come from usage when the
-// client asked for it, else the documented estimate.
+// An empty first chunk (vLLM's) is not the first token. The upstream is always asked for
+// usage, so tokens out are its count, and a client that did not ask never sees the usage chunk.
 TEST(GatewayCompletions, TheFirstTokenIsTheFirstChunkWithText) {
     const std::string chunk_head =
         R"(data: {"id":"cmpl-9","object":"text_completion","created":1,"model":"up-model",)";
@@ -140,25 +140,32 @@ TEST(GatewayCompletions, TheFirstTokenIsTheFirstChunkWithText) {
          chunk_head + R"("choices":[{"index":0,"text":"","finish_reason":null}]})" + "\n\n"},
         {milliseconds(120),
          chunk_head + R"("choices":[{"index":0,"text":"Hi","finish_reason":"stop"}]})" + "\n\n"},
+        {milliseconds(0), chunk_head + R"("choices":[],"usage":{"prompt_tokens":3,)" +
+                              R"("completion_tokens":2,"total_tokens":5}})" + "\n\n"},
         {milliseconds(0), "data: [DONE]\n\n"},
     }));
     GatewayFixture gw(scripted_config(upstream));
     const Fetched f = testing::post_json(gw.url("/v1/completions"),
                                          R"({"model":"m","prompt":"Say hi","stream":true})");
     ASSERT_EQ(f.status, 200U) << f.body;
-    EXPECT_EQ(decode(f.body).text, "Hi");
-    // Only `model` was replaced in what the upstream got; no stream_options were added.
+    const ClientStream s = decode(f.body);
+    EXPECT_EQ(s.text, "Hi");
+    EXPECT_EQ(count(s, StreamDelta::Kind::usage), 0U) << f.body;
+    EXPECT_EQ(f.body.find("\"usage\""), std::string::npos) << f.body;
+    // `model` replaced and usage asked for in what the upstream got, nothing else changed.
     ASSERT_EQ(upstream.received_bodies().size(), 1U);
     EXPECT_EQ(upstream.received_bodies()[0],
-              R"({"model":"up-model","prompt":"Say hi","stream":true})");
+              R"({"model":"up-model","prompt":"Say hi","stream":true,)"
+              R"("stream_options":{"include_usage":true}})");
     const auto records = gw.records().wait_for(1);
     ASSERT_EQ(records.size(), 1U);
     const Measurement& m = records[0];
     EXPECT_EQ(m.status, RequestStatus::ok);
     ASSERT_TRUE(m.t.first_chunk && m.t.first_token);
     EXPECT_GE(*m.t.first_token - *m.t.first_chunk, 100'000'000);
-    EXPECT_EQ(m.token_source, TokenSource::estimate);
-    EXPECT_EQ(m.output_tokens, 1);
+    EXPECT_EQ(m.token_source, TokenSource::usage);
+    EXPECT_EQ(m.output_tokens, 2);
+    EXPECT_EQ(m.prompt_tokens, 3);
 }
 
 TEST(GatewayCompletions, AWholeAnswerPassesThroughWithItsUsage) {

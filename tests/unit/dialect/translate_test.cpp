@@ -232,19 +232,24 @@ TEST(TranslateRequest, PassthroughBodyIsTheClientsTextWithTwoMembersReplaced) {
     }
 }
 
-// with_model (the legacy /v1/completions passthrough): only `model` changes, streams included;
-// repeated or escaped keys fall back to the DOM like the chat passthrough.
-TEST(TranslateRequest, WithModelReplacesOnlyTheModel) {
+// with_model (the legacy /v1/completions passthrough): only `model` changes, and a stream asks
+// for usage (the client's other stream options kept); repeated or escaped keys fall back to
+// the DOM like the chat passthrough.
+TEST(TranslateRequest, WithModelReplacesOnlyTheModelAndAsksAStreamForUsage) {
     const auto spliced = [](std::string_view body) {
         const json::object original = parse_json(body).as_object();
-        return with_model(original, body, "up/\"q\"");
+        const auto* stream = original.if_contains("stream");
+        return with_model(original, body, "up/\"q\"",
+                          stream != nullptr && stream->is_bool() && stream->get_bool());
     };
     EXPECT_EQ(spliced(R"({ "prompt": "model: x", "model" : "m", "temperature": 0.50 })"),
               R"({ "prompt": "model: x", "model" : "up/\"q\"", "temperature": 0.50 })");
-    EXPECT_EQ(spliced(R"({"model":"m","prompt":"p","stream":true})"),
-              R"({"model":"up/\"q\"","prompt":"p","stream":true})");
-    EXPECT_EQ(spliced(R"({"model":"m","stream":true,"stream_options":{"include_usage":false}})"),
-              R"({"model":"up/\"q\"","stream":true,"stream_options":{"include_usage":false}})");
+    EXPECT_EQ(
+        spliced(R"({"model":"m","prompt":"p","stream":true})"),
+        R"({"model":"up/\"q\"","prompt":"p","stream":true,"stream_options":{"include_usage":true}})");
+    EXPECT_EQ(
+        spliced(R"({"model":"m","stream":true,"stream_options":{"include_usage":false,"x":1}})"),
+        R"({"model":"up/\"q\"","stream":true,"stream_options":{"include_usage":true,"x":1}})");
     EXPECT_EQ(spliced(R"({"model":"a","prompt":"p","model":"b"})"),
               R"({"model":"up/\"q\"","prompt":"p"})");
 }
