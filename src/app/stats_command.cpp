@@ -2,11 +2,11 @@
 // labels. Parsing and printing only; the report is store::build_stats_report.
 
 #include "commands.hpp"
+#include "existing_store.hpp"
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/core/config.hpp>
 #include <tokenradar/core/duration.hpp>
-#include <tokenradar/store/sqlite_store.hpp>
 #include <tokenradar/store/stats_report.hpp>
 
 #include <fmt/format.h>
@@ -42,15 +42,10 @@ int run(const StatsArgs& a) {
     auto format = store::parse_report_format(a.format);
     if (!format) throw ConfigError(fmt::format("--format: {}", format.error().message));
 
-    store::SqliteOptions options;
-    options.create = false;
-    options.migrate = false;
-    auto db = store::SqliteStore::open(a.db, options);
-    if (!db) throw ConfigError(fmt::format("--db {}", db.error().message));
-
+    auto db = open_existing_store(a.db, false);
     const std::int64_t to_us = wall_now_us() + 1;  // include a record stamped this microsecond
     const std::int64_t from_us = window_us == 0 ? 0 : to_us - window_us;
-    auto report = store::build_stats_report(**db, from_us, to_us, std::move(*by));
+    auto report = store::build_stats_report(*db, from_us, to_us, std::move(*by));
     if (!report) throw std::runtime_error(report.error().message);
     std::fputs(store::render_stats_report(*report, *format).c_str(), stdout);
     return 0;
@@ -63,7 +58,9 @@ void register_stats(CLI::App& app, Runner& runner) {
     CLI::App* sub = app.add_subcommand(
         "stats",
         "Latency table of stored measurements (a gateway's database) over a recent window");
-    sub->add_option("--db", args->db, "SQLite database written by tokenradar serve")->required();
+    sub->add_option("--db", args->db,
+                    "The store tokenradar serve writes: a SQLite file or a postgresql:// URL")
+        ->required();
     sub->add_option("--window", args->window, "How far back from now (e.g. 15m, 1h, 7d) or 'all'")
         ->capture_default_str();
     sub->add_option("--by", args->by,

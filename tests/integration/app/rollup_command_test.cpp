@@ -2,12 +2,14 @@
 // writes (damaged and deleted rows come back right), what it prints, and its bad-input
 // contract (one line naming the problem, exit code 2, nothing created).
 
+#include "../../support/postgres_server.hpp"
 #include "../../support/run_cli.hpp"
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/observatory/rollup.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
+#include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <unistd.h>
@@ -57,11 +59,10 @@ struct Loaded {
     std::size_t rows = 0;
 };
 
-Loaded load(const std::string& path) {
-    auto store = store::SqliteStore::open(path).value();
+Loaded load(store::MeasurementStore& store) {
     observatory::RollupIndex index;
     Loaded out;
-    auto watermark = store->load_rollups([&](store::RollupRow&& row) {
+    auto watermark = store.load_rollups([&](store::RollupRow&& row) {
         if (auto hour = observatory::from_store_row(row)) {
             index.load_hour(std::move(*hour));
             ++out.rows;
@@ -75,6 +76,8 @@ Loaded load(const std::string& path) {
     out.by_provider = index.query(q);
     return out;
 }
+
+Loaded load(const std::string& path) { return load(*store::SqliteStore::open(path).value()); }
 
 const observatory::Aggregate* group(const Loaded& l, const std::string& provider) {
     const auto it = l.by_provider.find(observatory::GroupKey{{provider}, -1});
@@ -91,45 +94,51 @@ void exec(const std::string& path, const std::string& sql) {
     sqlite3_close(db);
 }
 
+// fast: TTFT 100, 110, ..., 390 ms (p50 = the 15th = 240 ms) over the last 3 hours, plus one
+// timeout; slow: 1000, 1020, ..., 1480 ms (p50 = the 13th = 1240 ms). Stored into `store`;
+// returns its last id.
+std::int64_t store_known_records(store::MeasurementStore& store) {
+    const std::int64_t now = wall_now_us();
+    std::vector<Measurement> records;
+    for (int i = 0; i < 30; ++i)
+        records.push_back(record("fast", i, 100 + 10 * i, now - i * 360 * kSecondUs, ""));
+    Measurement timeout = record("fast", 30, 0, now - 100 * kSecondUs, "");
+    timeout.status = RequestStatus::timeout_first_token;
+    timeout.t = {};
+    timeout.output_tokens.reset();
+    records.push_back(timeout);
+    for (int i = 0; i < 25; ++i)
+        records.push_back(record("slow", i, 1000 + 20 * i, now - i * 60 * kSecondUs, "key:x"));
+    EXPECT_TRUE(store.insert(records));
+    return store.last_id().value();
+}
+
+// The numbers of store_known_records, as the saved rollups give them.
+void expect_right(const Loaded& l, std::int64_t last_id) {
+    EXPECT_EQ(l.watermark, last_id);
+    const auto* fast = group(l, "fast");
+    ASSERT_NE(fast, nullptr);
+    EXPECT_EQ(fast->samples, 31u);
+    EXPECT_EQ(fast->errors(), 1u);
+    EXPECT_DOUBLE_EQ(fast->sketch(Metric::ttft).count(), 30.0);
+    EXPECT_NEAR(fast->sketch(Metric::ttft).quantile(0.5).value(), 240.0, 2.4);
+    EXPECT_NEAR(fast->sketch(Metric::tpot).quantile(0.5).value(), 20.0, 0.2);
+    const auto* slow = group(l, "slow");
+    ASSERT_NE(slow, nullptr);
+    EXPECT_EQ(slow->samples, 25u);
+    EXPECT_EQ(slow->errors(), 0u);
+    EXPECT_NEAR(slow->sketch(Metric::ttft).quantile(0.5).value(), 1240.0, 12.4);
+    EXPECT_NEAR(slow->sketch(Metric::ttft).quantile(1.0).value(), 1480.0, 14.8);
+}
+
 class RollupCommand : public ::testing::Test {
   protected:
     void SetUp() override {
         auto store = store::SqliteStore::open(db_.path());
         ASSERT_TRUE(store);
-        const std::int64_t now = wall_now_us();
-        std::vector<Measurement> records;
-        // fast: TTFT 100, 110, ..., 390 ms (p50 = the 15th = 240 ms) over the last 3 hours,
-        // plus one timeout; slow: 1000, 1020, ..., 1480 ms (p50 = the 13th = 1240 ms).
-        for (int i = 0; i < 30; ++i)
-            records.push_back(record("fast", i, 100 + 10 * i, now - i * 360 * kSecondUs, ""));
-        Measurement timeout = record("fast", 30, 0, now - 100 * kSecondUs, "");
-        timeout.status = RequestStatus::timeout_first_token;
-        timeout.t = {};
-        timeout.output_tokens.reset();
-        records.push_back(timeout);
-        for (int i = 0; i < 25; ++i)
-            records.push_back(record("slow", i, 1000 + 20 * i, now - i * 60 * kSecondUs, "key:x"));
-        ASSERT_TRUE((*store)->insert(records));
-        last_id_ = (*store)->last_id().value();
+        last_id_ = store_known_records(**store);
     }
-
-    // The numbers of the records above, as the saved rollups give them.
-    void expect_right(const Loaded& l) {
-        EXPECT_EQ(l.watermark, last_id_);
-        const auto* fast = group(l, "fast");
-        ASSERT_NE(fast, nullptr);
-        EXPECT_EQ(fast->samples, 31u);
-        EXPECT_EQ(fast->errors(), 1u);
-        EXPECT_DOUBLE_EQ(fast->sketch(Metric::ttft).count(), 30.0);
-        EXPECT_NEAR(fast->sketch(Metric::ttft).quantile(0.5).value(), 240.0, 2.4);
-        EXPECT_NEAR(fast->sketch(Metric::tpot).quantile(0.5).value(), 20.0, 0.2);
-        const auto* slow = group(l, "slow");
-        ASSERT_NE(slow, nullptr);
-        EXPECT_EQ(slow->samples, 25u);
-        EXPECT_EQ(slow->errors(), 0u);
-        EXPECT_NEAR(slow->sketch(Metric::ttft).quantile(0.5).value(), 1240.0, 12.4);
-        EXPECT_NEAR(slow->sketch(Metric::ttft).quantile(1.0).value(), 1480.0, 14.8);
-    }
+    void expect_right(const Loaded& l) { tokenradar::expect_right(l, last_id_); }
 
     testing::TempDb db_;
     std::int64_t last_id_ = 0;
@@ -180,6 +189,37 @@ TEST_F(RollupCommand, IsRefusedWhileAServerOwnsTheDatabase) {
     server->reset();
     auto after = run_cli("rollup --rebuild --db " + db_.path());
     EXPECT_EQ(after.exit_code, 0) << after.err;
+}
+
+// The same over PostgreSQL: the rebuild takes the rollups' advisory lock, so it is refused
+// while a server owns them, and prints the URL without its password.
+TEST(RollupCommandOverPostgres, RebuildsTheRollupsAndIsRefusedWhileAServerOwnsThem) {
+    if (!testing::PostgresServer::available())
+        GTEST_SKIP() << testing::PostgresServer::skip_reason();
+    testing::PostgresServer pg;
+    auto store = store::PostgresStore::open(pg.url()).value();
+    const std::int64_t last_id = store_known_records(*store);
+    EXPECT_EQ(load(*store).rows, 0u);
+    {
+        store::PostgresOptions owner_options;
+        owner_options.exclusive = true;  // as serve opens its store with the observatory on
+        auto server = store::PostgresStore::open(pg.url(), owner_options);
+        ASSERT_TRUE(server) << server.error().message;
+        auto refused = run_cli("rollup --rebuild --db " + pg.url());
+        EXPECT_EQ(refused.exit_code, 2);
+        EXPECT_THAT(refused.err, HasSubstr("in use by another tokenradar process"));
+        EXPECT_EQ(refused.err.find(testing::PostgresServer::kPassword), std::string::npos)
+            << refused.err;
+        EXPECT_EQ(load(*store).rows, 0u) << "nothing rebuilt under the owner";
+    }
+    auto rebuilt = run_cli("rollup --rebuild --db " + pg.url());
+    ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+    EXPECT_THAT(rebuilt.out, HasSubstr("56 records rolled up"));
+    EXPECT_THAT(rebuilt.out, HasSubstr("[redacted]"));
+    EXPECT_EQ(rebuilt.out.find(testing::PostgresServer::kPassword), std::string::npos);
+    const Loaded loaded = load(*store);
+    expect_right(loaded, last_id);
+    EXPECT_GT(loaded.rows, 0u);
 }
 
 TEST(RollupCommandInput, BadInputIsOneLineAndExitCode2) {

@@ -1,10 +1,12 @@
 // `tokenradar stats` over a database filled with known records: the numbers it prints, the
 // window it applies, and its bad-input contract (one line naming the problem, exit code 2).
 
+#include "../../support/postgres_server.hpp"
 #include "../../support/run_cli.hpp"
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <boost/json/parse.hpp>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <vector>
 
 namespace tokenradar {
@@ -37,11 +40,24 @@ Measurement record(std::string provider, std::string task, std::int64_t ttft_ms,
     return m;
 }
 
-class StatsCommand : public ::testing::Test {
+// The same records and the same answers from both store backends.
+enum class Backend { sqlite, postgres };
+void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::sqlite ? "sqlite" : "postgres"); }
+
+class StatsCommand : public ::testing::TestWithParam<Backend> {
   protected:
     void SetUp() override {
-        auto store = store::SqliteStore::open(db_.path());
-        ASSERT_TRUE(store);
+        std::unique_ptr<store::MeasurementStore> store;
+        if (GetParam() == Backend::postgres) {
+            if (!testing::PostgresServer::available())
+                GTEST_SKIP() << testing::PostgresServer::skip_reason();
+            pg_.emplace();
+            db_ = pg_->url();
+            store = store::PostgresStore::open(db_).value();
+        } else {
+            db_ = file_.path();
+            store = store::SqliteStore::open(db_).value();
+        }
         const std::int64_t now = wall_now_us();
         std::vector<Measurement> records;
         // Last hour. fast/chat: TTFT 100, 200, 300, 400 ms at 20 ms/token (50 tokens/s), 101
@@ -62,14 +78,22 @@ class StatsCommand : public ::testing::Test {
         records.push_back(slow);
         // Two hours ago: outside the default window.
         records.push_back(record("old", "chat", 5, 1, 3, now - 120 * kMinuteUs));
-        ASSERT_TRUE((*store)->insert(records));
+        ASSERT_TRUE(store->insert(records));
     }
 
-    testing::TempDb db_;
+    testing::TempDb file_;
+    std::optional<testing::PostgresServer> pg_;
+    std::string db_;  // the file's path or the server's URL
 };
 
-TEST_F(StatsCommand, CsvByProviderOverTheLastHour) {
-    auto o = run_cli("stats --db " + db_.path() + " --format csv --by provider");
+INSTANTIATE_TEST_SUITE_P(Backends, StatsCommand,
+                         ::testing::Values(Backend::sqlite, Backend::postgres),
+                         [](const auto& info) {
+                             return info.param == Backend::sqlite ? "Sqlite" : "Postgres";
+                         });
+
+TEST_P(StatsCommand, CsvByProviderOverTheLastHour) {
+    auto o = run_cli("stats --db " + db_ + " --format csv --by provider");
     ASSERT_EQ(o.exit_code, 0) << o.err;
     EXPECT_EQ(o.out,
               "provider,requests,errors,error_rate_pct,ttft_p50_ms,ttft_p95_ms,"
@@ -82,8 +106,8 @@ TEST_F(StatsCommand, CsvByProviderOverTheLastHour) {
               "slow,1,0,0.0,1000.0,1000.0,1000.0,25.0,40.0,3000.0,3000.0,1\n");
 }
 
-TEST_F(StatsCommand, WindowAndGroupingChangeTheRows) {
-    auto o = run_cli("stats --db " + db_.path() + " --window 3h --by task,provider --format json");
+TEST_P(StatsCommand, WindowAndGroupingChangeTheRows) {
+    auto o = run_cli("stats --db " + db_ + " --window 3h --by task,provider --format json");
     ASSERT_EQ(o.exit_code, 0) << o.err;
     const auto json = boost::json::parse(o.out);
     const auto& groups = json.at("groups").as_array();
@@ -94,18 +118,18 @@ TEST_F(StatsCommand, WindowAndGroupingChangeTheRows) {
     EXPECT_DOUBLE_EQ(groups[0].at("ttft_ms").at("p50").as_double(), 250);
     EXPECT_EQ(groups[3].at("requests").to_number<int>(), 1);
 
-    auto all = run_cli("stats --db " + db_.path() + " --window all --by '' --format csv");
+    auto all = run_cli("stats --db " + db_ + " --window all --by '' --format csv");
     ASSERT_EQ(all.exit_code, 0) << all.err;
     EXPECT_THAT(all.out, HasSubstr("\n8,1,12.5,"));
 }
 
-TEST_F(StatsCommand, TableAndMarkdown) {
-    auto table = run_cli("stats --db " + db_.path());
+TEST_P(StatsCommand, TableAndMarkdown) {
+    auto table = run_cli("stats --db " + db_);
     ASSERT_EQ(table.exit_code, 0) << table.err;
     EXPECT_THAT(table.out, HasSubstr("7 requests from "));
     EXPECT_THAT(table.out,
                 ::testing::ContainsRegex("fast +m-fast +6 +1 +16.7 +200.0 +380.0 +> max"));
-    auto markdown = run_cli("stats --db " + db_.path() + " --format markdown");
+    auto markdown = run_cli("stats --db " + db_ + " --format markdown");
     ASSERT_EQ(markdown.exit_code, 0) << markdown.err;
     EXPECT_THAT(
         markdown.out,
@@ -134,6 +158,9 @@ TEST(StatsCommandInput, BadInputIsOneLineAndExitCode2) {
          "--window: invalid duration '10parsecs'"},
         {"stats --db " + db.path() + " --window 0s", "--window: expected a positive duration"},
         {"stats --db " + db.path() + " --format xml", "--format: unknown format 'xml'"},
+        // No server there: the URL is named with its password redacted.
+        {"stats --db postgresql://u:s3cret@127.0.0.1:1/db",
+         "--db postgresql://u:[redacted]@127.0.0.1:1/db"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);
@@ -142,6 +169,7 @@ TEST(StatsCommandInput, BadInputIsOneLineAndExitCode2) {
         EXPECT_THAT(o.err, HasSubstr(c.says));
         EXPECT_EQ(testing::count_lines(o.err), 1) << o.err;
         EXPECT_TRUE(o.out.empty()) << o.out;
+        EXPECT_EQ(o.err.find("s3cret"), std::string::npos) << o.err;
     }
     EXPECT_FALSE(std::filesystem::exists(not_created.path())) << "stats must not create a database";
 }
