@@ -427,16 +427,21 @@ void OpenAiStreamEncoder::encode(const StreamDelta& d, std::string& out) {
     }
 }
 
-void OpenAiStreamEncoder::finish(std::string& out) {
-    if (terminated_) return;
-    terminated_ = true;
-    if (meta_.include_usage && !usage_.empty()) {
-        json::object chunk{{"id", meta_.id},           {"object", "chat.completion.chunk"},
-                           {"created", meta_.created}, {"model", meta_.model},
-                           {"choices", json::array{}}, {"usage", openai_usage_json(usage_)}};
+void write_openai_stream_end(const StreamMeta& meta, std::string_view object, const Usage& usage,
+                             std::string& out) {
+    if (meta.include_usage && !usage.empty()) {
+        json::object chunk{
+            {"id", meta.id},       {"object", object},         {"created", meta.created},
+            {"model", meta.model}, {"choices", json::array{}}, {"usage", openai_usage_json(usage)}};
         sse::SseWriter::data_line(out, json::serialize(chunk));  // JSON text: one line
     }
     sse::SseWriter::data(out, "[DONE]");
+}
+
+void OpenAiStreamEncoder::finish(std::string& out) {
+    if (terminated_) return;
+    terminated_ = true;
+    write_openai_stream_end(meta_, "chat.completion.chunk", usage_, out);
 }
 
 }  // namespace tokenradar::dialect

@@ -19,6 +19,11 @@ std::string_view openai_finish_text(FinishReason r);
 Usage read_openai_usage(Reader& r, const json::object& u, const Path& p);
 json::object openai_usage_json(const Usage& u);
 
+// The end of a stream of `object` chunks ("chat.completion.chunk", "text_completion"): the
+// usage chunk (`choices: []`) when meta.include_usage and there is usage, then `[DONE]`.
+void write_openai_stream_end(const StreamMeta& meta, std::string_view object, const Usage& usage,
+                             std::string& out);
+
 // {"error": {...}} in place of a chunk.
 StreamDelta openai_error_delta(Reader& r, const json::object& error, const Path& path);
 

@@ -6,6 +6,8 @@
 
 #include <tokenradar/sse/sse_writer.hpp>
 
+#include <fmt/format.h>
+
 namespace tokenradar::dialect {
 
 namespace {
@@ -31,6 +33,10 @@ void add_prompt(ChatRequest& req, std::string text) {
     req.messages.push_back(std::move(message));
 }
 
+// The most prompts one batch may hold. Each becomes a message: without a bound, a 4 MiB body
+// of `"",` items would be a million of them, hundreds of MB for one request.
+constexpr std::size_t kMaxBatchPrompts = 2048;
+
 // `prompt`: a string, an array of strings (a batch), an array of token ids, or an array of
 // those (a batch of token prompts). Required, as OpenAI requires it.
 void read_prompt(Reader& r, const json::object& body, const Path& top, ChatRequest& req) {
@@ -54,6 +60,12 @@ void read_prompt(Reader& r, const json::object& body, const Path& top, ChatReque
         } else {
             r.fail_key(top, "prompt", kPromptShapes);
         }
+        return;
+    }
+    if (items->size() > kMaxBatchPrompts) {
+        r.fail_key(
+            top, "prompt",
+            fmt::format("at most {} prompts in a batch, got {}", kMaxBatchPrompts, items->size()));
         return;
     }
     Path prompt_path = top.key("prompt");
@@ -250,13 +262,7 @@ void TextCompletionStreamEncoder::encode(const StreamDelta& d, std::string& out)
 void TextCompletionStreamEncoder::finish(std::string& out) {
     if (terminated_) return;
     terminated_ = true;
-    if (meta_.include_usage && !usage_.empty()) {
-        json::object chunk{{"id", meta_.id},           {"object", "text_completion"},
-                           {"created", meta_.created}, {"model", meta_.model},
-                           {"choices", json::array{}}, {"usage", openai_usage_json(usage_)}};
-        sse::SseWriter::data_line(out, json::serialize(chunk));  // JSON text: one line
-    }
-    sse::SseWriter::data(out, "[DONE]");
+    write_openai_stream_end(meta_, "text_completion", usage_, out);
 }
 
 }  // namespace tokenradar::dialect

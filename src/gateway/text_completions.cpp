@@ -191,8 +191,8 @@ awaitable<void> relay_text_completions(Gateway::Impl& gw, net::Request& request,
         dialect::with_model(completion.original, request.body(), ref->model, completion.stream);
     auto opened = co_await gw.client(ref->provider)
                       .open(http::verb::post, url, upstream_headers, std::move(body));
-    m.t.sched = m.t.send;
     if (!opened) {
+        m.t.sched = m.t.send;
         m.t.done = steady_now_ns();
         m.status = status_of(opened.error().code);
         gw.record(std::move(m));

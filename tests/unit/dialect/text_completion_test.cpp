@@ -81,6 +81,17 @@ TEST(TextCompletionRequest, BadBodiesNameTheField) {
               std::string::npos);
     EXPECT_FALSE(message("[1]").empty());
     EXPECT_FALSE(message("{").empty());
+    // A batch is bounded before its prompts become messages; 2,048 is accepted.
+    const auto batch = [](int n) {
+        std::string body = R"({"model":"m","prompt":[)";
+        for (int i = 0; i < n; ++i) body += i ? R"(,"")" : R"("")";
+        return body + "]}";
+    };
+    EXPECT_NE(message(batch(2049)).find("prompt: at most 2048 prompts in a batch, got 2049"),
+              std::string::npos);
+    auto accepted = parse_text_completion_request(batch(2048));
+    ASSERT_TRUE(accepted) << accepted.error().message;
+    EXPECT_EQ(accepted->messages.size(), 2048U);
 }
 
 TEST(TextCompletionResponse, ParsesAndRoundTrips) {
