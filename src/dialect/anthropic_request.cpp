@@ -308,6 +308,7 @@ Result<ChatRequest> parse_anthropic_request(std::string_view body,
     }
     Path messages_path = top.key("messages");
     if (const json::array* messages = r.array(*root, "messages", top, true)) {
+        req.messages.reserve(req.messages.size() + messages->size());  // about one per turn
         for_each_object(r, *messages, messages_path,
                         [&](const json::object& message, const Path& path) {
                             read_message(r, message, path, req);

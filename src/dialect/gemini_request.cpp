@@ -136,6 +136,7 @@ void read_contents(Reader& r, const json::object& body, const Path& top, ChatReq
     Path contents_path = top.key("contents");
     const json::array* contents = r.array(body, "contents", top, true);
     if (!contents) return;
+    req.messages.reserve(req.messages.size() + contents->size());  // about one per turn
     for_each_object(
         r, *contents, contents_path,
         [&](const json::object& content, const Path& path) { read_turn(r, content, path, req); });

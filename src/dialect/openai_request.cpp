@@ -248,6 +248,7 @@ Result<ChatRequest> parse_openai_request(std::string_view body) {
     if (auto model = r.string(*root, "model", top, true)) req.model.assign(*model);
     Path messages_path = top.key("messages");
     if (const json::array* messages = r.array(*root, "messages", top, true)) {
+        req.messages.reserve(messages->size());
         for_each_object(r, *messages, messages_path,
                         [&](const json::object& message, const Path& path) {
                             read_message(r, message, path, req);

@@ -185,6 +185,7 @@ void read_input(Reader& r, const json::object& root, const Path& top, ChatReques
         r.fail(ip, "expected a string or an array of items");
         return;
     }
+    req.messages.reserve(req.messages.size() + input->get_array().size());  // at most one each
     for_each_object(r, input->get_array(), ip, [&](const json::object& item, const Path& path) {
         read_item(r, item, path, req);
     });
