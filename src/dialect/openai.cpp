@@ -117,9 +117,7 @@ Result<ChatResponse> parse_openai_response(std::string_view body) {
     Reader r(Errc::protocol_error);
     Path top;
     ChatResponse resp;
-    if (auto id = r.string(o, "id", top)) resp.id.assign(*id);
-    if (auto model = r.string(o, "model", top)) resp.model.assign(*model);
-    resp.created = r.integer(o, "created", top).value_or(0);
+    read_openai_answer_envelope(r, o, top, resp);
     Path cp = top.key("choices");
     const json::array* choices = r.array(o, "choices", top, true);
     if (choices && !choices->empty()) {
@@ -141,11 +139,31 @@ Result<ChatResponse> parse_openai_response(std::string_view body) {
                 resp.finish_reason = openai_finish(*fr);
         }
     }
+    if (r.failed()) return r.take_error();
+    return resp;
+}
+
+void read_openai_answer_envelope(Reader& r, const json::object& o, const Path& top,
+                                 ChatResponse& resp) {
+    if (auto id = r.string(o, "id", top)) resp.id.assign(*id);
+    if (auto model = r.string(o, "model", top)) resp.model.assign(*model);
+    resp.created = r.integer(o, "created", top).value_or(0);
     Path up = top.key("usage");
     if (const json::object* u = r.object(o, "usage", top))
         resp.usage = read_openai_usage(r, *u, up);
-    if (r.failed()) return r.take_error();
-    return resp;
+}
+
+std::string write_openai_answer(const ChatResponse& resp, std::string_view object,
+                                json::object choice) {
+    if (resp.finish_reason)
+        choice["finish_reason"] = openai_finish_text(*resp.finish_reason);
+    else
+        choice["finish_reason"] = nullptr;
+    json::object o{
+        {"id", resp.id}, {"object", object}, {"created", resp.created}, {"model", resp.model}};
+    o["choices"] = json::array{std::move(choice)};
+    if (!resp.usage.empty()) o["usage"] = openai_usage_json(resp.usage);
+    return json::serialize(o);
 }
 
 std::string emit_openai_response(const ChatResponse& resp) {
@@ -157,18 +175,9 @@ std::string emit_openai_response(const ChatResponse& resp) {
         msg["content"] = resp.text;
     if (!resp.reasoning.empty()) msg["reasoning_content"] = resp.reasoning;
     if (!resp.tool_calls.empty()) msg["tool_calls"] = tool_calls_json(resp.tool_calls);
-    json::object choice{{"index", 0}, {"message", std::move(msg)}, {"logprobs", nullptr}};
-    if (resp.finish_reason)
-        choice["finish_reason"] = openai_finish_text(*resp.finish_reason);
-    else
-        choice["finish_reason"] = nullptr;
-    json::object o{{"id", resp.id},
-                   {"object", "chat.completion"},
-                   {"created", resp.created},
-                   {"model", resp.model}};
-    o["choices"] = json::array{std::move(choice)};
-    if (!resp.usage.empty()) o["usage"] = openai_usage_json(resp.usage);
-    return json::serialize(o);
+    return write_openai_answer(
+        resp, "chat.completion",
+        json::object{{"index", 0}, {"message", std::move(msg)}, {"logprobs", nullptr}});
 }
 
 namespace {

@@ -19,6 +19,13 @@ std::string_view openai_finish_text(FinishReason r);
 Usage read_openai_usage(Reader& r, const json::object& u, const Path& p);
 json::object openai_usage_json(const Usage& u);
 
+// What every OpenAI answer (chat.completion, text_completion) has around its choices: id,
+// model, created and usage, read into `resp`; and written around one `choice`.
+void read_openai_answer_envelope(Reader& r, const json::object& o, const Path& top,
+                                 ChatResponse& resp);
+std::string write_openai_answer(const ChatResponse& resp, std::string_view object,
+                                json::object choice);
+
 // The end of a stream of `object` chunks ("chat.completion.chunk", "text_completion"): the
 // usage chunk (`choices: []`) when meta.include_usage and there is usage, then `[DONE]`.
 void write_openai_stream_end(const StreamMeta& meta, std::string_view object, const Usage& usage,

@@ -132,34 +132,18 @@ Result<ChatResponse> parse_text_completion(std::string_view body) {
         r.fail_key(top, "object", "expected \"text_completion\"");
     }
     ChatResponse resp;
-    if (auto id = r.string(o, "id", top)) resp.id.assign(*id);
-    if (auto model = r.string(o, "model", top)) resp.model.assign(*model);
-    resp.created = r.integer(o, "created", top).value_or(0);
+    read_openai_answer_envelope(r, o, top, resp);
     const ChoiceZero zero = read_choices(r, o, top, true);
     if (zero.text) resp.text.assign(*zero.text);
     if (zero.finish) resp.finish_reason = openai_finish(*zero.finish);
-    Path usage_path = top.key("usage");
-    if (const json::object* u = r.object(o, "usage", top)) {
-        resp.usage = read_openai_usage(r, *u, usage_path);
-    }
     if (r.failed()) return r.take_error();
     return resp;
 }
 
 std::string emit_text_completion(const ChatResponse& resp) {
-    json::object choice{{"text", resp.text}, {"index", 0}, {"logprobs", nullptr}};
-    if (resp.finish_reason) {
-        choice["finish_reason"] = openai_finish_text(*resp.finish_reason);
-    } else {
-        choice["finish_reason"] = nullptr;
-    }
-    json::object o{{"id", resp.id},
-                   {"object", "text_completion"},
-                   {"created", resp.created},
-                   {"model", resp.model}};
-    o["choices"] = json::array{std::move(choice)};
-    if (!resp.usage.empty()) o["usage"] = openai_usage_json(resp.usage);
-    return json::serialize(o);
+    return write_openai_answer(
+        resp, "text_completion",
+        json::object{{"text", resp.text}, {"index", 0}, {"logprobs", nullptr}});
 }
 
 TextCompletionStreamDecoder::TextCompletionStreamDecoder() : json_(std::make_unique<EventJson>()) {}
