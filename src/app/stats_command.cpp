@@ -63,9 +63,10 @@ void register_stats(CLI::App& app, Runner& runner) {
         ->required();
     sub->add_option("--window", args->window, "How far back from now (e.g. 15m, 1h, 7d) or 'all'")
         ->capture_default_str();
-    sub->add_option("--by", args->by,
-                    "Group by these labels, comma-separated: provider, model, endpoint, "
-                    "upstream_region, client_region, task, source, cache, route, api, stream")
+    sub->add_option(
+           "--by", args->by,
+           "Group by these labels, comma-separated: provider, model, endpoint, "
+           "upstream_region, client_region, task, source, cache, route, api, stream, client_key")
         ->capture_default_str();
     sub->add_option("--format", args->format, "table, json, csv or markdown")
         ->capture_default_str();

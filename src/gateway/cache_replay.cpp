@@ -20,7 +20,8 @@ namespace http = boost::beast::http;
 // The record of a hit: the original upstream's labels with the hit's kind, the hit's own
 // (tiny) times, and the original's usage.
 Measurement hit_record(const CacheLookup& lookup, const std::string& request_id,
-                       const std::string& task, bool stream, std::int64_t t_read) {
+                       const std::string& task, std::string_view client_key, bool stream,
+                       std::int64_t t_read) {
     const cache::CachedAnswer& answer = *lookup.hit;
     Measurement m;
     m.request_id = request_id;
@@ -34,6 +35,7 @@ Measurement hit_record(const CacheLookup& lookup, const std::string& request_id,
     m.labels.cache = lookup.label;
     m.labels.route = Route::primary;
     m.labels.stream = stream;
+    m.labels.client_key = client_key;
     m.t.sched = t_read;
     m.t.send = t_read;
     m.ts_us = wall_now_us();
@@ -123,10 +125,10 @@ awaitable<bool> replay_stream(net::ResponseWriter& writer, const dialect::ChatRe
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
                            const dialect::ChatRequest& chat, const CacheLookup& lookup,
                            const std::string& request_id, const std::string& task,
-                           net::HeaderList& headers) {
+                           std::string_view client_key, net::HeaderList& headers) {
     const cache::CachedAnswer& answer = *lookup.hit;
     const std::int64_t t_read = writer.request_read_ns();
-    Measurement m = hit_record(lookup, request_id, task, chat.stream, t_read);
+    Measurement m = hit_record(lookup, request_id, task, client_key, chat.stream, t_read);
     headers.emplace_back(kUpstreamHeader,
                          upstream_label(answer.origin.provider, answer.origin.model));
     headers.emplace_back(kCacheHeader, lookup.header);

@@ -29,7 +29,7 @@ const UpstreamRef* first_openai_upstream(const GatewayConfig& config, const Virt
 
 Measurement start_passthrough_record(const std::string& request_id, const ProviderConfig& provider,
                                      const std::string& upstream_model, std::string task,
-                                     bool stream) {
+                                     bool stream, std::string_view client_key) {
     Measurement m;
     m.request_id = request_id;
     m.labels.provider = provider.name;
@@ -40,6 +40,7 @@ Measurement start_passthrough_record(const std::string& request_id, const Provid
     m.labels.source = "gateway";
     m.labels.api = "openai";
     m.labels.stream = stream;
+    m.labels.client_key = client_key;
     m.t.send = steady_now_ns();
     m.ts_us = wall_now_us();
     return m;
@@ -57,7 +58,8 @@ awaitable<Result<std::vector<float>>> embed_upstream(Gateway::Impl& gw, const Up
                                                      std::string_view text,
                                                      const std::string& request_id) {
     const ProviderConfig& provider = gw.config.providers[ref.provider];
-    Measurement m = start_passthrough_record(request_id, provider, ref.model, "embeddings", false);
+    Measurement m =
+        start_passthrough_record(request_id, provider, ref.model, "embeddings", false, "");
     const std::int64_t t_start = m.t.send;
     net::Url url = provider.base;
     url.target += "/embeddings";
@@ -132,7 +134,8 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
     const ProviderConfig& provider = gw.config.providers[ref->provider];
     o["model"] = ref->model;
 
-    Measurement m = start_passthrough_record(request_id, provider, ref->model, "embeddings", false);
+    Measurement m =
+        start_passthrough_record(request_id, provider, ref->model, "embeddings", false, key.name);
     const std::int64_t t_start = m.t.send;
 
     net::Url url = provider.base;

@@ -641,6 +641,8 @@ awaitable<void> Gateway::handle(net::Request& request, net::ResponseWriter& writ
         key.key = std::move(caller.key);
         key.tenant = key.key ? std::string_view(key.key->tenant)
                              : std::string_view(gw.config.client_keys[client].name);
+        key.name = key.key ? std::string_view(key.key->key.spec.name)
+                           : std::string_view(gw.config.client_keys[client].name);
     }
 
     if (r->id == RouteId::metrics) {

@@ -84,6 +84,7 @@ std::optional<std::string_view> upstream_request_id(const boost::beast::http::fi
 // attempt's record adds its prompt and output tokens; settled after the answer).
 struct RequestKey {
     std::string_view tenant;  // "" on a keyless listener
+    std::string_view name;    // the records' client_key: the key's name ("" without a key)
     KeyRef key;
     std::int64_t tokens = 0;
 };
@@ -150,7 +151,7 @@ std::string percent_decoded(std::string_view s);
 awaitable<void> replay_hit(Gateway::Impl& gw, net::ResponseWriter& writer,
                            const dialect::ChatRequest& chat, const CacheLookup& lookup,
                            const std::string& request_id, const std::string& task,
-                           net::HeaderList& headers);
+                           std::string_view client_key, net::HeaderList& headers);
 
 // One embedding of `text` from an OpenAI-compatible upstream (the semantic cache's
 // embedder), recorded as an attempt of task "embeddings".
@@ -172,11 +173,12 @@ awaitable<void> relay_embeddings(Gateway::Impl& gw, net::Request& request,
 
 // The passthrough routes (embeddings.cpp, text_completions.cpp), which only OpenAI-compatible
 // upstreams serve: the virtual model's first OpenAI-dialect upstream (nullptr when none); one
-// attempt's record, stamped as sent now; the upstream request's headers (its key as Bearer).
+// attempt's record, stamped as sent now (`client_key`: the request's key name, "" for the
+// gateway's own calls); the upstream request's headers (its key as Bearer).
 const UpstreamRef* first_openai_upstream(const GatewayConfig& config, const VirtualModel& model);
 Measurement start_passthrough_record(const std::string& request_id, const ProviderConfig& provider,
                                      const std::string& upstream_model, std::string task,
-                                     bool stream);
+                                     bool stream, std::string_view client_key);
 std::vector<std::pair<std::string, std::string>> passthrough_headers(
     const ProviderConfig& provider);
 

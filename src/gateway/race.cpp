@@ -59,7 +59,7 @@ struct Contender {
                   chosen.route,
                   lease,
                   request.client_region,
-                  request.tokens},
+                  request.key},
           call(std::move(http_call)),
           m(start_record(attempt, request.request_id, request.task, true)),
           headers(base) {}

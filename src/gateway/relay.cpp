@@ -61,6 +61,7 @@ Measurement start_record(const Attempt& a, const std::string& request_id, const 
     m.labels.route = a.route;
     m.labels.api = std::string(dialect::to_string(a.provider.api));
     m.labels.stream = stream;
+    m.labels.client_key = a.key->name;
     m.t.send = steady_now_ns();
     m.ts_us = wall_now_us();
     return m;
@@ -84,7 +85,7 @@ bool falls_back(unsigned http_status) { return http_status == 429 || http_status
 
 void record_attempt(Gateway::Impl& gw, const Attempt& a, Measurement&& m) {
     a.lease.end(m);
-    *a.tokens += m.prompt_tokens.value_or(0) + m.output_tokens.value_or(0);
+    a.key->tokens += m.prompt_tokens.value_or(0) + m.output_tokens.value_or(0);
     gw.record(std::move(m));
 }
 
@@ -621,7 +622,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         };
         lookup = co_await gw.cache->look_up(*model, key.tenant, *chat, request, embed);
         if (lookup.hit) {
-            co_await replay_hit(gw, writer, *chat, lookup, request_id, *task, headers);
+            co_await replay_hit(gw, writer, *chat, lookup, request_id, *task, key.name, headers);
             co_return;
         }
         if (lookup.only_if_cached) {
@@ -658,7 +659,7 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         router.hedge_delay(pick->member, query.prompt_tokens, !chat->tools.empty()).has_value();
     if (pick && chat->stream && (hedges || policy.ttft_deadline_ns > 0)) {
         const RaceRequest race{*chat,  *model,      query,  request_id,    *task,
-                               lookup, client_text, prefix, client_region, &key.tokens};
+                               lookup, client_text, prefix, client_region, &key};
         co_await race_first_token(gw, race, writer, *pick, headers);
         co_return;
     }
@@ -686,8 +687,8 @@ awaitable<void> relay_chat(Gateway::Impl& gw, net::Request& request, net::Respon
         AttemptLease lease(router.member(pick->member), query.prompt_tokens, t_ready);
         gw.routing->picked(*model, pick->member, t_ready);
         const Attempt attempt{
-            provider,    ref.model, gw.client(ref.provider), number,     t_ready, lookup,
-            pick->route, lease,     client_region,           &key.tokens};
+            provider,    ref.model, gw.client(ref.provider), number, t_ready, lookup,
+            pick->route, lease,     client_region,           &key};
         const bool answered = co_await try_upstream(gw, *chat, writer, attempt, *call, request_id,
                                                     *task, headers, reply);
         if (answered) {

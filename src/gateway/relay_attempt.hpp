@@ -27,7 +27,7 @@ struct Attempt {
     Route route;
     AttemptLease& lease;
     std::string_view client_region;  // the record's client_region ("" = unknown)
-    std::int64_t* tokens;            // the request's token count (RequestKey::tokens)
+    RequestKey* key;  // the record's client_key; its token count grows by the attempt's usage
 };
 
 // What the client gets when no upstream succeeded: the last attempt's answer.
@@ -109,7 +109,7 @@ struct RaceRequest {
     std::string_view client_body;
     std::span<const std::uint64_t> prefix;
     std::string_view client_region;
-    std::int64_t* tokens;
+    RequestKey* key;
 };
 awaitable<void> race_first_token(Gateway::Impl& gw, const RaceRequest& request,
                                  net::ResponseWriter& writer, route::Pick first,

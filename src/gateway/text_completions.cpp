@@ -181,7 +181,7 @@ awaitable<void> relay_text_completions(Gateway::Impl& gw, net::Request& request,
     }
     const ProviderConfig& provider = gw.config.providers[ref->provider];
     Measurement m = start_passthrough_record(request_id, provider, ref->model, "completions",
-                                             completion.stream);
+                                             completion.stream, key.name);
     const std::int64_t t_start = m.t.send;
     net::Url url = provider.base;
     url.target += "/completions";

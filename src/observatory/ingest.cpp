@@ -131,6 +131,9 @@ void stamp(Measurement& m, const IngestContext& ctx) {
         (!ctx.trusted_source && (source == "gateway" || source == "sim" || source == "probe"))) {
         source = "submitted";
     }
+    // A client key's name belongs to the gateway that admitted the request: a public
+    // submitter's would only add cells to everybody's observatory.
+    if (!ctx.trusted_source) m.labels.client_key.clear();
     if (m.labels.client_region.empty()) m.labels.client_region = ctx.client_region;
 }
 

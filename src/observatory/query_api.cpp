@@ -88,7 +88,10 @@ Plan plan_for(const ApiRequest& req, std::int64_t now_us, int baseline_weeks) {
             break;
         }
         case Endpoint::gateway: {
-            q.metrics = metric_bit(Metric::overhead);
+            // One group per client key: the answer's totals and its `keys` rows.
+            q.by = {Label::client_key};
+            q.metrics =
+                metric_bit(Metric::overhead) | metric_bit(Metric::ttft) | metric_bit(Metric::e2e);
             auto& sources = q.filter.allowed[cell_slot(Label::source)];
             plan.skip = !sources.empty() &&
                         std::find(sources.begin(), sources.end(), "gateway") == sources.end();

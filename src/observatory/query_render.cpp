@@ -102,6 +102,37 @@ bool cut(std::vector<Row>& rows, std::size_t limit) {
     return true;
 }
 
+// The gateway answer's `keys`: per client key (the group's one label), most requests first,
+// at most kMaxGatewayKeys of them, then `keys_truncated`.
+constexpr std::size_t kMaxGatewayKeys = 500;
+
+void write_gateway_keys(JsonOut& out, const Groups& groups, std::uint64_t min_samples) {
+    std::vector<const Groups::value_type*> rows;
+    rows.reserve(groups.size());
+    for (const auto& group : groups) rows.push_back(&group);
+    std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+        return a->second.first_attempts > b->second.first_attempts;
+    });
+    out.key("keys").begin_array();
+    for (std::size_t i = 0; i < rows.size() && i < kMaxGatewayKeys; ++i) {
+        const auto& [key, a] = *rows[i];
+        out.begin_object();
+        out.key("client_key").string(key.labels.empty() ? std::string() : key.labels[0]);
+        out.key("requests").unsigned_integer(a.first_attempts);
+        out.key("attempts").unsigned_integer(a.samples);
+        out.key("errors").unsigned_integer(a.errors());
+        out.key("prompt_tokens").unsigned_integer(a.prompt_tokens);
+        out.key("output_tokens").unsigned_integer(a.output_tokens);
+        out.key("ttft_ms");
+        write_quantiles(out, a.sketch(Metric::ttft), min_samples, false);
+        out.key("e2e_ms");
+        write_quantiles(out, a.sketch(Metric::e2e), min_samples, false);
+        out.end_object();
+    }
+    out.end_array();
+    out.key("keys_truncated").boolean(rows.size() > kMaxGatewayKeys);
+}
+
 void write_head(JsonOut& out, const ApiRequest& req, std::uint64_t min_samples) {
     out.begin_object();
     out.key("window").string(req.window_text);
@@ -313,6 +344,7 @@ std::string render_gateway(const ApiRequest& req, const Groups& groups, std::uin
     out.end_object();
     out.key("overhead_ms");
     write_quantiles(out, total.sketch(Metric::overhead), min_samples, false);
+    write_gateway_keys(out, groups, min_samples);
     out.end_object();
     return out.take();
 }

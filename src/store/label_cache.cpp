@@ -29,7 +29,7 @@ std::uint64_t LabelCache::hash(const Labels& labels) const noexcept {
                                      static_cast<std::uint64_t>(labels.stream) << 16U);
     for (const std::string* text :
          {&labels.provider, &labels.model, &labels.endpoint, &labels.upstream_region,
-          &labels.client_region, &labels.task, &labels.source, &labels.api}) {
+          &labels.client_region, &labels.task, &labels.source, &labels.api, &labels.client_key}) {
         // Two words that hold every byte (overlapping where the text is shorter than 16), as
         // wyhash reads short input; 8 bytes at a time before the last 8 of a longer one.
         const char* p = text->data();

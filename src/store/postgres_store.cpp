@@ -2,6 +2,7 @@
 #include "pg_connection.hpp"
 #include "pg_label_sets.hpp"
 #include "pg_migrations.hpp"
+#include "rollup_columns.hpp"
 
 #include <tokenradar/store/postgres_store.hpp>
 
@@ -37,9 +38,6 @@ constexpr std::array<Oid, 7> kInsertTypes = {kInt8Oid, kTextOid,  kInt4Oid, kInt
                                              kTextOid, kByteaOid, kTextOid};
 constexpr std::string_view kScanColumns =
     "id, ts_us, request_id, attempt, label_set, status, packed, client_id";
-constexpr std::string_view kRollupColumns =
-    "hour_us, provider, model, task, source, api, upstream_region, client_region, stream, "
-    "client_id";
 
 // Binary COPY (PostgreSQL's "COPY ... (FORMAT binary)"): a signature, flags and header
 // extension length, then per row a field count and each field as length + bytes, in network
@@ -489,13 +487,13 @@ Result<void> PostgresStore::save_rollups(std::span<const RollupRow> rows, std::i
         for (std::size_t first = 0; first < kept.size(); first += kRollupRowsPerInsert) {
             const std::size_t n = std::min(kRollupRowsPerInsert, kept.size() - first);
             std::string sql =
-                fmt::format("INSERT INTO rollup_hours ({}, aggregate) VALUES ", kRollupColumns);
+                fmt::format("INSERT INTO rollup_hours ({}, aggregate) VALUES ", kRollupKeyColumns);
             p.clear();
             for (std::size_t r = 0; r < n; ++r) {
                 const RollupRow& row = *kept[first + r];
                 sql += r == 0 ? "(" : ", (";
-                for (int c = 1; c <= 11; ++c) {
-                    sql += fmt::format("{}${}", c == 1 ? "" : ", ", r * 11 + c);
+                for (int c = 1; c <= kRollupColumnCount; ++c) {
+                    sql += fmt::format("{}${}", c == 1 ? "" : ", ", r * kRollupColumnCount + c);
                 }
                 sql += ")";
                 p.int8(row.hour_us);
@@ -505,7 +503,7 @@ Result<void> PostgresStore::save_rollups(std::span<const RollupRow> rows, std::i
                 p.bytea(row.aggregate);
             }
             sql += fmt::format(" ON CONFLICT ({}) DO UPDATE SET aggregate = excluded.aggregate",
-                               kRollupColumns);
+                               kRollupKeyColumns);
             auto saved = db_->exec_params("save rollups", sql, p, PGRES_COMMAND_OK);
             if (!saved) return saved.error();
         }
@@ -525,16 +523,16 @@ Result<std::int64_t> PostgresStore::load_rollups(const RollupVisitor& visit) {
     PgParams none;
     auto rows = each_row(
         "read rollups",
-        fmt::format("SELECT {}, aggregate FROM rollup_hours ORDER BY hour_us", kRollupColumns),
+        fmt::format("SELECT {}, aggregate FROM rollup_hours ORDER BY hour_us", kRollupKeyColumns),
         none, [&](const PGresult* r, int row) -> Result<void> {
             RollupRow out;
             out.hour_us = pg_int8(r, row, 0);
             for (std::size_t i = 0; i < out.labels.size(); ++i) {
                 out.labels[i] = pg_text(r, row, static_cast<int>(i) + 1);
             }
-            out.stream = pg_bool(r, row, 8);
-            out.client_id = pg_text(r, row, 9);
-            const auto aggregate = pg_bytes(r, row, 10);
+            out.stream = pg_bool(r, row, kRollupStreamColumn);
+            out.client_id = pg_text(r, row, kRollupClientColumn);
+            const auto aggregate = pg_bytes(r, row, kRollupAggregateColumn);
             out.aggregate.assign(aggregate.begin(), aggregate.end());
             visit(std::move(out));
             return {};

@@ -1,6 +1,7 @@
 #include "label_sets.hpp"
 #include "owner_lock.hpp"
 #include "packed_record.hpp"
+#include "rollup_columns.hpp"
 #include "sqlite_migrations.hpp"
 #include "sqlite_util.hpp"
 #include "wal_checkpointer.hpp"
@@ -38,13 +39,6 @@ constexpr std::int64_t kDeleteChunk = 10'000;
 constexpr int kWriterCheckpointFactor = 16;
 
 constexpr std::string_view kLastIdSql = "SELECT coalesce(max(id), 0) FROM measurements";
-constexpr std::string_view kRollupColumns =
-    "hour_us, provider, model, task, source, api, upstream_region, client_region, stream, "
-    "client_id, aggregate";
-constexpr std::string_view kSaveRollupSql =
-    "INSERT OR REPLACE INTO rollup_hours (hour_us, provider, model, task, source, api, "
-    "upstream_region, client_region, stream, client_id, aggregate) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr std::string_view kSaveWatermarkSql =
     "INSERT OR REPLACE INTO store_state (key, value) VALUES ('rollup_watermark', ?)";
 
@@ -55,6 +49,13 @@ std::string column_list(std::size_t n = kRecordColumns.size()) {
         out += fmt::format("{}{}", out.empty() ? "" : ", ", kRecordColumns[i]);
     }
     return out;
+}
+
+std::string save_rollup_sql() {
+    std::string values = "?";
+    for (int i = 1; i < kRollupColumnCount; ++i) values += ", ?";
+    return fmt::format("INSERT OR REPLACE INTO rollup_hours ({}, aggregate) VALUES ({})",
+                       kRollupKeyColumns, values);
 }
 
 class Binder {
@@ -287,7 +288,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path,
           std::pair{&statements->insert_rows, sql.insert_rows},
           std::pair{&statements->delete_chunk, sql.delete_chunk},
           std::pair{&statements->last_id, std::string(kLastIdSql)},
-          std::pair{&statements->save_rollup, std::string(kSaveRollupSql)},
+          std::pair{&statements->save_rollup, save_rollup_sql()},
           std::pair{&statements->save_watermark, std::string(kSaveWatermarkSql)}}) {
         auto prepared = prepare(store->db_, path, text);
         if (!prepared) return prepared.error();
@@ -443,7 +444,7 @@ Result<void> SqliteStore::save_rollups(std::span<const RollupRow> rows, std::int
             for (const std::string& label : row.labels) b.text(label);
             b.integer(row.stream ? 1 : 0);
             b.text(row.client_id);
-            sqlite3_bind_blob(save, 11, row.aggregate.data(),
+            sqlite3_bind_blob(save, kRollupAggregateColumn + 1, row.aggregate.data(),
                               static_cast<int>(row.aggregate.size()), SQLITE_STATIC);
             if (step_once(save) != SQLITE_DONE) return sqlite_error(path_, db_, "save rollups");
         }
@@ -457,7 +458,8 @@ Result<void> SqliteStore::save_rollups(std::span<const RollupRow> rows, std::int
 
 Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
     auto statement = prepare(
-        db_, path_, fmt::format("SELECT {} FROM rollup_hours ORDER BY hour_us", kRollupColumns));
+        db_, path_,
+        fmt::format("SELECT {}, aggregate FROM rollup_hours ORDER BY hour_us", kRollupKeyColumns));
     if (!statement) return statement.error();
     sqlite3_stmt* s = statement->get();
     for (;;) {
@@ -470,8 +472,9 @@ Result<std::int64_t> SqliteStore::load_rollups(const RollupVisitor& visit) {
         for (std::string& label : row.labels) label = r.text();
         row.stream = r.integer() != 0;
         row.client_id = r.text();
-        const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s, 10));
-        row.aggregate.assign(blob, blob + sqlite3_column_bytes(s, 10));
+        const auto* blob =
+            static_cast<const std::uint8_t*>(sqlite3_column_blob(s, kRollupAggregateColumn));
+        row.aggregate.assign(blob, blob + sqlite3_column_bytes(s, kRollupAggregateColumn));
         visit(std::move(row));
     }
     auto watermark = query_integer(

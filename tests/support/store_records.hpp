@@ -32,6 +32,7 @@ inline Measurement full_record(std::int64_t i, std::int64_t ts_us = 1'764'460'80
     m.labels.route = Route::hedge;
     m.labels.api = "anthropic";
     m.labels.stream = (i % 2) == 0;
+    m.labels.client_key = "team-" + std::to_string(i % 2);
     m.status = RequestStatus::ok;
     m.http_status = 200;
     m.ts_us = ts_us + i;

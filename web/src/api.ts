@@ -108,6 +108,20 @@ export interface GatewayStats {
   route: Record<string, number>;
   status: Record<string, number>;
   overhead_ms: (Quantiles & { samples: number; insufficient?: boolean }) | null;
+  /** Per client key (`client_key` "" = requests without one), most requests first. */
+  keys?: GatewayKeyRow[];
+  keys_truncated?: boolean;
+}
+
+export interface GatewayKeyRow {
+  client_key: string;
+  requests: number;
+  attempts: number;
+  errors: number;
+  prompt_tokens: number;
+  output_tokens: number;
+  ttft_ms: Quantiles & { samples: number; insufficient: boolean };
+  e2e_ms: Quantiles & { samples: number; insufficient: boolean };
 }
 
 /** `GET /api/v1/gateway/cache`: what the response cache did per model since the gateway

@@ -95,6 +95,10 @@ function addSynthetic(m, ts) {
     route: source === 'gateway' && rand() < 0.03 ? 'fallback' : 'primary',
     overhead_ms: source === 'gateway' ? lognormal(0.05, 0.4) : null,
     prompt_cache_hit: promptCacheHit,
+    // The gateway's client keys (two teams and requests without a key), from a draw above.
+    client_key: source === 'gateway' ? ['team-a', 'team-b', ''][Math.floor(tpot * 1000) % 3] : '',
+    prompt_tokens: 200,
+    output_tokens: ok ? n : 0,
   });
 }
 
@@ -311,6 +315,26 @@ function gateway(q) {
     route: count('route', { primary: 0, fallback: 0, hedge: 0 }),
     status: count('status', { ok: 0 }),
     overhead_ms: { p50: quantile(ov, 0.5), p95: quantile(ov, 0.95), p99: quantile(ov, 0.99), samples: ov.length, insufficient: ov.length < kMinSamples },
+    keys: groupBy(gw, ['client_key'])
+      .map(({ labels, list }) => {
+        const side = (field) => {
+          const v = values(list, field);
+          const insufficient = v.length < kMinSamples;
+          return { p50: insufficient ? null : quantile(v, 0.5), p95: insufficient ? null : quantile(v, 0.95), p99: insufficient ? null : quantile(v, 0.99), samples: v.length, insufficient };
+        };
+        return {
+          client_key: labels.client_key,
+          requests: list.filter((r) => r.route === 'primary').length,
+          attempts: list.length,
+          errors: list.filter((r) => r.status !== 'ok').length,
+          prompt_tokens: list.reduce((a, r) => a + r.prompt_tokens, 0),
+          output_tokens: list.reduce((a, r) => a + r.output_tokens, 0),
+          ttft_ms: side('ttft_ms'),
+          e2e_ms: side('e2e_ms'),
+        };
+      })
+      .sort((a, b) => b.requests - a.requests),
+    keys_truncated: false,
   };
 }
 

@@ -345,6 +345,10 @@ async function checkGateway(context) {
     () => ({
       stats: Object.fromEntries(Array.from(document.querySelectorAll('[data-stat]')).map((el) => [el.dataset.stat, { value: el.dataset.value ?? null, text: el.querySelector('dd')?.textContent ?? '' }])),
       empty: !!document.querySelector('main .empty'),
+      keys: Array.from(document.querySelectorAll('#gw-keys tbody tr')).map((tr) => ({
+        key: tr.dataset.clientKey,
+        cells: Object.fromEntries(Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { value: td.dataset.value ?? null, text: td.textContent }])),
+      })),
     }),
     (dom, g) => {
       if (g.attempts === 0) return dom.empty ? [] : ['no gateway traffic, but the page does not say so'];
@@ -362,6 +366,32 @@ async function checkGateway(context) {
         if (!dom.stats.overhead_p50.text.includes(fmtN(ov.samples))) p.push(`overhead p50 without n: '${dom.stats.overhead_p50.text}'`);
       } else if (!/insufficient/.test(dom.stats.overhead_p50?.text ?? '')) {
         p.push('overhead is insufficient in the API but the page shows a number');
+      }
+      // Per client key: the table holds every API row, with its counts and quantiles; none
+      // when no request came with a key.
+      const keys = g.keys ?? [];
+      if (!keys.some((k) => k.client_key !== '')) {
+        if (dom.keys.length > 0) p.push('a per-key table without any client key in the API');
+        return p;
+      }
+      if (dom.keys.length !== keys.length) p.push(`key rows: page ${dom.keys.length}, API ${keys.length}`);
+      const byKey = new Map(dom.keys.map((r) => [r.key, r.cells]));
+      for (const k of keys) {
+        const cells = byKey.get(k.client_key);
+        if (!cells) {
+          p.push(`key '${k.client_key}': missing`);
+          continue;
+        }
+        for (const col of ['requests', 'errors', 'prompt_tokens', 'output_tokens']) {
+          if (Number(cells[col]?.value) !== k[col]) p.push(`key '${k.client_key}' ${col}: page ${cells[col]?.value}, API ${k[col]}`);
+        }
+        for (const [col, q] of [['ttft_p50', k.ttft_ms], ['e2e_p95', k.e2e_ms]]) {
+          const want = q.insufficient ? null : col.endsWith('p50') ? q.p50 : q.p95;
+          const got = cells[col]?.value ?? null;
+          if ((want === null) !== (got === null) || (want !== null && (Number(got) !== want || !shows(cells[col].text, want)))) {
+            p.push(`key '${k.client_key}' ${col}: page ${JSON.stringify(cells[col])}, API ${want}`);
+          }
+        }
       }
       return p;
     },

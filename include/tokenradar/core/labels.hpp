@@ -63,6 +63,11 @@ struct Labels {
     Route route = Route::primary;
     std::string api;  // kApiValues
     bool stream = true;
+    // The name of the client key the gateway admitted the request with (a virtual key's name
+    // or an [[auth.keys]] name); empty without one. The gateway's own: a public
+    // submitter's is dropped at ingestion, and records forwarded to another observatory
+    // leave without it.
+    std::string client_key;
 
     friend bool operator==(const Labels&, const Labels&) = default;
 };
@@ -102,7 +107,8 @@ inline constexpr CellPart kLeftOut{CellRole::left_out, 0};
     X(cache, kCacheNames, kCounted)           \
     X(route, kRouteNames, kCounted)           \
     X(api, kApiValues, cell_key(4))           \
-    X(stream, kBoolValues, cell_key(7))
+    X(stream, kBoolValues, cell_key(8))       \
+    X(client_key, kAnyText, cell_key(7))
 
 #define TOKENRADAR_LABEL_ENUMERATOR(name, values, cell) name,
 enum class Label : std::uint8_t { TOKENRADAR_LABELS(TOKENRADAR_LABEL_ENUMERATOR) };

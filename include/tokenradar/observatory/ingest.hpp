@@ -104,7 +104,8 @@ struct Submission {
 // check_label_value(); request_id has at most max_request_id_bytes; ts_us is within
 // [now - max_age, now + max_clock_skew]. Accepted records get received_us = ctx.now_us,
 // client_id = ctx.submitter, source "submitted" when empty (or "gateway" / "sim" without
-// ctx.trusted_source; "bench" and "submitted" stay), and ctx.client_region when they had none.
+// ctx.trusted_source; "bench" and "submitted" stay), no client_key without ctx.trusted_source,
+// and ctx.client_region when they had none.
 Result<Submission> parse_submission(std::string_view body, BodyFormat format,
                                     const IngestContext& ctx);
 

@@ -40,8 +40,8 @@ using RecordVisitor = std::function<void(const Measurement&)>;
 // and its encoded aggregate, which the store keeps as opaque bytes.
 struct RollupRow {
     std::int64_t hour_us = 0;
-    // provider, model, task, source, api, upstream_region, client_region
-    std::array<std::string, 7> labels;
+    // provider, model, task, source, api, upstream_region, client_region, client_key
+    std::array<std::string, 8> labels;
     bool stream = true;
     std::string client_id;
     std::vector<std::uint8_t> aggregate;

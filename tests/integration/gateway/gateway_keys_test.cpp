@@ -15,6 +15,7 @@
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 namespace tokenradar::gateway {
@@ -230,6 +231,22 @@ TEST(GatewayKeys, AModelTheKeyMayNotUseIs403) {
     EXPECT_EQ(upstream.received_bodies().size(), 1U);
 }
 
+// Every record names the key its request came with (a virtual key's name, a configured key's
+// name), so the dashboard and `stats --by client_key` show latency and usage per team.
+TEST(GatewayKeys, RecordsCarryTheClientKeysName) {
+    ScriptedServer upstream(whole_answer());
+    Registry registry;
+    GatewayFixture gw(config(upstream, registry.path.path()), registry.hooks());
+    const auto [id, key] = create(gw, R"({"name":"team-a"})");
+    EXPECT_EQ(ask(gw, key).status, 200U);
+    EXPECT_EQ(ask(gw, kConfigKey).status, 200U);
+    const auto records = gw.records().wait_for(2);
+    ASSERT_EQ(records.size(), 2U);
+    std::multiset<std::string> keys;
+    for (const Measurement& m : records) keys.insert(m.labels.client_key);
+    EXPECT_EQ(keys, (std::multiset<std::string>{"static", "team-a"}));
+}
+
 TEST(GatewayKeys, AKeyOfNRequestsPerMinuteGetsNThen429) {
     ScriptedServer upstream(whole_answer());
     Registry registry;
@@ -320,6 +337,7 @@ TEST(GatewayKeys, EmbeddingsAreChargedTheirPromptTokens) {
     const auto records = gw.records().wait_for(2);
     ASSERT_GE(records.size(), 2U);
     EXPECT_EQ(records[0].labels.task, "embeddings");
+    EXPECT_EQ(records[0].labels.client_key, "vectors");
     EXPECT_EQ(records[0].prompt_tokens, 8);
     EXPECT_FALSE(records[0].output_tokens.has_value());
 }
@@ -359,6 +377,7 @@ TEST(GatewayKeys, CompletionsAreChargedTheirTokens) {
     const auto records = gw.records().wait_for(2);
     ASSERT_GE(records.size(), 2U);
     EXPECT_EQ(records[0].labels.task, "completions");
+    EXPECT_EQ(records[0].labels.client_key, "legacy");
     EXPECT_EQ(records[0].prompt_tokens, 5);
     EXPECT_EQ(records[0].output_tokens, 2);
 }

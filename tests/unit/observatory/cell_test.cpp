@@ -34,12 +34,16 @@ TEST(Cell, KeyTakesTheCellLabelsOfARecord) {
     l.stream = true;
     EXPECT_FALSE(key.matches(l));
     EXPECT_LT(key, CellKey::of(l));  // cells sort as before: stream false before true
+    l.stream = false;
+    l.client_key = "team-a";  // a gateway's client key splits cells
+    EXPECT_FALSE(key.matches(l));
+    EXPECT_EQ(CellKey::of(l).value(Label::client_key), "team-a");
 }
 
 TEST(Cell, CellLabelsComeFromTheLabelTableInSlotOrder) {
-    EXPECT_EQ(kCellLabels,
-              (std::array{Label::provider, Label::model, Label::task, Label::source, Label::api,
-                          Label::upstream_region, Label::client_region, Label::stream}));
+    EXPECT_EQ(kCellLabels, (std::array{Label::provider, Label::model, Label::task, Label::source,
+                                       Label::api, Label::upstream_region, Label::client_region,
+                                       Label::client_key, Label::stream}));
     for (std::size_t i = 0; i < kCellLabelCount; ++i) EXPECT_EQ(cell_slot(kCellLabels[i]), i);
     EXPECT_FALSE(is_cell_label(Label::cache));
     EXPECT_EQ(parse_cell_label("route"), std::nullopt);

@@ -150,6 +150,21 @@ TEST(Ingest, TheServerNotTheRecordSaysARecordIsThisNodesGatewayOrSim) {
     EXPECT_EQ(t.records[2].labels.source, "bench");
 }
 
+// A client key's name is the gateway's own: a public submitter's is dropped (it would add
+// cells to everybody's observatory); a gateway forwarding with a trusted key keeps it.
+TEST(Ingest, OnlyATrustedSubmitterKeepsAClientKey) {
+    json::object rec = record(0);
+    rec["client_key"] = "team-a";
+    const Submission s = parse_ok(array_of({rec}), BodyFormat::json_array);
+    ASSERT_EQ(s.records.size(), 1u);
+    EXPECT_EQ(s.records[0].labels.client_key, "");
+    IngestContext trusted = context();
+    trusted.trusted_source = true;
+    const Submission t = parse_ok(array_of({rec}), BodyFormat::json_array, trusted);
+    ASSERT_EQ(t.records.size(), 1u);
+    EXPECT_EQ(t.records[0].labels.client_key, "team-a");
+}
+
 TEST(Ingest, ReceivedUsInARecordIsIgnored) {
     json::object rec = record(0);
     rec["received_us"] = 5;

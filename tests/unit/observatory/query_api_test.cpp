@@ -162,6 +162,45 @@ TEST(QueryApi, GatewayCountsOnlyGatewayRecords) {
     EXPECT_EQ(ok_body(api, "/api/v1/gateway?source=bench").at("attempts").as_int64(), 0);
 }
 
+// The gateway answer's `keys`: per client key, most requests first, its counts, tokens and
+// latency; the totals still over every key; a client_key filter narrows both.
+TEST(QueryApi, GatewaySplitsByClientKey) {
+    RollupIndex index;
+    std::vector<Measurement> records;
+    for (int i = 0; i < 40; ++i) {
+        const bool team_a = i < 25;
+        Measurement m = rec("m", kNow - kHourUs + i, team_a ? 100 : 400);
+        m.labels.client_key = team_a ? "team-a" : "team-b";
+        m.prompt_tokens = 10;
+        m.output_tokens = team_a ? 3 : 5;
+        if (i == 0) m.status = RequestStatus::http(429);
+        records.push_back(m);
+    }
+    records.push_back(rec("m", kNow - kHourUs, 100));  // no key
+    index.add(records);
+    QueryApi api(index, no_cache());
+    const auto body = ok_body(api, "/api/v1/gateway");
+    EXPECT_EQ(body.at("requests").as_int64(), 41);
+    const auto& keys = body.at("keys").as_array();
+    ASSERT_EQ(keys.size(), 3u);
+    EXPECT_FALSE(body.at("keys_truncated").as_bool());
+    const auto& a = keys[0].as_object();
+    EXPECT_EQ(a.at("client_key").as_string(), "team-a");
+    EXPECT_EQ(a.at("requests").as_int64(), 25);
+    EXPECT_EQ(a.at("errors").as_int64(), 1);
+    EXPECT_EQ(a.at("output_tokens").as_int64(), 75);
+    EXPECT_NEAR(num(a.at("ttft_ms").at("p50")), 100, 1);
+    const auto& b = keys[1].as_object();
+    EXPECT_EQ(b.at("client_key").as_string(), "team-b");
+    EXPECT_EQ(b.at("requests").as_int64(), 15);
+    EXPECT_EQ(b.at("prompt_tokens").as_int64(), 150);
+    EXPECT_TRUE(b.at("ttft_ms").at("insufficient").as_bool());  // 15 < min_samples
+    EXPECT_EQ(keys[2].at("client_key").as_string(), "");
+    const auto only_b = ok_body(api, "/api/v1/gateway?client_key=team-b");
+    EXPECT_EQ(only_b.at("requests").as_int64(), 15);
+    ASSERT_EQ(only_b.at("keys").as_array().size(), 1u);
+}
+
 TEST(QueryApi, TimeseriesByMinuteAndHour) {
     RollupIndex index;
     index.add(series("m", kNow - 5 * kMinuteUs, 30, 100));

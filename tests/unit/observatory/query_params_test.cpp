@@ -213,7 +213,7 @@ TEST(QueryParams, By) {
     EXPECT_EQ(label.param, "by");
     EXPECT_EQ(label.message,
               "by: expected a comma list of labels from provider, model, task, source, api, "
-              "upstream_region, client_region, stream, got 'provider,region'");
+              "upstream_region, client_region, client_key, stream, got 'provider,region'");
     EXPECT_EQ(fails("/api/v1/leaderboard?by=").param, "by");
     EXPECT_EQ(fails("/api/v1/heatmap?by=hour").message,
               "by: expected weekday or model, got 'hour'");
@@ -280,7 +280,7 @@ TEST(QueryParams, UnknownOrForeignParametersAreNamed) {
     EXPECT_EQ(unknown.message,
               "provder: not a parameter of /api/v1/leaderboard; expected one of window, by, "
               "limit, format, provider, model, task, source, api, upstream_region, client_region, "
-              "stream");
+              "client_key, stream");
     EXPECT_EQ(fails("/api/v1/leaderboard?metric=ttft").param, "metric");
     EXPECT_EQ(fails("/api/v1/regions?points=5").param, "points");
     EXPECT_EQ(fails("/api/v1/labels?provider=x").param, "provider");

@@ -150,8 +150,8 @@ TEST_F(LabelSetsTest, IdsFromARolledBackTransactionAreForgotten) {
 TEST_F(LabelSetsTest, AStoredValueNoLongerAllowedReadsAsTheLabelsDefault) {
     exec(
         "INSERT INTO label_sets (id, provider, model, endpoint, upstream_region, client_region, "
-        "task, source, cache, route, api, stream) VALUES (7, 'p', 'm', '', '', '', '', "
-        "'carrier-pigeon', 'warm', 'teleport', 'openai', 1)");
+        "task, source, cache, route, api, stream, client_key) VALUES (7, 'p', 'm', '', '', '', "
+        "'', 'carrier-pigeon', 'warm', 'teleport', 'openai', 1, 'team-a')");
     LabelSets s = sets();
     const Labels* read = s.labels_of(7).value();
     ASSERT_NE(read, nullptr);

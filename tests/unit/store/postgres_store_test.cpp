@@ -5,6 +5,8 @@
 
 #include <tokenradar/store/postgres_store.hpp>
 
+#include "../../../src/store/pg_migrations.hpp"
+
 #include "../../support/postgres_server.hpp"
 #include "../../support/store_records.hpp"
 
@@ -120,6 +122,53 @@ TEST_F(PostgresStoreTest, ConcurrentOpenersApplyEachMigrationOnce) {
                                             "SELECT count(*) FROM tokenradar_migrations")),
                   PostgresStore::latest_schema_version());
     }
+}
+
+// Schema version 3 adds client_key to label_sets and rollup_hours: a version 2 database keeps
+// its label sets and rollups with client_key '', and a record that differs from a stored one
+// only in its client key gets a label set of its own.
+TEST_F(PostgresStoreTest, VersionThreeGivesEveryStoredRowAnEmptyClientKey) {
+    {
+        auto db = PgConnection::parse(server_->url());
+        ASSERT_TRUE(db) << db.error().message;
+        ASSERT_TRUE(db->connect(std::chrono::seconds(5)));
+        auto schema = pg_migrate(*db, builtin_pg_migrations().first(2), true);
+        ASSERT_TRUE(schema) << schema.error().message;
+        ASSERT_EQ(schema->version, 2);
+    }
+    server_->exec("tokenradar",
+                  "INSERT INTO label_sets (provider, model, endpoint, upstream_region, "
+                  "client_region, task, source, cache, route, api, stream) VALUES ('prov-1', "
+                  "'model-1', 'api.example.com', 'us-east', 'eu-west', 'gen-500', 'gateway', "
+                  "'miss', 'hedge', 'anthropic', false);"
+                  "INSERT INTO rollup_hours VALUES (3600000000, 'p', 'm', 't', 's', 'openai', '', "
+                  "'', true, 'c', '\\x0102')");
+    auto store = open_ok(server_->url());
+    ASSERT_TRUE(store);
+    EXPECT_EQ(store->schema_version(), 3);
+    EXPECT_EQ(count("SELECT count(*) FROM label_sets WHERE client_key = ''"), 1);
+    std::vector<RollupRow> rollups;
+    ASSERT_TRUE(store->load_rollups([&](RollupRow&& r) { rollups.push_back(std::move(r)); }));
+    ASSERT_EQ(rollups.size(), 1U);
+    EXPECT_EQ(rollups[0].labels.back(), "");  // client_key
+    EXPECT_EQ(rollups[0].aggregate, (std::vector<std::uint8_t>{1, 2}));
+    // The same cell and hour under a client key is another row, not an overwrite.
+    RollupRow keyed = rollups[0];
+    keyed.labels.back() = "team-a";
+    ASSERT_TRUE(store->save_rollups(std::vector{keyed}, 0));
+    EXPECT_EQ(count("SELECT count(*) FROM rollup_hours"), 2);
+
+    std::vector<Measurement> records = local_records(1, 1);  // prov-1/model-1, client key team-1
+    records.push_back(records[0]);
+    records[1].request_id = "req-unkeyed";
+    records[1].labels.client_key.clear();
+    ASSERT_TRUE(store->insert(records));
+    EXPECT_EQ(count("SELECT count(*) FROM label_sets"), 2);
+    auto back = store->select({});
+    ASSERT_TRUE(back) << back.error().message;
+    ASSERT_EQ(back->size(), 2U);
+    EXPECT_EQ((*back)[0], relative_to_send(records[0]));
+    EXPECT_EQ((*back)[1], relative_to_send(records[1]));
 }
 
 TEST_F(PostgresStoreTest, RefusesADatabaseFromANewerTokenRadar) {

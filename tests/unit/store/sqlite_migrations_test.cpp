@@ -144,6 +144,7 @@ void insert_version_2(sqlite3* db, std::int64_t id, const Measurement& m) {
     text(m.client_id);
     integer(m.attempt);
     for (const LabelInfo& label : kLabelTable) {
+        if (label.label == Label::client_key) continue;  // a label from version 4 on
         if (label.label == Label::stream) {
             integer(m.labels.stream ? 1 : 0);
         } else {
@@ -207,7 +208,8 @@ std::vector<Measurement> version_2_records() {
     extreme.response_id = std::string(300, 'r');
     extreme.labels.model = "模型-ü";  // any UTF-8
     out.push_back(extreme);
-    out.push_back(testing::bare_record(kTs + 100));  // every optional absent
+    out.push_back(testing::bare_record(kTs + 100));          // every optional absent
+    for (Measurement& m : out) m.labels.client_key.clear();  // no such label before version 4
     return out;
 }
 
@@ -229,8 +231,8 @@ TEST_F(Migrations, AVersionTwoFileReadsBackTheSameRecordsAfterMigrationThree) {
 
     auto store = SqliteStore::open(db_.path());
     ASSERT_TRUE(store) << store.error().message;
-    EXPECT_EQ((*store)->schema_version(), 3);
-    EXPECT_EQ(integer("PRAGMA user_version"), 3);
+    EXPECT_EQ((*store)->schema_version(), 4);
+    EXPECT_EQ(integer("PRAGMA user_version"), 4);
     auto back = (*store)->select({});
     ASSERT_TRUE(back) << back.error().message;
     ASSERT_EQ(back->size(), records.size());
@@ -278,7 +280,80 @@ TEST_F(Migrations, MigrationThreeNeedsTheStoresFunction) {
     EXPECT_EQ(integer("PRAGMA user_version"), 2);
     EXPECT_EQ(integer("SELECT count(*) FROM measurements"), 1);
     ASSERT_TRUE(add_migration_functions(raw_, db_.path()));
-    EXPECT_EQ(migrate(raw_, db_.path(), builtin_migrations()).value(), 3);
+    EXPECT_EQ(migrate(raw_, db_.path(), builtin_migrations()).value(), 4);
+}
+
+// Migration 4 adds client_key to label_sets and rollup_hours: a version 3 file keeps its
+// records (client_key '', the same ids and label sets) and rollups, and a record that differs
+// from a stored one only in its client key gets a label set of its own.
+TEST_F(Migrations, MigrationFourGivesEveryStoredRowAnEmptyClientKey) {
+    ASSERT_TRUE(add_migration_functions(raw_, db_.path()));
+    ASSERT_EQ(migrate(raw_, db_.path(), builtin_migrations().first(3)).value(), 3);
+    Measurement old = testing::full_record(1);
+    old.labels.client_key.clear();
+    ASSERT_EQ(
+        sqlite3_exec(raw_,
+                     "INSERT INTO label_sets (id, provider, model, endpoint, upstream_region, "
+                     "client_region, task, source, cache, route, api, stream) VALUES (7, "
+                     "'prov-1', 'model-1', 'api.example.com', 'us-east', 'eu-west', "
+                     "'gen-500', 'gateway', 'miss', 'hedge', 'anthropic', 0);"
+                     "INSERT INTO rollup_hours VALUES (3600000000, 'p', 'm', 't', 's', "
+                     "'openai', '', '', 1, 'c', x'0102');",
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK)
+        << sqlite3_errmsg(raw_);
+    {
+        // The record through a version 3 store's own insert: the label set found is row 7.
+        sqlite3_stmt* s = nullptr;
+        ASSERT_EQ(sqlite3_prepare_v2(raw_,
+                                     "INSERT INTO measurements (id, ts_us, request_id, client_id, "
+                                     "attempt, label_set, status, packed) VALUES (5, ?1, ?2, ?3, "
+                                     "?4, 7, 'ok', x'')",
+                                     -1, &s, nullptr),
+                  SQLITE_OK)
+            << sqlite3_errmsg(raw_);
+        sqlite3_bind_int64(s, 1, old.ts_us);
+        sqlite3_bind_text(s, 2, old.request_id.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 3, old.client_id.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 4, old.attempt);
+        ASSERT_EQ(sqlite3_step(s), SQLITE_DONE) << sqlite3_errmsg(raw_);
+        sqlite3_finalize(s);
+    }
+
+    auto store = SqliteStore::open(db_.path());
+    ASSERT_TRUE(store) << store.error().message;
+    EXPECT_EQ((*store)->schema_version(), 4);
+    EXPECT_EQ(integer("SELECT count(*) FROM label_sets WHERE id = 7 AND client_key = ''"), 1);
+    EXPECT_EQ(integer("SELECT count(*) FROM measurements_labelled WHERE id = 5 AND "
+                      "client_key = '' AND provider = 'prov-1'"),
+              1);
+    std::vector<RollupRow> rollups;
+    ASSERT_TRUE((*store)->load_rollups([&](RollupRow&& r) { rollups.push_back(std::move(r)); }));
+    ASSERT_EQ(rollups.size(), 1U);
+    EXPECT_EQ(rollups[0].labels.back(), "");  // client_key
+    EXPECT_EQ(rollups[0].client_id, "c");
+    EXPECT_EQ(rollups[0].aggregate, (std::vector<std::uint8_t>{1, 2}));
+
+    // Row 7's labels with a client key: a new label set; the same labels without one: row 7.
+    Measurement keyed = testing::full_record(1);
+    keyed.request_id = "req-keyed";
+    ASSERT_EQ(keyed.labels.client_key, "team-1");
+    Measurement unkeyed = keyed;
+    unkeyed.request_id = "req-unkeyed";
+    unkeyed.labels.client_key.clear();
+    ASSERT_TRUE((*store)->insert(std::vector{keyed, unkeyed}));
+    EXPECT_EQ(integer("SELECT count(*) FROM label_sets"), 2);
+    EXPECT_EQ(integer("SELECT label_set FROM measurements WHERE request_id = 'req-unkeyed'"), 7);
+    RecordQuery after;
+    after.after_id = 5;
+    auto back = (*store)->select(after);
+    ASSERT_TRUE(back) << back.error().message;
+    ASSERT_EQ(back->size(), 2U);
+    EXPECT_EQ((*back)[0].labels.client_key, "team-1");
+    EXPECT_EQ((*back)[1].labels.client_key, "");
+    EXPECT_EQ(integer("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"),
+              1);
+    EXPECT_EQ(integer("SELECT count(*) FROM pragma_foreign_key_check"), 0);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // statuses, the latency the gateway itself added, where it routes now (routing.ts), its
 // response cache per model, and TTFT with and without a provider prompt-cache hit.
 
-import { getUpstreams, type CacheModelStats, type CacheStats, type GatewayStats, type ProviderCacheSide, type ProviderCacheStats, type Upstreams } from '../api';
+import { getUpstreams, type CacheModelStats, type GatewayKeyRow, type CacheStats, type GatewayStats, type ProviderCacheSide, type ProviderCacheStats, type Upstreams } from '../api';
 import { h } from '../dom';
 import { fmtCount, fmtMsUnit, fmtN, fmtPct, fmtRate, fmtSeconds } from '../format';
 import type { Page } from '../page';
@@ -256,6 +256,64 @@ function providerCacheFigure(stats: ProviderCacheStats | null): HTMLElement {
   );
 }
 
+/** Latency and usage per client key (virtual keys and [[auth.keys]] by name) over the
+ *  window, from the gateway's records; shown when any request came with a key. */
+function keysFigure(rows: readonly GatewayKeyRow[], truncated: boolean): HTMLElement | null {
+  if (!rows.some((r) => r.client_key !== '')) return null;
+  const caption = 'Per client key';
+  const quantile = (v: number | null, insufficient: boolean) => (insufficient ? null : v);
+  return h(
+    'figure',
+    { class: 'card', 'data-figure': 'keys' },
+    h('figcaption', null, caption, h('span', { class: 'n' }, truncated ? ' (the keys with the most requests)' : ' in this window')),
+    h(
+      'div',
+      { class: 'table-scroll' },
+      h(
+        'table',
+        { class: 'data compact', id: 'gw-keys' },
+        h('caption', { class: 'sr-only' }, caption),
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            h('th', { scope: 'col' }, 'key'),
+            h('th', { scope: 'col', class: 'num' }, 'requests'),
+            h('th', { scope: 'col', class: 'num' }, 'errors'),
+            h('th', { scope: 'col', class: 'num' }, 'tokens in'),
+            h('th', { scope: 'col', class: 'num' }, 'tokens out'),
+            h('th', { scope: 'col', class: 'num' }, 'TTFT p50'),
+            h('th', { scope: 'col', class: 'num' }, 'TTFT p95'),
+            h('th', { scope: 'col', class: 'num' }, 'E2E p50'),
+            h('th', { scope: 'col', class: 'num' }, 'E2E p95'),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          rows.map((r) =>
+            h(
+              'tr',
+              { 'data-client-key': r.client_key },
+              h('th', { scope: 'row' }, r.client_key === '' ? h('span', { class: 'muted' }, 'no key') : r.client_key),
+              h('td', { class: 'num', 'data-col': 'requests', 'data-value': r.requests }, fmtCount(r.requests)),
+              h('td', { class: 'num', 'data-col': 'errors', 'data-value': r.errors }, fmtCount(r.errors)),
+              h('td', { class: 'num', 'data-col': 'prompt_tokens', 'data-value': r.prompt_tokens }, fmtCount(r.prompt_tokens)),
+              h('td', { class: 'num', 'data-col': 'output_tokens', 'data-value': r.output_tokens }, fmtCount(r.output_tokens)),
+              msCell('ttft_p50', quantile(r.ttft_ms.p50, r.ttft_ms.insufficient)),
+              msCell('ttft_p95', quantile(r.ttft_ms.p95, r.ttft_ms.insufficient)),
+              msCell('e2e_p50', quantile(r.e2e_ms.p50, r.e2e_ms.insufficient)),
+              msCell('e2e_p95', quantile(r.e2e_ms.p95, r.e2e_ms.insufficient)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
 export const gatewayPage: Page<Data> = {
   title: () => 'Gateway',
 
@@ -319,6 +377,7 @@ export const gatewayPage: Page<Data> = {
               breakdown('route', 'Route', gw.route),
               breakdown('status', 'Status', gw.status),
             ),
+            keysFigure(gw.keys ?? [], gw.keys_truncated === true),
           ],
       routingSection(upstreams),
       h('div', { class: 'grid-3' }, providerCacheFigure(providerCache)),
