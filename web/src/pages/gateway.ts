@@ -199,6 +199,22 @@ function sideCells(prefix: string, side: ProviderCacheSide): HTMLElement[] {
   ];
 }
 
+/** A compact data table in a scrolling box: the first column names the row, the others are
+ *  numbers. */
+function compactTable(id: string, caption: string, columns: readonly string[], rows: readonly HTMLElement[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-scroll' },
+    h(
+      'table',
+      { class: 'data compact', id },
+      h('caption', { class: 'sr-only' }, caption),
+      h('thead', null, h('tr', null, columns.map((c, i) => h('th', i === 0 ? { scope: 'col' } : { scope: 'col', class: 'num' }, c)))),
+      h('tbody', null, rows),
+    ),
+  );
+}
+
 /** TTFT of streamed attempts whose upstream reported cached prompt tokens (hit) or none (miss),
  *  per provider and model, from the gateway's live metrics. */
 function providerCacheFigure(stats: ProviderCacheStats | null): HTMLElement {
@@ -208,45 +224,21 @@ function providerCacheFigure(stats: ProviderCacheStats | null): HTMLElement {
       ? h('p', { class: 'muted' }, 'Not available from this server.')
       : stats.rows.length === 0
         ? h('p', { class: 'muted' }, 'No streamed gateway attempt since the gateway started.')
-        : h(
-            'div',
-            { class: 'table-scroll' },
-            h(
-            'table',
-            { class: 'data compact', id: 'gw-provider-cache' },
-            h('caption', { class: 'sr-only' }, caption),
-            h(
-              'thead',
-              null,
-              h(
+        : compactTable(
+            'gw-provider-cache',
+            caption,
+            ['provider / model', 'hits', 'hit p50', 'hit mean', 'misses', 'miss p50', 'miss mean', 'p50 saved'],
+            stats.rows.map((r) => {
+              const saved = r.hit.p50_ms !== null && r.miss.p50_ms !== null ? r.miss.p50_ms - r.hit.p50_ms : null;
+              return h(
                 'tr',
-                null,
-                h('th', { scope: 'col' }, 'provider / model'),
-                h('th', { scope: 'col', class: 'num' }, 'hits'),
-                h('th', { scope: 'col', class: 'num' }, 'hit p50'),
-                h('th', { scope: 'col', class: 'num' }, 'hit mean'),
-                h('th', { scope: 'col', class: 'num' }, 'misses'),
-                h('th', { scope: 'col', class: 'num' }, 'miss p50'),
-                h('th', { scope: 'col', class: 'num' }, 'miss mean'),
-                h('th', { scope: 'col', class: 'num' }, 'p50 saved'),
-              ),
-            ),
-            h(
-              'tbody',
-              null,
-              stats.rows.map((r) => {
-                const saved = r.hit.p50_ms !== null && r.miss.p50_ms !== null ? r.miss.p50_ms - r.hit.p50_ms : null;
-                return h(
-                  'tr',
-                  { 'data-provider': r.provider, 'data-model': r.model },
-                  h('th', { scope: 'row' }, `${r.provider} / ${r.model}`),
-                  ...sideCells('hit', r.hit),
-                  ...sideCells('miss', r.miss),
-                  msCell('saved_p50', saved),
-                );
-              }),
-            ),
-            ),
+                { 'data-provider': r.provider, 'data-model': r.model },
+                h('th', { scope: 'row' }, `${r.provider} / ${r.model}`),
+                ...sideCells('hit', r.hit),
+                ...sideCells('miss', r.miss),
+                msCell('saved_p50', saved),
+              );
+            }),
           );
   return h(
     'figure',
@@ -266,48 +258,23 @@ function keysFigure(rows: readonly GatewayKeyRow[], truncated: boolean): HTMLEle
     'figure',
     { class: 'card', 'data-figure': 'keys' },
     h('figcaption', null, caption, h('span', { class: 'n' }, truncated ? ' (the keys with the most requests)' : ' in this window')),
-    h(
-      'div',
-      { class: 'table-scroll' },
-      h(
-        'table',
-        { class: 'data compact', id: 'gw-keys' },
-        h('caption', { class: 'sr-only' }, caption),
+    compactTable(
+      'gw-keys',
+      caption,
+      ['key', 'requests', 'errors', 'tokens in', 'tokens out', 'TTFT p50', 'TTFT p95', 'E2E p50', 'E2E p95'],
+      rows.map((r) =>
         h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            h('th', { scope: 'col' }, 'key'),
-            h('th', { scope: 'col', class: 'num' }, 'requests'),
-            h('th', { scope: 'col', class: 'num' }, 'errors'),
-            h('th', { scope: 'col', class: 'num' }, 'tokens in'),
-            h('th', { scope: 'col', class: 'num' }, 'tokens out'),
-            h('th', { scope: 'col', class: 'num' }, 'TTFT p50'),
-            h('th', { scope: 'col', class: 'num' }, 'TTFT p95'),
-            h('th', { scope: 'col', class: 'num' }, 'E2E p50'),
-            h('th', { scope: 'col', class: 'num' }, 'E2E p95'),
-          ),
-        ),
-        h(
-          'tbody',
-          null,
-          rows.map((r) =>
-            h(
-              'tr',
-              { 'data-client-key': r.client_key },
-              h('th', { scope: 'row' }, r.client_key === '' ? h('span', { class: 'muted' }, 'no key') : r.client_key),
-              h('td', { class: 'num', 'data-col': 'requests', 'data-value': r.requests }, fmtCount(r.requests)),
-              h('td', { class: 'num', 'data-col': 'errors', 'data-value': r.errors }, fmtCount(r.errors)),
-              h('td', { class: 'num', 'data-col': 'prompt_tokens', 'data-value': r.prompt_tokens }, fmtCount(r.prompt_tokens)),
-              h('td', { class: 'num', 'data-col': 'output_tokens', 'data-value': r.output_tokens }, fmtCount(r.output_tokens)),
-              msCell('ttft_p50', quantile(r.ttft_ms.p50, r.ttft_ms.insufficient)),
-              msCell('ttft_p95', quantile(r.ttft_ms.p95, r.ttft_ms.insufficient)),
-              msCell('e2e_p50', quantile(r.e2e_ms.p50, r.e2e_ms.insufficient)),
-              msCell('e2e_p95', quantile(r.e2e_ms.p95, r.e2e_ms.insufficient)),
-            ),
-          ),
+          'tr',
+          { 'data-client-key': r.client_key },
+          h('th', { scope: 'row' }, r.client_key === '' ? h('span', { class: 'muted' }, 'no key') : r.client_key),
+          h('td', { class: 'num', 'data-col': 'requests', 'data-value': r.requests }, fmtCount(r.requests)),
+          h('td', { class: 'num', 'data-col': 'errors', 'data-value': r.errors }, fmtCount(r.errors)),
+          h('td', { class: 'num', 'data-col': 'prompt_tokens', 'data-value': r.prompt_tokens }, fmtCount(r.prompt_tokens)),
+          h('td', { class: 'num', 'data-col': 'output_tokens', 'data-value': r.output_tokens }, fmtCount(r.output_tokens)),
+          msCell('ttft_p50', quantile(r.ttft_ms.p50, r.ttft_ms.insufficient)),
+          msCell('ttft_p95', quantile(r.ttft_ms.p95, r.ttft_ms.insufficient)),
+          msCell('e2e_p50', quantile(r.e2e_ms.p50, r.e2e_ms.insufficient)),
+          msCell('e2e_p95', quantile(r.e2e_ms.p95, r.e2e_ms.insufficient)),
         ),
       ),
     ),
