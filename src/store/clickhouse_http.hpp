@@ -1,0 +1,70 @@
+#pragma once
+// A small blocking HTTP/1.1 client for ClickHouse's HTTP interface: one keep-alive connection
+// (POSIX socket, poll() for every wait, so each one has a deadline), requests written by hand,
+// answers read by Beast's parser into a callback. The store calls it from its writer thread
+// or a command-line tool, never from an I/O thread.
+//
+// Every query goes with wait_end_of_query=1: the server runs it to its end before answering,
+// so its status is the query's (without it an exception in the middle of a streamed answer
+// arrives as text appended to a 200's body).
+
+#include "clickhouse_wire.hpp"
+
+#include <tokenradar/core/error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace tokenradar::store {
+
+class ClickHouseHttp {
+  public:
+    // Body bytes of a 200 answer as they come; an error stops the read (the connection is
+    // then closed) and is returned by the call.
+    using Sink = std::function<Result<void>(std::string_view bytes)>;
+
+    ClickHouseHttp(ClickHouseUrl url, std::string name, std::chrono::milliseconds connect_timeout,
+                   std::chrono::milliseconds io_timeout);
+    ~ClickHouseHttp();
+    ClickHouseHttp(const ClickHouseHttp&) = delete;
+    ClickHouseHttp& operator=(const ClickHouseHttp&) = delete;
+
+    // Runs `sql` (sent as the request body), its answer streamed to `sink`. Errors start with
+    // `what`: Errc::connect_failed, Errc::connection_error (reset, timeout, truncated
+    // answer), Errc::protocol_error (not HTTP), Errc::internal (the server's exception, its
+    // message: clickhouse_error_message).
+    Result<void> run(std::string_view what, std::string_view sql, const Sink& sink);
+    // Runs `sql`; its answer (at most `limit` bytes, else Errc::payload_too_large).
+    Result<std::string> text(std::string_view what, std::string_view sql,
+                             std::size_t limit = 1U << 20U);
+    // An INSERT: `statement` ("INSERT INTO t (a, b) FORMAT RowBinary") in the URL, `data` as
+    // the body. The server parses the whole body before it writes a block of it.
+    Result<void> insert(std::string_view what, std::string_view statement, std::string_view data);
+
+    // The URL with its password redacted (every error starts with it).
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] const ClickHouseUrl& url() const noexcept { return url_; }
+
+  private:
+    Result<void> request(std::string_view what, std::string_view query_param, std::string_view body,
+                         const Sink& sink);
+    Result<void> exchange(std::string_view what, const std::string& head, std::string_view body,
+                          const Sink& sink, bool& answered);
+    Result<void> connect(std::string_view what);
+    void close() noexcept;
+    Error fail(Errc code, std::string_view what, std::string_view detail);
+
+    ClickHouseUrl url_;
+    std::string name_;
+    std::string authorization_;
+    std::chrono::milliseconds connect_timeout_;
+    std::chrono::milliseconds io_timeout_;
+    int fd_ = -1;
+    std::chrono::steady_clock::time_point last_used_{};
+    std::string in_;  // bytes read and not yet parsed
+};
+
+}  // namespace tokenradar::store
