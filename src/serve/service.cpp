@@ -12,6 +12,7 @@
 #include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/serve/prober.hpp>
 #include <tokenradar/store/batch_writer.hpp>
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_key_registry.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
@@ -38,9 +39,16 @@ void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
 }
 
 // SQLite's file (this process saves the rollups: one owner per file), or PostgreSQL, where
-// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database.
+// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database,
+// or ClickHouse, where several nodes write and nothing enforces one rollup owner (README
+// "ClickHouse").
 Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& sc,
                                                             bool owns_rollups) {
+    if (sc.url.starts_with("clickhouse://")) {
+        auto ch = store::ClickHouseStore::open(sc.url);
+        if (!ch) return ch.error();
+        return std::unique_ptr<store::MeasurementStore>(std::move(*ch));
+    }
     if (!sc.url.empty()) {
         store::PostgresOptions options;
         options.exclusive = owns_rollups;
