@@ -25,13 +25,13 @@ using Clock = std::chrono::steady_clock;
 // for longer is replaced before use instead of failing the first write.
 constexpr auto kMaxIdle = std::chrono::seconds(2);
 constexpr std::size_t kMaxHeader = 64U << 10U;
-constexpr std::size_t kMaxErrorBody = 64U << 10U;
+constexpr std::size_t kMaxErrorBody = AnswerReader::kMaxErrorBody;
 
 // The body of a parsed answer: each piece goes to the sink (a 200) or, up to kMaxErrorBody,
 // into `error_text` (any other status).
 struct SinkBody {
     struct value_type {
-        const ClickHouseHttp::Sink* sink = nullptr;
+        const AnswerSink* sink = nullptr;
         bool ok = true;
         std::string error_text;
         Error sink_error;
@@ -121,6 +121,63 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
 
 }  // namespace
 
+struct AnswerReader::Impl {
+    http::response_parser<SinkBody> parser;
+    bool header_seen = false;
+};
+
+AnswerReader::AnswerReader(const AnswerSink& sink) : impl_(std::make_unique<Impl>()) {
+    http::response_parser<SinkBody>& p = impl_->parser;
+    p.header_limit(static_cast<std::uint32_t>(kMaxHeader));
+    p.body_limit(boost::none);  // a 200's body goes to the sink; an error's is cut at its limit
+    p.eager(false);             // stop after the header: where its body goes depends on the status
+    p.get().body().sink = &sink;
+}
+
+AnswerReader::~AnswerReader() = default;
+
+Result<std::size_t> AnswerReader::feed(std::string_view bytes) {
+    http::response_parser<SinkBody>& p = impl_->parser;
+    std::size_t used = 0;
+    while (used < bytes.size() && !p.is_done()) {
+        boost::beast::error_code ec;
+        const std::size_t took =
+            p.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+        used += took;
+        if (ec == http::error::need_more) break;
+        if (ec) {
+            auto& body = p.get().body();
+            if (body.sink_failed) return body.sink_error;
+            return Error(Errc::protocol_error, fmt::format("not an HTTP answer: {}", ec.message()));
+        }
+        if (!impl_->header_seen && p.is_header_done()) {
+            impl_->header_seen = true;
+            p.get().body().ok = p.get().result_int() == 200;
+            p.eager(true);
+        }
+        if (took == 0) break;
+    }
+    return used;
+}
+
+Result<void> AnswerReader::feed_eof() {
+    boost::beast::error_code ec;
+    impl_->parser.put_eof(ec);
+    if (!ec && impl_->parser.is_done()) return {};
+    return Error(Errc::connection_error, impl_->header_seen
+                                             ? "the connection closed in the middle of the answer"
+                                             : "the connection closed before an answer");
+}
+
+bool AnswerReader::done() const noexcept { return impl_->parser.is_done(); }
+unsigned AnswerReader::status() const noexcept {
+    return impl_->header_seen ? impl_->parser.get().result_int() : 0;
+}
+bool AnswerReader::keep_alive() const noexcept { return impl_->parser.get().keep_alive(); }
+const std::string& AnswerReader::error_text() const noexcept {
+    return impl_->parser.get().body().error_text;
+}
+
 ClickHouseHttp::ClickHouseHttp(ClickHouseUrl url, std::string name,
                                std::chrono::milliseconds connect_timeout,
                                std::chrono::milliseconds io_timeout)
@@ -135,7 +192,6 @@ ClickHouseHttp::~ClickHouseHttp() { close(); }
 void ClickHouseHttp::close() noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
-    in_.clear();
 }
 
 Error ClickHouseHttp::fail(Errc code, std::string_view what, std::string_view detail) {
@@ -250,7 +306,6 @@ Result<void> ClickHouseHttp::request(std::string_view what, std::string_view que
 
 Result<void> ClickHouseHttp::exchange(std::string_view what, const std::string& head,
                                       std::string_view body, const Sink& sink, bool& answered) {
-    in_.clear();
     // Write the head and the body.
     std::array<std::string_view, 2> parts = {head, body};
     for (std::string_view part : parts) {
@@ -272,15 +327,10 @@ Result<void> ClickHouseHttp::exchange(std::string_view what, const std::string& 
         }
     }
     // Read the answer.
-    http::response_parser<SinkBody> parser;
-    parser.header_limit(static_cast<std::uint32_t>(kMaxHeader));
-    parser.body_limit(boost::none);  // the sink bounds what it keeps
-    parser.eager(false);  // stop after the header: where its body goes depends on the status
-    parser.get().body().sink = &sink;
-    bool header_seen = false;
+    AnswerReader reader(sink);
     std::array<char, 64U << 10U> buffer{};
     std::size_t have = 0;  // unparsed bytes at the start of `buffer`
-    while (!parser.is_done()) {
+    while (!reader.done()) {
         if (have == buffer.size()) {
             return fail(Errc::protocol_error, what, "an answer line longer than 64 KiB");
         }
@@ -297,53 +347,36 @@ Result<void> ClickHouseHttp::exchange(std::string_view what, const std::string& 
                         fmt::format("recv: {}", std::strerror(errno)));
         }
         if (n == 0) {
-            boost::beast::error_code ec;
-            parser.put_eof(ec);
-            if (!ec && parser.is_done()) break;
-            return fail(Errc::connection_error, what,
-                        answered ? "the connection closed in the middle of the answer"
-                                 : "the connection closed before an answer");
+            if (auto ended = reader.feed_eof(); !ended) {
+                return fail(Errc::connection_error, what, ended.error().message);
+            }
+            break;
         }
         answered = true;
         have += static_cast<std::size_t>(n);
-        std::size_t used = 0;
-        while (used < have && !parser.is_done()) {
-            boost::beast::error_code ec;
-            const std::size_t took =
-                parser.put(boost::asio::buffer(buffer.data() + used, have - used), ec);
-            used += took;
-            if (ec == http::error::need_more) break;
-            if (ec) {
-                auto& b = parser.get().body();
-                if (b.sink_failed) {
-                    close();
-                    return b.sink_error;
-                }
-                return fail(Errc::protocol_error, what,
-                            fmt::format("not an HTTP answer: {}", ec.message()));
+        auto used = reader.feed(std::string_view(buffer.data(), have));
+        if (!used) {
+            close();
+            if (used.error().code == make_error_code(Errc::protocol_error) &&
+                used.error().message.starts_with("not an HTTP answer")) {
+                return Error(Errc::protocol_error,
+                             fmt::format("{}: {}: {}", name_, what, used.error().message));
             }
-            if (!header_seen && parser.is_header_done()) {
-                header_seen = true;
-                parser.get().body().ok = parser.get().result_int() == 200;
-                parser.eager(true);
-            }
-            if (took == 0) break;
+            return used.error();  // the sink's, which names the store
         }
-        std::memmove(buffer.data(), buffer.data() + used, have - used);
-        have -= used;
+        std::memmove(buffer.data(), buffer.data() + *used, have - *used);
+        have -= *used;
     }
-    const auto& answer = parser.get();
-    if (answer.result_int() != 200) {
-        const std::string message = clickhouse_error_message(answer.body().error_text);
-        if (!answer.keep_alive()) close();
-        return Error(answer.result_int() == 401 || answer.result_int() == 403 ||
-                             clickhouse_error_code(answer.body().error_text) == 192 ||
-                             clickhouse_error_code(answer.body().error_text) == 193
-                         ? Errc::connect_failed
-                         : Errc::internal,
-                     fmt::format("{}: {}: {}", name_, what, message));
+    if (!reader.keep_alive()) close();
+    if (reader.status() != 200) {
+        const std::string& error_body = reader.error_text();
+        const int code = clickhouse_error_code(error_body);
+        // 192 unknown user, 193 wrong password (18.16 answers them with 500).
+        const bool login = reader.status() == 401 || reader.status() == 403 || code == 192 ||
+                           code == 193 || code == 516;
+        return Error(login ? Errc::connect_failed : Errc::internal,
+                     fmt::format("{}: {}: {}", name_, what, clickhouse_error_message(error_body)));
     }
-    if (!answer.keep_alive()) close();
     return {};
 }
 

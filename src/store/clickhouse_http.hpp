@@ -15,16 +15,47 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 namespace tokenradar::store {
 
+// Body bytes of a 200 answer as they come; an error stops the read (the connection is then
+// closed) and is returned by the call.
+using AnswerSink = std::function<Result<void>(std::string_view bytes)>;
+
+// One HTTP/1.1 answer read from bytes as they arrive (sans-IO: ClickHouseHttp feeds it from
+// its socket, the fuzzer from its input): Beast's parser, the header at most 64 KiB, the body
+// of a 200 passed to the sink piece by piece (never kept), that of any other status kept up to
+// kMaxErrorBody bytes for its message.
+class AnswerReader {
+  public:
+    static constexpr std::size_t kMaxErrorBody = 64U << 10U;
+
+    explicit AnswerReader(const AnswerSink& sink);
+    ~AnswerReader();
+    AnswerReader(const AnswerReader&) = delete;
+    AnswerReader& operator=(const AnswerReader&) = delete;
+
+    // Parses `bytes` (all of them, or up to the answer's end: how many is returned). Errors:
+    // Errc::protocol_error "not an HTTP answer: ..." (its detail), or the sink's own.
+    Result<std::size_t> feed(std::string_view bytes);
+    // The peer closed: the end of an answer without a length, else Errc::connection_error.
+    Result<void> feed_eof();
+    [[nodiscard]] bool done() const noexcept;
+    [[nodiscard]] unsigned status() const noexcept;  // 0 before the header
+    [[nodiscard]] bool keep_alive() const noexcept;
+    [[nodiscard]] const std::string& error_text() const noexcept;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 class ClickHouseHttp {
   public:
-    // Body bytes of a 200 answer as they come; an error stops the read (the connection is
-    // then closed) and is returned by the call.
-    using Sink = std::function<Result<void>(std::string_view bytes)>;
+    using Sink = AnswerSink;
 
     ClickHouseHttp(ClickHouseUrl url, std::string name, std::chrono::milliseconds connect_timeout,
                    std::chrono::milliseconds io_timeout);
@@ -64,7 +95,6 @@ class ClickHouseHttp {
     std::chrono::milliseconds io_timeout_;
     int fd_ = -1;
     std::chrono::steady_clock::time_point last_used_{};
-    std::string in_;  // bytes read and not yet parsed
 };
 
 }  // namespace tokenradar::store

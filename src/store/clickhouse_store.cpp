@@ -259,7 +259,11 @@ Result<std::vector<bool>> ClickHouseStore::stored_before(std::span<const Measure
             "insert: look up duplicates", sql, [&](std::string_view bytes) -> Result<void> {
                 pending.insert(pending.end(), bytes.begin(), bytes.end());
                 auto used = decode_row_binary(pending, kTypes, sink_row, &found);
-                if (!used) return used.error();
+                if (!used) {
+                    return Error(used.error().code,
+                                 fmt::format("{}: insert: look up duplicates: {}", http_->name(),
+                                             used.error().message));
+                }
                 pending.erase(pending.begin(), pending.begin() + static_cast<long>(*used));
                 return {};
             });
@@ -456,7 +460,10 @@ Result<std::size_t> ClickHouseStore::scan(const RecordQuery& query, const Record
         m.labels = Labels{};
         for (std::size_t i = 0; i < ctx.labels->size(); ++i) {
             const Label label = (*ctx.labels)[i];
-            if (auto set = set_label(m.labels, label, as_text(v[7 + i])); !set) {
+            const std::string_view value = as_text(v[7 + i]);
+            // Empty: a row stored before its label's column existed (DEFAULT ''): unset.
+            if (value.empty()) continue;
+            if (auto set = set_label(m.labels, label, value); !set) {
                 return Error(Errc::internal,
                              fmt::format("{}: measurement {}: {}", name, id, set.error().message));
             }
@@ -576,7 +583,11 @@ Result<std::int64_t> ClickHouseStore::load_rollups(const RollupVisitor& visit) {
     auto done = http_->run("read rollups", sql, [&](std::string_view bytes) -> Result<void> {
         pending.insert(pending.end(), bytes.begin(), bytes.end());
         auto used = decode_row_binary(pending, kTypes, row, &context);
-        if (!used) return used.error();
+        if (!used) {
+            if (used.error().code != make_error_code(Errc::protocol_error)) return used.error();
+            return Error(Errc::protocol_error,
+                         fmt::format("{}: read rollups: {}", http_->name(), used.error().message));
+        }
         pending.erase(pending.begin(), pending.begin() + static_cast<long>(*used));
         return {};
     });

@@ -103,7 +103,7 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
         if (sqlite()) {
             testing::RawDb(db_.path()).exec(sql);
         } else if (clickhouse()) {
-            (void)clickhouse_->query(sql, "tokenradar");
+            clickhouse_->exec(sql, "tokenradar");
         } else {
             server_->exec("tokenradar", sql);
         }
