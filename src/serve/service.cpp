@@ -142,6 +142,9 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         store::BatchWriterOptions options;
         options.flush_interval = sc.flush_interval;
         options.queue_capacity = sc.queue;
+        // ClickHouse makes a part of every INSERT and merges them in the background: a few
+        // large batches, not hundreds of small ones a second (bench/README.md "ClickHouse").
+        if (sc.url.starts_with("clickhouse://")) options.max_batch = 10'000;
         if (sc.retention) options.retention = *sc.retention;
         if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);

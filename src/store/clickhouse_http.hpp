@@ -71,6 +71,12 @@ class ClickHouseHttp {
     // Runs `sql`; its answer (at most `limit` bytes, else Errc::payload_too_large).
     Result<std::string> text(std::string_view what, std::string_view sql,
                              std::size_t limit = 1U << 20U);
+    // Runs `sql` with one external table (ClickHouse's "external data": a multipart body)
+    // named `table`, of `structure` ("c String, r String"), holding `rows` in RowBinary: how
+    // a large IN set travels without the 256 KiB query size limit.
+    Result<void> run_with_table(std::string_view what, std::string_view sql, std::string_view table,
+                                std::string_view structure, std::string_view rows,
+                                const Sink& sink);
     // An INSERT: `statement` ("INSERT INTO t (a, b) FORMAT RowBinary") in the URL, `data` as
     // the body. The server parses the whole body before it writes a block of it.
     Result<void> insert(std::string_view what, std::string_view statement, std::string_view data);
@@ -80,8 +86,10 @@ class ClickHouseHttp {
     [[nodiscard]] const ClickHouseUrl& url() const noexcept { return url_; }
 
   private:
-    Result<void> request(std::string_view what, std::string_view query_param, std::string_view body,
-                         const Sink& sink);
+    // POSTs `body` with `params` ("&name=value..." after the database) and a Content-Type
+    // when not empty.
+    Result<void> request(std::string_view what, std::string_view params,
+                         std::string_view content_type, std::string_view body, const Sink& sink);
     Result<void> exchange(std::string_view what, const std::string& head, std::string_view body,
                           const Sink& sink, bool& answered);
     Result<void> connect(std::string_view what);

@@ -23,8 +23,6 @@ constexpr std::int64_t kNodes = 1024;  // ids are tick * kNodes + node
 constexpr std::int64_t kWatermarkHour = std::numeric_limits<std::int64_t>::min();
 // How long delete_before waits for its mutation.
 constexpr auto kMutationWait = std::chrono::minutes(10);
-// Submitted records per duplicate lookup (the IN list is part of the query text).
-constexpr std::size_t kLookupKeys = 2048;
 
 // The columns of `measurements` before the labels, in RowBinary order (scan and insert).
 constexpr std::string_view kFixedColumns =
@@ -235,46 +233,45 @@ Result<std::vector<bool>> ClickHouseStore::stored_before(std::span<const Measure
     for (std::size_t i = 0; i < records.size(); ++i) {
         if (!records[i].client_id.empty()) submitted.push_back(i);
     }
-    std::unordered_set<std::string> found;
-    for (std::size_t first = 0; first < submitted.size(); first += kLookupKeys) {
-        const std::size_t n = std::min(kLookupKeys, submitted.size() - first);
-        std::string sql =
-            "SELECT client_id, request_id, attempt FROM measurements WHERE (client_id, "
-            "request_id, attempt) IN (";
-        for (std::size_t k = 0; k < n; ++k) {
-            const Measurement& m = records[submitted[first + k]];
-            sql += fmt::format("{}({}, {}, {})", k == 0 ? "" : ", ", clickhouse_quote(m.client_id),
-                               clickhouse_quote(m.request_id), m.attempt);
-        }
-        sql += ") FORMAT RowBinary";
-        std::vector<std::uint8_t> pending;
-        static constexpr std::array<RowType, 3> kTypes = {RowType::string, RowType::string,
-                                                          RowType::int32};
-        const auto sink_row = [](void* context, std::span<const RowValue> v) -> Result<void> {
-            static_cast<std::unordered_set<std::string>*>(context)->insert(
-                identity(as_text(v[0]), as_text(v[1]), as_int(v[2])));
-            return {};
-        };
-        auto done = http_->run(
-            "insert: look up duplicates", sql, [&](std::string_view bytes) -> Result<void> {
-                pending.insert(pending.end(), bytes.begin(), bytes.end());
-                auto used = decode_row_binary(pending, kTypes, sink_row, &found);
-                if (!used) {
-                    return Error(used.error().code,
-                                 fmt::format("{}: insert: look up duplicates: {}", http_->name(),
-                                             used.error().message));
-                }
-                pending.erase(pending.begin(), pending.begin() + static_cast<long>(*used));
-                return {};
-            });
-        if (!done) return done.error();
-        if (!pending.empty()) {
-            return Error(Errc::protocol_error,
-                         fmt::format("{}: insert: look up duplicates: {} bytes of a cut row",
-                                     http_->name(), pending.size()));
-        }
-        ++counts_.lookups;
+    if (submitted.empty()) return stored;
+    // The batch's identities as an external table, looked up in submitted_keys' index.
+    std::string keys;
+    for (const std::size_t i : submitted) {
+        put_row_string(keys, records[i].client_id);
+        put_row_string(keys, records[i].request_id);
+        put_row_int32(keys, records[i].attempt);
     }
+    std::unordered_set<std::string> found;
+    std::vector<std::uint8_t> pending;
+    static constexpr std::array<RowType, 3> kTypes = {RowType::string, RowType::string,
+                                                      RowType::int32};
+    const auto sink_row = [](void* context, std::span<const RowValue> v) -> Result<void> {
+        static_cast<std::unordered_set<std::string>*>(context)->insert(
+            identity(as_text(v[0]), as_text(v[1]), as_int(v[2])));
+        return {};
+    };
+    constexpr std::string_view kWhat = "insert: look up duplicates";
+    auto done = http_->run_with_table(
+        kWhat,
+        "SELECT client_id, request_id, attempt FROM submitted_keys WHERE (client_id, "
+        "request_id, attempt) IN _batch FORMAT RowBinary",
+        "_batch", "client_id String, request_id String, attempt Int32", keys,
+        [&](std::string_view bytes) -> Result<void> {
+            pending.insert(pending.end(), bytes.begin(), bytes.end());
+            auto used = decode_row_binary(pending, kTypes, sink_row, &found);
+            if (!used) {
+                return Error(used.error().code,
+                             fmt::format("{}: {}: {}", http_->name(), kWhat, used.error().message));
+            }
+            pending.erase(pending.begin(), pending.begin() + static_cast<long>(*used));
+            return {};
+        });
+    if (!done) return done.error();
+    if (!pending.empty()) {
+        return Error(Errc::protocol_error, fmt::format("{}: {}: {} bytes of a cut row",
+                                                       http_->name(), kWhat, pending.size()));
+    }
+    ++counts_.lookups;
     // Stored before, or earlier in this span.
     for (const std::size_t i : submitted) {
         const Measurement& m = records[i];
@@ -344,7 +341,7 @@ Result<void> ClickHouseStore::wait_for_mutations(std::string_view what) {
         auto left = http_->text(
             what,
             "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND "
-            "table = 'measurements' AND is_done = 0");
+            "is_done = 0");
         if (!left) return left.error();
         auto n = parse_clickhouse_integer(*left);
         if (!n) {
@@ -399,21 +396,26 @@ Result<std::size_t> ClickHouseStore::delete_before(std::int64_t ts_us) {
     }
     std::size_t total = 0;
     bool partial = false;
+    // submitted_keys is partitioned alike: its rows go with their records'.
     for (const Day& d : found) {
         total += static_cast<std::size_t>(d.rows);
         if (!d.whole) {
             partial = true;
             continue;
         }
-        auto dropped =
-            db.text(kWhat, fmt::format("ALTER TABLE measurements DROP PARTITION {}", d.day));
-        if (!dropped) return dropped.error();
+        for (const char* table : {"measurements", "submitted_keys"}) {
+            auto dropped =
+                db.text(kWhat, fmt::format("ALTER TABLE {} DROP PARTITION {}", table, d.day));
+            if (!dropped) return dropped.error();
+        }
         ++counts_.partitions;
     }
     if (partial) {
-        auto deleted =
-            db.text(kWhat, fmt::format("ALTER TABLE measurements DELETE WHERE ts_us < {}", ts_us));
-        if (!deleted) return deleted.error();
+        for (const char* table : {"measurements", "submitted_keys"}) {
+            auto deleted =
+                db.text(kWhat, fmt::format("ALTER TABLE {} DELETE WHERE ts_us < {}", table, ts_us));
+            if (!deleted) return deleted.error();
+        }
         ++counts_.mutations;
         if (auto waited = wait_for_mutations(kWhat); !waited) return waited.error();
     }

@@ -227,6 +227,7 @@ TEST_F(ClickHouseStoreTest, DeleteBeforeDropsWholeDaysAndMutatesTheRest) {
     auto rest = store->select({}).value();
     ASSERT_EQ(rest.size(), 15U);
     EXPECT_EQ(rest.front().ts_us, cut);
+    EXPECT_EQ(text("SELECT count() FROM submitted_keys"), "15");  // the duplicate index too
     EXPECT_EQ(store->delete_before(cut).value(), 0U);
 }
 
