@@ -28,7 +28,8 @@ constexpr std::size_t kMaxHeader = 64U << 10U;
 constexpr std::size_t kMaxErrorBody = AnswerReader::kMaxErrorBody;
 
 // The body of a parsed answer: each piece goes to the sink (a 200) or, up to kMaxErrorBody,
-// into `error_text` (any other status).
+// into `error_text` (any other status). Beast's Body concept names its members.
+// NOLINTBEGIN(readability-identifier-naming)
 struct SinkBody {
     struct value_type {
         const AnswerSink* sink = nullptr;
@@ -69,6 +70,7 @@ struct SinkBody {
         value_type& body_;
     };
 };
+// NOLINTEND(readability-identifier-naming)
 
 std::string base64(std::string_view in) {
     static constexpr std::string_view kAlphabet =
