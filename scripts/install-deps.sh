@@ -21,6 +21,9 @@ packages=(
     # the PostgreSQL store's tests and benchmark initdb their own server (as the postgres
     # user the package creates) on a free loopback port
     postgresql-15
+    # the ClickHouse store's tests and benchmark start their own clickhouse-server 18.16 (its
+    # own config XML, free loopback ports); clickhouse-client for looking at the data by hand
+    clickhouse-server clickhouse-client
     # the several-nodes test puts nginx in front of three serve nodes
     nginx-light
     # the dashboard's browser tests (web/tests/run.mjs drives it through playwright-core)

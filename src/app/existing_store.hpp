@@ -1,7 +1,7 @@
 #pragma once
 // The `--db` of the commands that read a gateway's store (stats, rollup --rebuild): a SQLite
-// file or a postgresql:// URL, opened as it is: never created, never migrated (the schema
-// belongs to the servers that wrote it). Throws ConfigError "--db <what>: <why>" (a URL with
+// file, a postgresql:// or a clickhouse:// URL, opened as it is: never created, never migrated (the
+// schema belongs to the servers that wrote it). Throws ConfigError "--db <what>: <why>" (a URL with
 // its password redacted).
 
 #include <tokenradar/store/measurement_store.hpp>

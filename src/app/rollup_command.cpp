@@ -50,7 +50,8 @@ void register_rollup(CLI::App& app, Runner& runner) {
         "rollup",
         "The observatory's saved rollups: --rebuild recomputes them from the raw records");
     sub->add_option("--db", args->db,
-                    "The store tokenradar serve writes: a SQLite file or a postgresql:// URL")
+                    "The store tokenradar serve writes: a SQLite file, a postgresql:// or a "
+                    "clickhouse:// URL")
         ->required();
     sub->add_flag(
         "--rebuild", args->rebuild,

@@ -59,7 +59,8 @@ void register_stats(CLI::App& app, Runner& runner) {
         "stats",
         "Latency table of stored measurements (a gateway's database) over a recent window");
     sub->add_option("--db", args->db,
-                    "The store tokenradar serve writes: a SQLite file or a postgresql:// URL")
+                    "The store tokenradar serve writes: a SQLite file, a postgresql:// or a "
+                    "clickhouse:// URL")
         ->required();
     sub->add_option("--window", args->window, "How far back from now (e.g. 15m, 1h, 7d) or 'all'")
         ->capture_default_str();

@@ -34,10 +34,13 @@ StoreConfig load_store(const std::optional<ConfigTable>& table) {
     if (s.contains("url")) {
         c.url = s.get_string("url", "");
         if (s.contains("path")) {
-            fail_url(s, c.url, "either path (SQLite) or url (PostgreSQL), not both");
+            fail_url(s, c.url, "either path (SQLite) or url (PostgreSQL, ClickHouse), not both");
         }
-        if (!c.url.starts_with("postgresql://") && !c.url.starts_with("postgres://")) {
-            fail_url(s, c.url, "a postgresql://[user[:password]@]host[:port]/database URL");
+        if (!c.url.starts_with("postgresql://") && !c.url.starts_with("postgres://") &&
+            !c.url.starts_with("clickhouse://")) {
+            fail_url(s, c.url,
+                     "a postgresql://[user[:password]@]host[:port]/database or "
+                     "clickhouse://[user[:password]@]host[:port]/database URL");
         }
         c.path.clear();
     }
@@ -77,6 +80,13 @@ bool is_postgres_url(std::string_view text) {
 // with nowhere to keep keys are refused.
 void resolve_key_registry(gateway::GatewayConfig& g, const StoreConfig& store) {
     if (!gateway::has_key_registry(g)) return;
+    if (g.key_registry == "auto" && store.url.starts_with("clickhouse://")) {
+        throw ConfigError(fmt::format(
+            "{}: auth.registry: [[auth.admin_keys]] need somewhere to keep keys, and ClickHouse "
+            "(store.url) cannot (no transactions for budgets): set auth.registry to a file path "
+            "or a postgresql:// URL",
+            g.source));
+    }
     if (g.key_registry == "auto" && !store.url.empty()) {
         g.key_registry_url = store.url;
     } else if (is_postgres_url(g.key_registry)) {

@@ -12,6 +12,7 @@
 #include <tokenradar/observatory/submit.hpp>
 #include <tokenradar/serve/prober.hpp>
 #include <tokenradar/store/batch_writer.hpp>
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_key_registry.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
@@ -38,9 +39,16 @@ void store_metrics(const store::BatchWriter::Counters& c, PrometheusText& out) {
 }
 
 // SQLite's file (this process saves the rollups: one owner per file), or PostgreSQL, where
-// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database.
+// several gateways may write and the one that saves rollups (`owns_rollups`) owns the database,
+// or ClickHouse, where several nodes write and nothing enforces one rollup owner (README
+// "ClickHouse").
 Result<std::unique_ptr<store::MeasurementStore>> open_store(const StoreConfig& sc,
                                                             bool owns_rollups) {
+    if (sc.url.starts_with("clickhouse://")) {
+        auto ch = store::ClickHouseStore::open(sc.url);
+        if (!ch) return ch.error();
+        return std::unique_ptr<store::MeasurementStore>(std::move(*ch));
+    }
     if (!sc.url.empty()) {
         store::PostgresOptions options;
         options.exclusive = owns_rollups;
@@ -134,6 +142,9 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         store::BatchWriterOptions options;
         options.flush_interval = sc.flush_interval;
         options.queue_capacity = sc.queue;
+        // ClickHouse makes a part of every INSERT and merges them in the background: a few
+        // large batches, not hundreds of small ones a second (bench/README.md "ClickHouse").
+        if (sc.url.starts_with("clickhouse://")) options.max_batch = 10'000;
         if (sc.retention) options.retention = *sc.retention;
         if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);

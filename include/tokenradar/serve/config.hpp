@@ -24,7 +24,8 @@ namespace tokenradar::serve {
 struct StoreConfig {
     std::filesystem::path path = "tokenradar.db";  // "" = no store (metrics only)
     // "postgresql://user:password@host:5432/db": store::PostgresStore instead of the file
-    // (then `path` is ""). Shown only redacted (store::redact_postgres_url).
+    // (then `path` is ""); "clickhouse://user:password@host:8123/db": store::ClickHouseStore.
+    // Shown only redacted (store::redact_postgres_url, which redacts either).
     std::string url;
     std::chrono::milliseconds flush_interval{200};
     std::size_t queue = 65'536;

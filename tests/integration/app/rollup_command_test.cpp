@@ -2,6 +2,7 @@
 // writes (damaged and deleted rows come back right), what it prints, and its bad-input
 // contract (one line naming the problem, exit code 2, nothing created).
 
+#include "../../support/clickhouse_server.hpp"
 #include "../../support/postgres_server.hpp"
 #include "../../support/run_cli.hpp"
 #include "../../support/store_records.hpp"
@@ -9,6 +10,7 @@
 #include <tokenradar/core/clock.hpp>
 #include <tokenradar/observatory/rollup.hpp>
 #include <tokenradar/observatory/rollup_keeper.hpp>
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -217,6 +219,25 @@ TEST(RollupCommandOverPostgres, RebuildsTheRollupsAndIsRefusedWhileAServerOwnsTh
     EXPECT_THAT(rebuilt.out, HasSubstr("56 records rolled up"));
     EXPECT_THAT(rebuilt.out, HasSubstr("[redacted]"));
     EXPECT_EQ(rebuilt.out.find(testing::PostgresServer::kPassword), std::string::npos);
+    const Loaded loaded = load(*store);
+    expect_right(loaded, last_id);
+    EXPECT_GT(loaded.rows, 0u);
+}
+
+// The same over ClickHouse (no owner lock there: README "ClickHouse"): the rollups rebuilt
+// from the records, the URL printed without its password.
+TEST(RollupCommandOverClickHouse, RebuildsTheRollups) {
+    if (!testing::ClickHouseServer::available())
+        GTEST_SKIP() << testing::ClickHouseServer::skip_reason();
+    testing::ClickHouseServer ch;
+    auto store = store::ClickHouseStore::open(ch.url()).value();
+    const std::int64_t last_id = store_known_records(*store);
+    EXPECT_EQ(load(*store).rows, 0u);
+    auto rebuilt = run_cli("rollup --rebuild --db " + ch.url());
+    ASSERT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+    EXPECT_THAT(rebuilt.out, HasSubstr("56 records rolled up"));
+    EXPECT_THAT(rebuilt.out, HasSubstr("[redacted]"));
+    EXPECT_EQ(rebuilt.out.find(testing::ClickHouseServer::kPassword), std::string::npos);
     const Loaded loaded = load(*store);
     expect_right(loaded, last_id);
     EXPECT_GT(loaded.rows, 0u);

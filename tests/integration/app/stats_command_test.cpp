@@ -1,11 +1,13 @@
 // `tokenradar stats` over a database filled with known records: the numbers it prints, the
 // window it applies, and its bad-input contract (one line naming the problem, exit code 2).
 
+#include "../../support/clickhouse_server.hpp"
 #include "../../support/postgres_server.hpp"
 #include "../../support/run_cli.hpp"
 #include "../../support/store_records.hpp"
 
 #include <tokenradar/core/clock.hpp>
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -40,9 +42,12 @@ Measurement record(std::string provider, std::string task, std::int64_t ttft_ms,
     return m;
 }
 
-// The same records and the same answers from both store backends.
-enum class Backend { sqlite, postgres };
-void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::sqlite ? "sqlite" : "postgres"); }
+// The same records and the same answers from every store backend.
+enum class Backend { sqlite, postgres, clickhouse };
+const char* name_of(Backend b) {
+    return b == Backend::sqlite ? "Sqlite" : b == Backend::postgres ? "Postgres" : "ClickHouse";
+}
+void PrintTo(Backend b, std::ostream* os) { *os << name_of(b); }
 
 class StatsCommand : public ::testing::TestWithParam<Backend> {
   protected:
@@ -54,6 +59,12 @@ class StatsCommand : public ::testing::TestWithParam<Backend> {
             pg_.emplace();
             db_ = pg_->url();
             store = store::PostgresStore::open(db_).value();
+        } else if (GetParam() == Backend::clickhouse) {
+            if (!testing::ClickHouseServer::available())
+                GTEST_SKIP() << testing::ClickHouseServer::skip_reason();
+            ch_.emplace();
+            db_ = ch_->url();
+            store = store::ClickHouseStore::open(db_).value();
         } else {
             db_ = file_.path();
             store = store::SqliteStore::open(db_).value();
@@ -83,14 +94,13 @@ class StatsCommand : public ::testing::TestWithParam<Backend> {
 
     testing::TempDb file_;
     std::optional<testing::PostgresServer> pg_;
+    std::optional<testing::ClickHouseServer> ch_;
     std::string db_;  // the file's path or the server's URL
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, StatsCommand,
-                         ::testing::Values(Backend::sqlite, Backend::postgres),
-                         [](const auto& info) {
-                             return info.param == Backend::sqlite ? "Sqlite" : "Postgres";
-                         });
+                         ::testing::Values(Backend::sqlite, Backend::postgres, Backend::clickhouse),
+                         [](const auto& info) { return std::string(name_of(info.param)); });
 
 TEST_P(StatsCommand, CsvByProviderOverTheLastHour) {
     auto o = run_cli("stats --db " + db_ + " --format csv --by provider");
@@ -161,6 +171,10 @@ TEST(StatsCommandInput, BadInputIsOneLineAndExitCode2) {
         // No server there: the URL is named with its password redacted.
         {"stats --db postgresql://u:s3cret@127.0.0.1:1/db",
          "--db postgresql://u:[redacted]@127.0.0.1:1/db"},
+        {"stats --db clickhouse://u:s3cret@127.0.0.1:1/db",
+         "--db clickhouse://u:[redacted]@127.0.0.1:1/db"},
+        {"stats --db clickhouse://u:s3cret@127.0.0.1:1",
+         "no /database; expected clickhouse://[user[:password]@]host[:port]/database"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.args);

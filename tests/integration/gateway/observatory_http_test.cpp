@@ -4,6 +4,7 @@
 // gateway traffic, and the rollups surviving a restart. docs/observatory-api.md is the
 // contract checked here.
 
+#include "../../support/clickhouse_server.hpp"
 #include "../../support/postgres_server.hpp"
 #include "../../support/service_fixture.hpp"
 #include "../../support/sim_fixture.hpp"
@@ -13,6 +14,7 @@
 #include <tokenradar/net/api_keys.hpp>
 #include <tokenradar/observatory/ingest.hpp>
 #include <tokenradar/serve/service.hpp>
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -915,7 +917,7 @@ TEST(ObservatoryOnPostgres, StoreUrlIsCheckedAndShownRedacted) {
     std::string both = postgres_config(url, "");
     both.insert(both.find("url = "), "path = \"x.db\"\n");
     EXPECT_THAT(error_of(both), HasSubstr("test.toml:6: store.url: expected either path "
-                                          "(SQLite) or url (PostgreSQL), not both"));
+                                          "(SQLite) or url (PostgreSQL, ClickHouse), not both"));
     EXPECT_THAT(error_of(both), ::testing::Not(HasSubstr("s3cret")));
     const std::string mysql = error_of(postgres_config("mysql://app:s3cret@db/tr", ""));
     EXPECT_THAT(mysql, HasSubstr("test.toml:5: store.url: expected a postgresql://"));
@@ -934,6 +936,116 @@ TEST(ObservatoryOnPostgres, AnUnreachableStoreIsAStartupErrorWithoutThePassword)
         EXPECT_THAT(e.what(), HasSubstr("test.toml: store: postgresql://app:[redacted]@127.0.0.1"));
         EXPECT_THAT(e.what(), HasSubstr("cannot connect"));
         EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("s3cret")));
+    }
+}
+
+// ---- store.url: ClickHouse ------------------------------------------------------------------
+
+// Gateway traffic (through the sim) and submitted records land in ClickHouse; the observatory
+// answers from them, saves its rollups there at stop, and a restarted serve answers the same
+// from the rollups it loads back (and the records after their watermark: none).
+TEST(ObservatoryOnClickHouse, GatewayRequestsIngestionAndRollupsSurviveARestart) {
+    if (!testing::ClickHouseServer::available()) {
+        GTEST_SKIP() << testing::ClickHouseServer::skip_reason();
+    }
+    testing::ClickHouseServer server;
+    testing::SimFixture sim("instant");
+    std::string config =
+        service_config("unused.db", keys_mode("min_samples = 1\n"), sim.base_url());
+    const std::string path = "path = \"unused.db\"";
+    config.replace(config.find(path), path.size(), "url = \"" + server.url() + "\"");
+    json::value board_before;
+    json::value gateway_before;
+    {
+        ServiceFixture s(config);
+        ASSERT_TRUE(s.wait_ready());
+        for (bool stream : {true, false, true}) {
+            const std::string body = json::serialize(json::object{
+                {"model", "fast"},
+                {"stream", stream},
+                {"max_tokens", 5},
+                {"messages", json::array{json::object{{"role", "user"}, {"content", "hi"}}}}});
+            auto f = testing::post_json(s.url("/v1/chat/completions"), body);
+            ASSERT_EQ(f.status, 200u) << f.body;
+        }
+        auto first = post(s, array_of(batch(0, 41)), bearer(kKeyA));
+        EXPECT_EQ(first.body, R"({"accepted":41,"duplicates":0,"rejected":0,"errors":[]})");
+        auto again = post(s, array_of(batch(36, 42)), bearer(kKeyA));
+        EXPECT_EQ(again.body, R"({"accepted":1,"duplicates":5,"rejected":0,"errors":[]})");
+        // Gateway records reach the store at the writer's next flush (20 ms here).
+        json::value gateway;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        do {
+            auto f = get(s, "/api/v1/gateway?window=15m");
+            ASSERT_EQ(f.status, 200u) << f.body;
+            gateway = json::parse(f.body);
+            if (gateway.at("attempts").to_number<int>() >= 6) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        } while (std::chrono::steady_clock::now() < deadline);
+        EXPECT_EQ(gateway.at("requests").to_number<int>(), 3) << gateway;
+        EXPECT_EQ(gateway.at("attempts").to_number<int>(), 6) << gateway;
+        gateway_before = gateway;
+        gateway_before.as_object().erase("generated_at");
+        auto board = get(s, "/api/v1/leaderboard");
+        ASSERT_EQ(board.status, 200u) << board.body;
+        board_before = without_time(board);
+        EXPECT_EQ(row_of(board_before, "acme")->at("samples").to_number<int>(), 42);
+        EXPECT_THAT(s.service().store_summary(), HasSubstr("clickhouse://default:[redacted]@"));
+        s.stop();
+        EXPECT_THAT(s.service().store_summary(),
+                    ::testing::Not(HasSubstr(testing::ClickHouseServer::kPassword)));
+    }
+    {
+        auto raw = store::ClickHouseStore::open(server.url()).value();
+        const auto records = raw->select({}).value();
+        ASSERT_EQ(records.size(), 48u);  // 42 submitted, 6 gateway attempts
+        std::size_t submitted = 0;
+        for (const Measurement& m : records) submitted += m.client_id == "key:team-a" ? 1 : 0;
+        EXPECT_EQ(submitted, 42u);
+        std::size_t rows = 0;
+        const auto watermark = raw->load_rollups([&](store::RollupRow&&) { ++rows; });
+        ASSERT_TRUE(watermark) << watermark.error().message;
+        EXPECT_EQ(*watermark, raw->last_id().value());
+        EXPECT_GE(rows, 2u);  // the sim's hour and acme's
+    }
+    ServiceFixture restarted(config);
+    ASSERT_TRUE(restarted.wait_ready());
+    auto board = get(restarted, "/api/v1/leaderboard");
+    ASSERT_EQ(board.status, 200u);
+    EXPECT_EQ(without_time(board), board_before);
+    auto gateway = get(restarted, "/api/v1/gateway?window=15m");
+    ASSERT_EQ(gateway.status, 200u);
+    EXPECT_EQ(without_time(gateway), gateway_before);
+}
+
+TEST(ObservatoryOnClickHouse, StoreUrlIsCheckedAndAnUnreachableServerIsAStartupError) {
+    const std::string url = "clickhouse://app:s3cret@127.0.0.1:" +
+                            std::to_string(testing::PostgresServer::free_port()) + "/tr";
+    std::string config = service_config("unused.db", "");
+    const std::string path = "path = \"unused.db\"";
+    config.replace(config.find(path), path.size(), "url = \"" + url + "\"");
+    const auto c = testing::serve_config(config);
+    EXPECT_EQ(c.store.url, url);
+    EXPECT_THAT(serve::describe(c), ::testing::Not(HasSubstr("s3cret")));
+    try {
+        ServiceFixture s(config);
+        ADD_FAILURE() << "started without its store";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("test.toml: store: clickhouse://app:[redacted]@127.0.0.1"));
+        EXPECT_THAT(e.what(), HasSubstr("cannot connect"));
+        EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("s3cret")));
+    }
+    // Admin keys cannot live in ClickHouse: the registry must be named.
+    std::string admin = config;
+    admin.replace(admin.find("[auth]\nmode = \"none\""), 20,
+                  "[auth]\nmode = \"none\"\n[[auth.admin_keys]]\nname = \"ops\"\nsha256 = \"" +
+                      net::hash_api_key(kKeyA) + "\"");
+    try {
+        (void)testing::serve_config(admin);
+        ADD_FAILURE() << "admin keys accepted with nowhere to keep keys";
+    } catch (const ConfigError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("auth.registry"));
+        EXPECT_THAT(e.what(), HasSubstr("ClickHouse"));
     }
 }
 

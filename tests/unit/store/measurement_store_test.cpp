@@ -1,15 +1,23 @@
 // The MeasurementStore contract, one suite run against every backend: SQLite (a temporary
 // file), PostgreSQL loading records measured here by COPY, and PostgreSQL loading them by
-// multi-row INSERT (a real server per test, tests/support/postgres_server.hpp). What only one
-// backend has (WAL checkpoints, the owner lock, reconnects) is in sqlite_store_test.cpp and
-// postgres_store_test.cpp.
+// multi-row INSERT (a real server per test, tests/support/postgres_server.hpp), and
+// ClickHouse (a real clickhouse-server per test, tests/support/clickhouse_server.hpp). What
+// only one backend has (WAL checkpoints, the owner lock, reconnects) is in
+// sqlite_store_test.cpp, postgres_store_test.cpp and clickhouse_store_test.cpp.
+//
+// Where ClickHouse differs, the test says so: its ids are time-based, not 1, 2, 3 (read from
+// SQL instead); it has no label_sets table (labels are columns); a failing row is made with a
+// MATERIALIZED throwIf column (it has no triggers); rows are changed by mutations
+// (ALTER TABLE ... UPDATE, waited for).
 
 #include <tokenradar/store/measurement_store.hpp>
 
+#include "../../support/clickhouse_server.hpp"
 #include "../../support/postgres_server.hpp"
 #include "../../support/store_records.hpp"
 #include "raw_db.hpp"
 
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/postgres_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
@@ -17,20 +25,23 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tokenradar::store {
 namespace {
 
 using testing::bare_record;
+using testing::ClickHouseServer;
 using testing::full_record;
 using ::testing::HasSubstr;
 using testing::PostgresServer;
 using testing::relative_to_send;
 
-enum class Backend { sqlite, postgres_copy, postgres_insert };
+enum class Backend { sqlite, postgres_copy, postgres_insert, clickhouse };
 
 std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
     switch (info.param) {
@@ -40,6 +51,8 @@ std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
             return "postgres_copy";
         case Backend::postgres_insert:
             return "postgres_insert";
+        case Backend::clickhouse:
+            return "clickhouse";
     }
     return "unknown";
 }
@@ -48,15 +61,26 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
   protected:
     void SetUp() override {
         if (sqlite()) return;
+        if (clickhouse()) {
+            if (!ClickHouseServer::available()) GTEST_SKIP() << ClickHouseServer::skip_reason();
+            clickhouse_ = std::make_unique<ClickHouseServer>();
+            return;
+        }
         if (!PostgresServer::available()) GTEST_SKIP() << PostgresServer::skip_reason();
         server_ = std::make_unique<PostgresServer>();
     }
 
     [[nodiscard]] bool sqlite() const { return GetParam() == Backend::sqlite; }
+    [[nodiscard]] bool clickhouse() const { return GetParam() == Backend::clickhouse; }
 
     std::unique_ptr<MeasurementStore> open() {
         if (sqlite()) {
             auto s = SqliteStore::open(db_.path());
+            EXPECT_TRUE(s) << (s ? "" : s.error().message);
+            return s ? std::move(*s) : nullptr;
+        }
+        if (clickhouse()) {
+            auto s = ClickHouseStore::open(clickhouse_->url());
             EXPECT_TRUE(s) << (s ? "" : s.error().message);
             return s ? std::move(*s) : nullptr;
         }
@@ -70,6 +94,7 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
 
     // What the store's errors start with: the file, or the URL with its password redacted.
     [[nodiscard]] std::string name() const {
+        if (clickhouse()) return redact_clickhouse_url(clickhouse_->url());
         return sqlite() ? db_.path() : redact_postgres_url(server_->url());
     }
 
@@ -77,17 +102,43 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
     void exec(const std::string& sql) {
         if (sqlite()) {
             testing::RawDb(db_.path()).exec(sql);
+        } else if (clickhouse()) {
+            clickhouse_->exec(sql, "tokenradar");
         } else {
             server_->exec("tokenradar", sql);
         }
     }
     std::string text(const std::string& sql) {
+        if (clickhouse()) {
+            std::string rows = clickhouse_->query(sql, "tokenradar");
+            if (!rows.empty() && rows.back() == '\n') rows.pop_back();
+            return rows;
+        }
         return sqlite() ? testing::RawDb(db_.path()).text(sql) : server_->query("tokenradar", sql);
+    }
+    // ClickHouse: an ALTER TABLE ... UPDATE, waited for until done.
+    void mutate(const std::string& sql) {
+        exec(sql);
+        while (integer("SELECT count() FROM system.mutations WHERE database = 'tokenradar' AND "
+                       "is_done = 0") != 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    // The id of the record with this request id (ClickHouse's ids are time-based).
+    std::int64_t id_of(const std::string& request_id) {
+        return integer("SELECT id FROM measurements WHERE request_id = '" + request_id + "'");
     }
     std::int64_t integer(const std::string& sql) { return std::stoll(text(sql)); }
 
     // A trigger that refuses to store the record with request id `request_id`, and its removal.
     void refuse(const std::string& request_id) {
+        if (clickhouse()) {  // no triggers: a column computed at insert that throws
+            exec(
+                "ALTER TABLE measurements ADD COLUMN refuse UInt8 MATERIALIZED throwIf("
+                "request_id = '" +
+                request_id + "')");
+            return;
+        }
         if (sqlite()) {
             exec("CREATE TRIGGER refuse BEFORE INSERT ON measurements WHEN NEW.request_id = '" +
                  request_id + "' BEGIN SELECT RAISE(ABORT, 'refused'); END");
@@ -102,21 +153,29 @@ class StoreContract : public ::testing::TestWithParam<Backend> {
         }
     }
     void stop_refusing() {
+        if (clickhouse()) {
+            exec("ALTER TABLE measurements DROP COLUMN refuse");
+            return;
+        }
         exec(sqlite() ? "DROP TRIGGER refuse" : "DROP TRIGGER refuse ON measurements");
         if (!sqlite()) exec("DROP FUNCTION refuse");
     }
+    // What the refusal's error says (ClickHouse 18.16's throwIf takes no message).
+    [[nodiscard]] std::string refusal() const { return clickhouse() ? "throwIf" : "refused"; }
     // An SQL literal of the bytes with these hex digits.
     [[nodiscard]] std::string bytes(const std::string& hex) const {
+        if (clickhouse()) return "unhex('" + hex + "')";
         return sqlite() ? "x'" + hex + "'" : "'\\x" + hex + "'::bytea";
     }
 
     testing::TempDb db_;
     std::unique_ptr<PostgresServer> server_;
+    std::unique_ptr<ClickHouseServer> clickhouse_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContract,
                          ::testing::Values(Backend::sqlite, Backend::postgres_copy,
-                                           Backend::postgres_insert),
+                                           Backend::postgres_insert, Backend::clickhouse),
                          backend_name);
 
 TEST_P(StoreContract, EveryFieldRoundTrips) {
@@ -137,6 +196,15 @@ TEST_P(StoreContract, EveryFieldRoundTrips) {
     EXPECT_EQ((*back)[0], relative_to_send(records[0]));
     EXPECT_EQ((*back)[1], relative_to_send(records[2]));
     EXPECT_EQ((*back)[2], relative_to_send(records[1]));
+    if (clickhouse()) {  // labels are columns (text, as label_value writes them)
+        EXPECT_EQ(text("SELECT concat(provider, ' ', model, ' ', api, ' ', stream, ' ', status, "
+                       "' ', toString(attempt), ' ', client_id) FROM measurements WHERE "
+                       "request_id = 'req-1'"),
+                  "prov-1 model-1 anthropic false ok 2 client-1");
+        EXPECT_EQ(text("SELECT toTypeName(packed) FROM measurements WHERE request_id = 'bare'"),
+                  "String");
+        return;
+    }
     // For SQL: ids, status and ts as columns, the labels through the view (each combination
     // once in label_sets), every other field packed.
     EXPECT_EQ(text("SELECT provider || ' ' || model || ' ' || api || ' ' || "
@@ -280,7 +348,7 @@ TEST_P(StoreContract, ScanAfterAnIdSeesOnlyNewerRecords) {
     for (int i = 0; i < 5; ++i) records.push_back(full_record(i));
     ASSERT_TRUE(store->insert(records));
     const std::int64_t mark = store->last_id().value();
-    EXPECT_EQ(mark, 5);
+    EXPECT_EQ(mark, clickhouse() ? id_of("req-4") : 5);
     records.clear();
     for (int i = 5; i < 8; ++i) records.push_back(full_record(i));
     ASSERT_TRUE(store->insert(records));
@@ -290,7 +358,7 @@ TEST_P(StoreContract, ScanAfterAnIdSeesOnlyNewerRecords) {
     ASSERT_TRUE(newer);
     ASSERT_EQ(newer->size(), 3u);
     EXPECT_EQ(newer->front().request_id, "req-5");
-    q.up_to_id = mark + 1;
+    q.up_to_id = clickhouse() ? id_of("req-5") : mark + 1;
     auto one = store->select(q);
     ASSERT_TRUE(one);
     ASSERT_EQ(one->size(), 1u);
@@ -378,7 +446,7 @@ TEST_P(StoreContract, AFailingRowRollsBackTheWholeInsert) {
         refuse(refused);
         auto failed = store->insert(records);
         ASSERT_FALSE(failed);
-        EXPECT_THAT(failed.error().message, HasSubstr("refused"));
+        EXPECT_THAT(failed.error().message, HasSubstr(refusal()));
         EXPECT_THAT(failed.error().message, HasSubstr(name() + ": insert"));
         EXPECT_EQ(integer("SELECT count(*) FROM measurements"), 0);
         stop_refusing();
@@ -408,6 +476,7 @@ TEST_P(StoreContract, LabelsFirstSeenInARolledBackInsertAreStoredAgainLater) {
     ASSERT_EQ(back->size(), 2U);
     EXPECT_EQ((*back)[0], relative_to_send(x));
     EXPECT_EQ((*back)[1], relative_to_send(y));
+    if (clickhouse()) return;  // no label_sets
     EXPECT_EQ(integer("SELECT count(*) FROM label_sets"), 2);
 }
 
@@ -423,13 +492,37 @@ TEST_P(StoreContract, ADamagedRowIsAnErrorNamingItsId) {
         seen.clear();
         return store->scan({}, [&](const Measurement& m) { seen.push_back(m.request_id); });
     };
-    exec("UPDATE measurements SET packed = " + bytes("01ff") + " WHERE id = 2");
+    const std::int64_t id2 = clickhouse() ? id_of("req-2") : 2;
+    const std::int64_t id3 = clickhouse() ? id_of("req-3") : 3;
+    if (clickhouse()) {
+        mutate("ALTER TABLE measurements UPDATE packed = " + bytes("01ff") +
+               " WHERE id = " + std::to_string(id2));
+    } else {
+        exec("UPDATE measurements SET packed = " + bytes("01ff") + " WHERE id = 2");
+    }
     auto damaged = scan();
     ASSERT_FALSE(damaged);
     EXPECT_EQ(damaged.error().code, make_error_code(Errc::internal));
     EXPECT_EQ(damaged.error().message,
-              name() + ": measurement 2: packed fields: 2 bytes, shorter than the 14-byte header");
+              name() + ": measurement " + std::to_string(id2) +
+                  ": packed fields: 2 bytes, shorter than the 14-byte header");
     EXPECT_EQ(seen, std::vector<std::string>{"req-1"});
+    if (clickhouse()) {
+        // No label sets: a label column with a value no label takes is the damage there.
+        const std::string packed3 =
+            text("SELECT hex(packed) FROM measurements WHERE id = " + std::to_string(id3));
+        mutate("ALTER TABLE measurements UPDATE packed = " + bytes(packed3) +
+               " WHERE id = " + std::to_string(id2));
+        mutate("ALTER TABLE measurements UPDATE cache = 'bogus' WHERE id = " + std::to_string(id3));
+        auto bad = scan();
+        ASSERT_FALSE(bad);
+        EXPECT_EQ(bad.error().message,
+                  name() + ": measurement " + std::to_string(id3) +
+                      ": cache: expected one of miss, exact, semantic, bypass");
+        EXPECT_EQ(seen.size(), 2U);
+        EXPECT_EQ(store->last_id().value(), id3);
+        return;
+    }
     exec(
         "UPDATE measurements SET packed = (SELECT packed FROM measurements WHERE id = 3) "
         "WHERE id = 2");
