@@ -100,7 +100,7 @@ class StatsCommand : public ::testing::TestWithParam<Backend> {
 
 INSTANTIATE_TEST_SUITE_P(Backends, StatsCommand,
                          ::testing::Values(Backend::sqlite, Backend::postgres, Backend::clickhouse),
-                         [](const auto& info) { return std::string(name_of(info.param)); });
+                         [](const auto& test) { return std::string(name_of(test.param)); });
 
 TEST_P(StatsCommand, CsvByProviderOverTheLastHour) {
     auto o = run_cli("stats --db " + db_ + " --format csv --by provider");
