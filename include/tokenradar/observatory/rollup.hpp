@@ -21,10 +21,10 @@
 // weighted merge, and drops them, so a closed bucket costs one aggregate per cell however
 // many clients fed it, and answers bit for bit what its parts did (the weights were fixed
 // when it closed). Folded cells are kept packed (Aggregate::pack, ~0.2 KB for a cell-hour of
-// a few records instead of ~1.6 KB as objects) and unpacked when merged. A record for a closed
-// bucket is refused and counted (late_records()): the weights of a folded bucket cannot take one
-// more client. Saved rows stay the raw per-client parts (a part changed since the last
-// take_dirty_hours() is handed out when folded).
+// a few records instead of ~1.6 KB as objects) and merged from their bytes (merge_packed). A record
+// for a closed bucket is refused and counted (late_records()): the weights of a folded bucket
+// cannot take one more client. Saved rows stay the raw per-client parts (a part changed since the
+// last take_dirty_hours() is handed out when folded).
 //
 // Levels: minute buckets are kept for `minute_retention` (they serve short windows and
 // minute time series); hour buckets for `hour_retention` (0 = for ever). Caches inside the
