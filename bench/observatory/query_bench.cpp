@@ -201,8 +201,9 @@ int run_queries(const QueryBenchOptions& o) {
     const observatory::IndexSize after = index.size();
     fmt::print(
         "\n{} runs per query after the cold one; CPU = this thread's CPU time; RSS now {:.0f} MB; "
-        "{} cache entries filled, {:.0f} MB of sketch buckets in all\n",
+        "{} cache entries filled ({:.0f} MB packed), {:.0f} MB of client parts' sketch buckets\n",
         o.runs, static_cast<double>(rss_bytes()) / 1e6, after.cached,
+        static_cast<double>(after.cached_bytes) / 1e6,
         static_cast<double>(after.sketch_buckets) * 8 / 1e6);
     return failures == 0 ? 0 : 1;
 }

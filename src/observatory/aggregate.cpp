@@ -238,10 +238,18 @@ Result<Aggregate> Aggregate::decode(std::span<const std::uint8_t> bytes) {
     return a;
 }
 
-void Aggregate::pack(std::vector<std::uint8_t>& out) const {
+void Aggregate::pack(std::vector<std::uint8_t>& out,
+                     std::array<std::uint32_t, kMetricCount>* sketch_starts) const {
     put_counts(out, *this);
     for (std::uint64_t v : route) put_varint(out, v);
-    for (const stats::DdSketch& sketch : sketches) sketch.pack(out);
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+        if (sketch_starts != nullptr) (*sketch_starts)[i] = static_cast<std::uint32_t>(out.size());
+        sketches[i].pack(out);
+    }
+}
+
+void Aggregate::merge_packed_sketch(Metric m, std::span<const std::uint8_t> sketch) {
+    sketches[static_cast<std::size_t>(m)].merge_packed(sketch);
 }
 
 Aggregate Aggregate::unpack(std::span<const std::uint8_t> bytes) {
@@ -275,6 +283,50 @@ Aggregate Aggregate::unpack(std::span<const std::uint8_t> bytes) {
     for (stats::DdSketch& sketch : a.sketches) sketch = stats::DdSketch::unpack(rest);
     assert(rest.empty());
     return a;
+}
+
+void Aggregate::merge_packed(std::span<const std::uint8_t> bytes, MetricMask metrics, bool counts) {
+    // pack() wrote these (as unpack()): a short read is a programmer error, asserted.
+    Reader r(bytes);
+    const auto varint = [&r] {
+        std::uint64_t v = 0;
+        [[maybe_unused]] const bool ok = r.varint("packed", v);
+        assert(ok);
+        return v;
+    };
+    const auto add = [counts](std::uint64_t& into, std::uint64_t v) {
+        if (counts) into += v;
+    };
+    add(samples, varint());
+    add(first_attempts, varint());
+    const std::uint64_t n_statuses = varint();
+    for (std::uint64_t i = 0; i < n_statuses; ++i) {
+        const std::uint64_t len = varint();
+        std::span<const std::uint8_t> name;
+        if (!r.bytes("packed", len, name)) break;
+        const std::uint64_t n = varint();
+        if (!counts) continue;
+        const std::string_view status(reinterpret_cast<const char*>(name.data()), name.size());
+        if (auto it = statuses.find(status); it != statuses.end()) {
+            it->second += n;
+        } else {
+            statuses.emplace(status, n);
+        }
+    }
+    for (std::uint64_t* v :
+         {&prompt_tokens, &cached_prompt_tokens, &output_tokens, &reasoning_tokens})
+        add(*v, varint());
+    for (std::uint64_t& v : cache) add(v, varint());
+    for (std::uint64_t& v : route) add(v, varint());
+    std::span<const std::uint8_t> rest = r.rest();
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+        if ((metrics & (1U << i)) != 0) {
+            sketches[i].merge_packed(rest);
+        } else {
+            stats::DdSketch::skip_packed(rest);
+        }
+    }
+    assert(rest.empty());
 }
 
 }  // namespace tokenradar::observatory

@@ -177,17 +177,20 @@ void RollupIndex::prune(std::int64_t now_us) {
         return any;
     };
     s.minute_floor_us = floor_to(now_us - s.options.minute_retention.count() * kHourUs, kMinuteUs);
+    std::int64_t shape_cutoff = std::numeric_limits<std::int64_t>::min();
     s.forget_last_buckets();
     bool changed = erase_before(s.minutes, s.minute_floor_us);
     if (s.options.hour_retention.count() > 0) {
         const std::int64_t cutoff =
             floor_to(now_us - s.options.hour_retention.count() * kHourUs, kHourUs);
         changed = erase_before(s.hours, cutoff) || changed;
-        s.days.erase(s.days.begin(), s.days.lower_bound(floor_to(cutoff, kDayUs)));
+        const std::int64_t first_day = floor_to(cutoff, kDayUs);
+        s.days.erase(s.days.begin(), s.days.lower_bound(first_day));
         // A day cut in two by the cutoff is rebuilt from the hours left.
-        if (auto d = s.days.find(floor_to(cutoff, kDayUs)); d != s.days.end()) {
-            d->second.invalidate();
+        if (auto d = s.days.find(first_day); d != s.days.end()) {
+            d->second.invalidate(++s.versions);
         }
+        shape_cutoff = cutoff;
     }
     // Closed buckets are folded. Answers do not change (nor generation() and the caches): a
     // folded part is the weighted merge every query of its bucket made.
@@ -202,6 +205,7 @@ void RollupIndex::prune(std::int64_t now_us) {
     // the bucket is compacted again at the next prune): give back the sketches' growth room.
     s.compact(Resolution::minute, floor_to(now_us, kMinuteUs) - 5 * kMinuteUs);
     s.compact(Resolution::hour, floor_to(now_us, kHourUs) - kHourUs);
+    s.trim_shapes(shape_cutoff);
     if (changed) s.generation.fetch_add(1, std::memory_order_release);
 }
 
@@ -242,15 +246,32 @@ Groups RollupIndex::query(const Query& q) const {
         if (!a) a.emplace();
         return *a;
     };
-    const auto merge_cached = [&](Aggregate& into, const CachedMerge& c) {
-        if (q.counts) into.merge_counts(*c.aggregate);
-        into.merge_sketches(*c.aggregate, 1.0, q.metrics);
+    const auto add_cached = [&](Aggregate& into, const CachedMerge& c) {
+        merge_cached(into, c, q.metrics, q.counts);
+    };
+    // Any other shape without time buckets at hour resolution reads its groups per day and
+    // per hour (ShapeCache): a few merges per hour or day instead of every cell.
+    const bool by_shape =
+        !by_model && !q.by_bucket && q.resolution == Resolution::hour && !selected.empty();
+    std::shared_ptr<ShapeCache> shape;
+    std::unique_lock<std::mutex> shape_lock;
+    if (by_shape) {
+        shape = s.shape_of(q);
+        shape_lock = std::unique_lock(shape->mutex);
+    }
+    const auto add_entry = [&](const ShapeCache::Entry& entry) {
+        for (std::size_t g = 0; g < entry.groups.size(); ++g) {
+            if (entry.groups[g].empty()) continue;
+            auto& a = plain[g];
+            if (!a) a.emplace();
+            a->merge_packed(entry.groups[g], q.metrics, q.counts);
+        }
     };
     const auto add_bucket = [&](const Bucket& bucket) {
         for (std::uint32_t key : selected) {
             if (by_model) {
                 if (const ModelSlot* slot = find_at(bucket.models, key)) {
-                    merge_cached(group_of(key), s.merged(bucket, *slot));
+                    add_cached(group_of(key), s.merged(bucket, *slot));
                 }
             } else if (bucket.has(key)) {
                 merge_cell(group_of(key), bucket, key, q.metrics, q.counts);
@@ -259,6 +280,77 @@ Groups RollupIndex::query(const Query& q) const {
     };
 
     const auto [days_from, days_to] = cached_days(q, from, to);
+    if (by_shape) {
+        // The days and the hours outside them, in time order; the leading settled ones come
+        // from the window entry, the others from their own entries (open hours: their cells).
+        struct Unit {
+            std::int64_t start;
+            std::uint64_t version;
+            const Bucket* hour;  // null: a day
+            bool settled;
+        };
+        std::vector<Unit> units;
+        const auto add_hours = [&](std::int64_t a, std::int64_t b) {
+            for (auto it = level.lower_bound(a); it != level.end() && it->first < b; ++it)
+                units.push_back({it->first, it->second.version, &it->second, it->second.folded});
+        };
+        const bool days = days_from < days_to;
+        add_hours(from, days ? std::min(days_from, to) : to);
+        if (days) {
+            for (auto d = s.days.lower_bound(days_from); d != s.days.end() && d->first < days_to;
+                 ++d) {
+                units.push_back({d->first, d->second.version, nullptr,
+                                 d->first + kDayUs <= s.closed_before[1]});
+            }
+            add_hours(std::max(days_to, from), to);
+        }
+        std::size_t settled = 0;
+        while (settled < units.size() && units[settled].settled) ++settled;
+        const auto unit_entry = [&](const Unit& u) -> const ShapeCache::Entry& {
+            return s.shape_entry(*shape, u.hour ? shape->hours : shape->days, u.start,
+                                 u.hour ? kHourUs : kDayUs, u.version, key_group, selected,
+                                 plain.size());
+        };
+        if (settled > 0) {
+            ShapeCache::Entry& window = shape->windows[from];
+            window.used = shape->last_used.load(std::memory_order_relaxed);
+            bool same = window.units.size() == settled;
+            for (std::size_t i = 0; same && i < settled; ++i) {
+                same = window.units[i] == std::pair(units[i].start, units[i].version);
+            }
+            if (!same) {
+                std::vector<std::optional<Aggregate>> merged(plain.size());
+                window.units.clear();
+                for (std::size_t i = 0; i < settled; ++i) {
+                    const ShapeCache::Entry& e = unit_entry(units[i]);
+                    for (std::size_t g = 0; g < e.groups.size(); ++g) {
+                        if (e.groups[g].empty()) continue;
+                        if (!merged[g]) merged[g].emplace();
+                        merged[g]->merge_packed(e.groups[g]);
+                    }
+                    window.units.emplace_back(units[i].start, units[i].version);
+                }
+                for (const auto& group : window.groups) shape->bytes -= group.capacity();
+                window.groups.assign(plain.size(), {});
+                for (std::size_t g = 0; g < merged.size(); ++g) {
+                    if (!merged[g]) continue;
+                    merged[g]->pack(window.groups[g]);
+                    window.groups[g].shrink_to_fit();
+                    shape->bytes += window.groups[g].capacity();
+                }
+            }
+            add_entry(window);
+        }
+        for (std::size_t i = settled; i < units.size(); ++i) {
+            if (units[i].hour != nullptr && !units[i].hour->folded) {
+                add_bucket(*units[i].hour);  // open: its clients change with every record
+            } else {
+                add_entry(unit_entry(units[i]));
+            }
+        }
+        flush(plain, -1);
+        return out;
+    }
     for (auto it = level.lower_bound(from); it != level.end() && it->first < to; ++it) {
         if (it->first >= days_from && it->first < days_to) {
             it = std::prev(level.lower_bound(days_to));
@@ -277,15 +369,16 @@ Groups RollupIndex::query(const Query& q) const {
     for (auto& [key, first_and_groups] : keyed) {
         flush(first_and_groups.second, first_and_groups.first);
     }
-    for (auto day = s.days.lower_bound(days_from); day != s.days.end() && day->first < days_to;
-         ++day) {
-        for (std::uint32_t key : selected) {
-            const CachedMerge* entry =
-                find_at(by_model ? day->second.models : day->second.cells, key);
-            if (entry == nullptr) continue;
-            const CachedMerge& c = by_model ? s.merged_day_model(day->first, key, *entry)
-                                            : s.merged_day_cell(day->first, key, *entry);
-            if (c.present) merge_cached(group_of(key), c);
+    const auto first_day = s.days.lower_bound(days_from);
+    const bool any_day = first_day != s.days.end() && first_day->first < days_to;
+    if (any_day && by_model) {
+        for (auto day = first_day; day != s.days.end() && day->first < days_to; ++day) {
+            for (std::uint32_t key : selected) {
+                const CachedMerge* entry = find_at(day->second.models, key);
+                if (entry == nullptr) continue;
+                const CachedMerge& c = s.merged_day_model(day->first, key, *entry);
+                if (c.present) add_cached(group_of(key), c);
+            }
         }
     }
     if (!q.by_bucket) flush(plain, -1);
@@ -353,7 +446,7 @@ IndexSize RollupIndex::size() const {
     const auto count_cached = [&](const CachedMerge& c) {
         if (!c.fresh.load(std::memory_order_acquire)) return;
         ++size.cached;
-        count(*c.aggregate);
+        size.cached_bytes += c.packed.capacity();
     };
     for (const Level* level : {&s.minutes, &s.hours}) {
         for (const auto& [start, bucket] : *level) {
@@ -374,11 +467,15 @@ IndexSize RollupIndex::size() const {
         }
     }
     for (const auto& [start, day] : s.days) {
-        for (const auto* entries : {&day.cells, &day.models}) {
-            for (const auto& entry : *entries) {
-                if (entry) count_cached(*entry);
-            }
+        for (const auto& entry : day.models) {
+            if (entry) count_cached(*entry);
         }
+    }
+    std::lock_guard shapes_lock(s.shape_mutex);
+    for (const auto& [key, shape] : s.shapes) {
+        std::lock_guard shape_lock(shape->mutex);
+        size.cached += shape->days.size() + shape->hours.size() + shape->windows.size();
+        size.cached_bytes += shape->bytes;
     }
     return size;
 }

@@ -82,10 +82,8 @@ void merge_cell(Aggregate& into, const Bucket& bucket, CellId cell, MetricMask m
         merge_weighted(into, bucket.cells[cell], metrics, counts);
         return;
     }
-    // As merge_weighted adds a single part.
-    const Aggregate part = Aggregate::unpack(bucket.folded_cells.of(cell));
-    if (counts) into.merge_counts(part);
-    into.merge_sketches(part, 1.0, metrics);
+    // As merge_weighted adds a single part, straight from its bytes.
+    into.merge_packed(bucket.folded_cells.of(cell), metrics, counts);
 }
 
 std::size_t FoldedCells::count() const noexcept {
@@ -94,13 +92,11 @@ std::size_t FoldedCells::count() const noexcept {
     return n;
 }
 
-void Day::invalidate() noexcept {
-    for (auto& entry : cells) {
-        if (entry) entry->invalidate();
-    }
+void Day::invalidate(std::uint64_t new_version) noexcept {
     for (auto& entry : models) {
         if (entry) entry->invalidate();
     }
+    version = new_version;
 }
 
 CachedMerge& entry_at(std::vector<std::unique_ptr<CachedMerge>>& entries, std::uint32_t id) {
@@ -156,6 +152,7 @@ ClientPart* RollupIndex::State::touch(Resolution resolution, std::int64_t bucket
     Bucket& bucket = *last.bucket;
     if (bucket.folded) return nullptr;
     bucket.loose = true;
+    bucket.version = ++versions;
     if (cell >= bucket.cells.size()) bucket.cells.resize(cells.size());
     CellBucket& parts = bucket.cells[cell];
     const ModelId model = cell_model[cell];
@@ -173,8 +170,8 @@ void RollupIndex::State::touch_day(std::int64_t hour_us, CellId cell) {
         last_day = &days[day_us];
         last_day_start = day_us;
     }
-    entry_at(last_day->cells, cell).invalidate();
     entry_at(last_day->models, cell_model[cell]).invalidate();
+    last_day->version = ++versions;
 }
 
 void RollupIndex::State::add_minute(const Measurement& m, CellId cell, ClientId client,
@@ -237,45 +234,147 @@ const CachedMerge& RollupIndex::State::fill_if_stale(const CachedMerge& entry, F
     if (entry.fresh.load(std::memory_order_acquire)) return entry;
     std::lock_guard lock(fill_mutex);
     if (!entry.fresh.load(std::memory_order_relaxed)) {
-        entry.aggregate = std::make_unique<Aggregate>();
+        Aggregate merged;
         entry.present = false;
-        fill(entry);
-        entry.aggregate->shrink_to_fit();  // kept until the next change: no growth room
+        fill(merged, entry);
+        entry.packed.clear();
+        if (entry.present) merged.pack(entry.packed, &entry.sketch_starts);
+        entry.packed.shrink_to_fit();  // kept until the next change: no growth room
         entry.fresh.store(true, std::memory_order_release);
     }
     return entry;
 }
 
 const CachedMerge& RollupIndex::State::merged(const Bucket& bucket, const ModelSlot& slot) const {
-    return fill_if_stale(slot.merged, [&](const CachedMerge& e) {
-        for (CellId cell : slot.cells) merge_cell(*e.aggregate, bucket, cell, kAllMetrics, true);
+    return fill_if_stale(slot.merged, [&](Aggregate& into, const CachedMerge& e) {
+        for (CellId cell : slot.cells) merge_cell(into, bucket, cell, kAllMetrics, true);
         e.present = !slot.cells.empty();
-    });
-}
-
-const CachedMerge& RollupIndex::State::merged_day_cell(std::int64_t day_us, CellId cell,
-                                                       const CachedMerge& entry) const {
-    return fill_if_stale(entry, [&](const CachedMerge& e) {
-        for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
-             ++h) {
-            if (h->second.has(cell)) {
-                merge_cell(*e.aggregate, h->second, cell, kAllMetrics, true);
-                e.present = true;
-            }
-        }
     });
 }
 
 const CachedMerge& RollupIndex::State::merged_day_model(std::int64_t day_us, ModelId model,
                                                         const CachedMerge& entry) const {
-    return fill_if_stale(entry, [&](const CachedMerge& e) {
+    return fill_if_stale(entry, [&](Aggregate& into, const CachedMerge& e) {
         for (auto h = hours.lower_bound(day_us); h != hours.end() && h->first < day_us + kDayUs;
              ++h) {
             if (const ModelSlot* slot = find_at(h->second.models, model)) {
-                e.aggregate->merge(*merged(h->second, *slot).aggregate);
+                const CachedMerge& hour = merged(h->second, *slot);
+                if (!hour.present) continue;
+                merge_cached(into, hour, kAllMetrics, true);
                 e.present = true;
             }
         }
+    });
+}
+
+namespace {
+
+// A query's filter and grouping as one string: what makes its groups, given the cells.
+std::string shape_key(const Query& q) {
+    std::string key;
+    for (Label l : q.by) key += static_cast<char>('A' + static_cast<int>(l));
+    for (std::size_t i = 0; i < kCellLabelCount; ++i) {
+        const auto& values = q.filter.allowed[i];
+        if (values.empty()) continue;
+        key += '\0';
+        key += std::to_string(i);
+        for (const std::string& v : values) {
+            key += '\1';
+            key += v;  // check_label_value: no control characters in a value
+        }
+    }
+    return key;
+}
+
+}  // namespace
+
+std::shared_ptr<ShapeCache> RollupIndex::State::shape_of(const Query& q) const {
+    const std::string key = shape_key(q);
+    std::lock_guard lock(shape_mutex);
+    auto it = shapes.find(key);
+    if (it == shapes.end() || it->second->cell_count != cells.size()) {
+        if (it == shapes.end() && shapes.size() >= kMaxShapes) {
+            const auto oldest =
+                std::min_element(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) {
+                    return a.second->last_used.load(std::memory_order_relaxed) <
+                           b.second->last_used.load(std::memory_order_relaxed);
+                });
+            shapes.erase(oldest);
+        }
+        auto shape = std::make_shared<ShapeCache>();
+        shape->cell_count = cells.size();
+        it = shapes.insert_or_assign(key, std::move(shape)).first;
+    }
+    it->second->last_used.store(++shape_clock, std::memory_order_relaxed);
+    return it->second;
+}
+
+const ShapeCache::Entry& RollupIndex::State::shape_entry(
+    ShapeCache& shape, std::map<std::int64_t, ShapeCache::Entry>& entries, std::int64_t start,
+    std::int64_t span, std::uint64_t version, const std::vector<int>& key_group,
+    const std::vector<std::uint32_t>& selected, std::size_t groups) const {
+    ShapeCache::Entry& entry = entries[start];
+    entry.used = shape.last_used.load(std::memory_order_relaxed);
+    if (entry.version == version) return entry;
+    std::vector<std::optional<Aggregate>> merged(groups);
+    for (auto h = hours.lower_bound(start); h != hours.end() && h->first < start + span; ++h) {
+        for (CellId cell : selected) {
+            if (!h->second.has(cell)) continue;
+            auto& into = merged[static_cast<std::size_t>(key_group[cell])];
+            if (!into) into.emplace();
+            merge_cell(*into, h->second, cell, kAllMetrics, true);
+        }
+    }
+    for (const auto& group : entry.groups) shape.bytes -= group.capacity();
+    entry.groups.assign(groups, {});
+    for (std::size_t g = 0; g < groups; ++g) {
+        if (!merged[g]) continue;
+        merged[g]->pack(entry.groups[g]);
+        entry.groups[g].shrink_to_fit();
+        shape.bytes += entry.groups[g].capacity();
+    }
+    entry.version = version;
+    return entry;
+}
+
+void RollupIndex::State::trim_shapes(std::int64_t cutoff_us) {
+    std::lock_guard lock(shape_mutex);
+    const auto drop = [](ShapeCache& shape, auto it, auto& entries) {
+        for (const auto& group : it->second.groups) shape.bytes -= group.capacity();
+        return entries.erase(it);
+    };
+    std::size_t total = 0;
+    for (auto& [key, shape] : shapes) {
+        for (auto* entries : {&shape->days, &shape->hours, &shape->windows}) {
+            // A day entry starts at its day: one cut by the cutoff is refilled on use.
+            for (auto it = entries->begin(); it != entries->end() && it->first < cutoff_us;)
+                it = drop(*shape, it, *entries);
+        }
+        total += shape->bytes;
+    }
+    if (total <= options.shape_cache_bytes) return;
+    struct Used {
+        std::uint64_t used;
+        ShapeCache* shape;
+        std::map<std::int64_t, ShapeCache::Entry>* entries;
+        std::int64_t start;
+    };
+    std::vector<Used> all;
+    for (auto& [key, shape] : shapes) {
+        for (auto* entries : {&shape->days, &shape->hours, &shape->windows}) {
+            for (const auto& [start, entry] : *entries)
+                all.push_back({entry.used, shape.get(), entries, start});
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const Used& a, const Used& b) { return a.used < b.used; });
+    for (const Used& u : all) {
+        if (total <= options.shape_cache_bytes) break;
+        const std::size_t before = u.shape->bytes;
+        drop(*u.shape, u.entries->find(u.start), *u.entries);
+        total -= before - u.shape->bytes;
+    }
+    std::erase_if(shapes, [](const auto& kv) {
+        return kv.second->days.empty() && kv.second->hours.empty() && kv.second->windows.empty();
     });
 }
 

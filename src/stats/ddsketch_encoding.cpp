@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cmath>
@@ -11,6 +12,8 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 namespace tokenradar::stats {
 
@@ -355,19 +358,30 @@ Result<DdSketch> DdSketch::decode(std::span<const std::uint8_t> bytes) {
     return s;
 }
 
-// ---- Packed form (pack / unpack) --------------------------------------------------------
+// ---- Packed form (pack / unpack / merge_packed) -----------------------------------------
 //
 //   u8      0xFE: empty (nothing follows); 0xFF: counts are f64; k in 0..52: counts are
-//           varints of count * 2^k
+//           varints of count * 2^k; k | 0x40: the same, the bucket counts in a dictionary
 //   count   total weight
 //   f64     min, max, sum
 //   count   zero bucket
-//   varint  n, then n x (varint step, count), steps as in the encoding above
+//   varint  n, then without a dictionary n x (varint step, count), steps as in the encoding
+//           above; with one: u8 b (the dictionary has d <= 2^b <= kMaxDictionary counts),
+//           varint d, d x count (the distinct bucket counts), then n x varint
+//           (step << b | the count's place in the dictionary)
+//
+// The dictionary is for the observatory's folded cells: a cell-hour's weighted counts are a
+// few values (one weight per client, most buckets holding one record), ~3 bytes each as
+// varints, so a bucket takes about one byte instead of four. pack() writes whichever form is
+// smaller. Reading is on the query path (merge_packed): no libm call, no division.
 
 namespace {
 
 constexpr std::uint8_t kPackedEmpty = 0xFE;
 constexpr std::uint8_t kPackedF64 = 0xFF;
+constexpr std::uint8_t kPackedDictionary = 0x40;
+constexpr unsigned kMaxDictionaryBits = 5;
+constexpr std::size_t kMaxDictionary = std::size_t{1} << kMaxDictionaryBits;
 constexpr int kMaxFractionBits = 52;
 constexpr double kMaxScaled = 9.2e18;  // below 2^63: scaled counts fit a uint64 with room
 
@@ -381,6 +395,19 @@ int fraction_bits(double c) {
     return -1;
 }
 
+std::size_t varint_size(std::uint64_t v) {
+    std::size_t n = 1;
+    for (; v >= 0x80; v >>= 7) ++n;
+    return n;
+}
+
+// Bits that number d places.
+unsigned place_bits(std::size_t d) {
+    unsigned b = 0;
+    while ((std::size_t{1} << b) < d) ++b;
+    return b;
+}
+
 // Reads pack()'s bytes; past the end of the span it reads zeros (never outside it).
 class PackedReader {
   public:
@@ -391,6 +418,8 @@ class PackedReader {
         return pos_ < in_.size() ? in_[pos_++] : 0;
     }
     std::uint64_t varint() {
+        // One byte is the common case (steps, dictionary places).
+        if (pos_ < in_.size() && in_[pos_] < 0x80) return in_[pos_++];
         std::uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             const std::uint8_t b = u8();
@@ -404,14 +433,90 @@ class PackedReader {
         for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(u8()) << (8 * i);
         return std::bit_cast<double>(bits);
     }
-    double count(std::uint8_t mode) {
-        return mode == kPackedF64 ? f64() : std::ldexp(static_cast<double>(varint()), -mode);
+    // Passes `n` varints (each ends with a byte under 0x80).
+    void skip_varints(std::uint64_t n) {
+        while (n > 0 && pos_ < in_.size()) n -= in_[pos_++] < 0x80 ? 1 : 0;
     }
+    void skip(std::size_t bytes) { pos_ = std::min(in_.size(), pos_ + bytes); }
     [[nodiscard]] std::size_t position() const noexcept { return pos_; }
 
   private:
     std::span<const std::uint8_t> in_;
     std::size_t pos_ = 0;
+};
+
+// One packed sketch: the header, then its buckets in index order (next()).
+class PackedSketch {
+  public:
+    explicit PackedSketch(std::span<const std::uint8_t> in) : r_(in) {
+        const std::uint8_t mode = r_.u8();
+        if (mode == kPackedEmpty) return;
+        empty_ = false;
+        f64_ = mode == kPackedF64;
+        dictionary_ = !f64_ && (mode & kPackedDictionary) != 0;
+        // 2^-k, built from its bits (k <= 52: a normal number), so a count is one multiply.
+        const unsigned k = f64_ ? 0U : mode & ~static_cast<unsigned>(kPackedDictionary);
+        scale_ = std::bit_cast<double>(static_cast<std::uint64_t>(1023 - k) << 52);
+        count = read_count();
+        min = r_.f64();
+        max = r_.f64();
+        sum = r_.f64();
+        zero = read_count();
+        n = r_.varint();
+        if (dictionary_) {
+            shift_ = std::min<unsigned>(r_.u8(), kMaxDictionaryBits);
+            mask_ = (std::uint64_t{1} << shift_) - 1;
+            const auto d = static_cast<std::size_t>(r_.varint());
+            assert(d >= 1 && d <= (std::size_t{1} << shift_));
+            for (std::size_t i = 0; i < kMaxDictionary; ++i) dict_[i] = i < d ? read_count() : 0;
+        }
+    }
+
+    [[nodiscard]] bool empty() const noexcept { return empty_; }
+    // The next bucket (n of them); the reader moves past its bytes.
+    std::pair<std::int64_t, double> next() {
+        std::uint64_t v = r_.varint();
+        double c = 0;
+        if (dictionary_) {
+            c = dict_[v & mask_];
+            v >>= shift_;
+        }
+        index_ = read_ == 0 ? unzigzag(v) : index_ + 1 + static_cast<std::int64_t>(v);
+        ++read_;
+        if (!dictionary_) c = read_count();
+        return {index_, c};
+    }
+    // Passes the buckets not read yet.
+    void skip_buckets() {
+        if (f64_) {
+            for (; read_ < n; ++read_) {
+                r_.skip_varints(1);
+                r_.skip(8);
+            }
+        } else {
+            r_.skip_varints((n - read_) * (dictionary_ ? 1 : 2));
+        }
+        read_ = n;
+    }
+    // Bytes read so far (all of them once every bucket was read or skipped).
+    [[nodiscard]] std::size_t position() const noexcept { return r_.position(); }
+
+    double count = 0, min = 0, max = 0, sum = 0, zero = 0;
+    std::uint64_t n = 0;
+
+  private:
+    double read_count() { return f64_ ? r_.f64() : static_cast<double>(r_.varint()) * scale_; }
+
+    PackedReader r_;
+    bool empty_ = true;
+    bool f64_ = false;
+    bool dictionary_ = false;
+    double scale_ = 1;
+    unsigned shift_ = 0;
+    std::uint64_t mask_ = 0;
+    std::array<double, kMaxDictionary> dict_;  // NOLINT: filled when there is a dictionary
+    std::int64_t index_ = 0;
+    std::uint64_t read_ = 0;
 };
 
 }  // namespace
@@ -433,13 +538,49 @@ void DdSketch::pack(std::vector<std::uint8_t>& out) const {
     for (const Bucket& b : held) widen(b.count);
     // Every count is at most the total (up to rounding): the total bounds the scaled values.
     if (bits >= 0 && !(std::ldexp(count_, bits) < kMaxScaled / 2)) bits = -1;
+    const auto scaled = [&](double c) { return static_cast<std::uint64_t>(std::ldexp(c, bits)); };
+    const auto step_of = [&](std::size_t i) {
+        return i == 0 ? zigzag(held[i].index)
+                      : static_cast<std::uint64_t>(held[i].index - held[i - 1].index - 1);
+    };
+    // The distinct bucket counts, when few enough for a dictionary and it is smaller.
+    std::array<double, kMaxDictionary> dict{};
+    std::size_t d = 0;
+    const auto place_of = [&](double c) {
+        return static_cast<std::size_t>(
+            std::find(dict.begin(), dict.begin() + static_cast<std::ptrdiff_t>(d), c) -
+            dict.begin());
+    };
+    if (bits >= 0 && !held.empty()) {
+        std::size_t plain = 0;
+        bool fits = true;
+        for (std::size_t i = 0; i < held.size(); ++i) {
+            plain += varint_size(step_of(i)) + varint_size(scaled(held[i].count));
+            if (!fits || place_of(held[i].count) < d) continue;
+            if (d == kMaxDictionary) {
+                fits = false;
+            } else {
+                dict[d++] = held[i].count;
+            }
+        }
+        if (fits) {
+            const unsigned b = place_bits(d);
+            std::size_t coded = 1 + varint_size(d);
+            for (std::size_t k = 0; k < d; ++k) coded += varint_size(scaled(dict[k]));
+            for (std::size_t i = 0; i < held.size(); ++i)
+                coded += varint_size(step_of(i) << b | place_of(held[i].count));
+            if (coded >= plain) d = 0;
+        } else {
+            d = 0;
+        }
+    }
     const auto mode = static_cast<std::uint8_t>(bits < 0 ? kPackedF64 : bits);
-    out.push_back(mode);
+    out.push_back(d > 0 ? static_cast<std::uint8_t>(mode | kPackedDictionary) : mode);
     const auto put_count = [&](double c) {
         if (mode == kPackedF64) {
             put_f64(out, c);
         } else {
-            put_varint(out, static_cast<std::uint64_t>(std::ldexp(c, bits)));
+            put_varint(out, scaled(c));
         }
     };
     put_count(count_);
@@ -447,50 +588,103 @@ void DdSketch::pack(std::vector<std::uint8_t>& out) const {
     put_f64(out, max_);
     put_f64(out, sum_);
     put_count(zero_count_);
-    put_buckets(out, held, put_count);
+    if (d == 0) {
+        put_buckets(out, held, put_count);
+        return;
+    }
+    const unsigned b = place_bits(d);
+    put_varint(out, held.size());
+    out.push_back(static_cast<std::uint8_t>(b));
+    put_varint(out, d);
+    for (std::size_t k = 0; k < d; ++k) put_count(dict[k]);
+    for (std::size_t i = 0; i < held.size(); ++i)
+        put_varint(out, step_of(i) << b | place_of(held[i].count));
 }
 
 DdSketch DdSketch::unpack(std::span<const std::uint8_t>& in, double relative_accuracy,
                           std::size_t max_buckets) {
     DdSketch s(relative_accuracy, max_buckets);
-    PackedReader r(in);
-    const std::uint8_t mode = r.u8();
-    if (mode != kPackedEmpty) {
-        s.count_ = r.count(mode);
-        s.min_ = r.f64();
-        s.max_ = r.f64();
-        s.sum_ = r.f64();
-        s.zero_count_ = r.count(mode);
-        const std::uint64_t n = r.varint();
-        assert(n <= max_buckets);
-        if (n > 0) {
-            // Two passes over the buckets: the first finds their range, so the store is
-            // allocated once and exactly.
-            PackedReader scan = r;
-            std::int64_t first = 0;
-            std::int64_t last = 0;
-            for (std::uint64_t i = 0; i < n; ++i) {
-                const std::uint64_t step = scan.varint();
-                last = i == 0 ? unzigzag(step) : last + 1 + static_cast<std::int64_t>(step);
-                if (i == 0) first = last;
-                (void)scan.count(mode);
-            }
-            const auto span = static_cast<std::size_t>(std::clamp<std::int64_t>(
-                last - first + 1, 1, static_cast<std::int64_t>(max_buckets)));
-            s.offset_ = static_cast<std::int32_t>(first);
+    PackedSketch p(in);
+    if (!p.empty()) {
+        s.count_ = p.count;
+        s.min_ = p.min;
+        s.max_ = p.max;
+        s.sum_ = p.sum;
+        s.zero_count_ = p.zero;
+        assert(p.n <= max_buckets);
+        std::vector<Bucket> held;
+        held.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(p.n, max_buckets)));
+        for (std::uint64_t i = 0; i < p.n; ++i) {
+            const auto [index, c] = p.next();
+            held.push_back({static_cast<std::int32_t>(index), c});
+        }
+        if (!held.empty()) {
+            // Allocated once and exactly.
+            const auto span = static_cast<std::size_t>(
+                std::clamp<std::int64_t>(std::int64_t{held.back().index} - held.front().index + 1,
+                                         1, static_cast<std::int64_t>(max_buckets)));
+            s.offset_ = held.front().index;
             s.counts_.assign(span, 0);
-            std::int64_t index = 0;
-            for (std::uint64_t i = 0; i < n; ++i) {
-                const std::uint64_t step = r.varint();
-                index = i == 0 ? unzigzag(step) : index + 1 + static_cast<std::int64_t>(step);
-                const double c = r.count(mode);
-                const auto k = static_cast<std::size_t>(index - first);
-                if (k < span) s.counts_[k] = c;
+            for (const Bucket& b : held) {
+                const auto k = static_cast<std::size_t>(b.index - s.offset_);
+                if (k < span) s.counts_[k] = b.count;
             }
         }
     }
-    in = in.subspan(std::min(r.position(), in.size()));
+    in = in.subspan(std::min(p.position(), in.size()));
     return s;
+}
+
+void DdSketch::merge_packed(std::span<const std::uint8_t>& in) {
+    PackedSketch p(in);
+    if (!p.empty()) {
+        assert(count_ + p.count <= kMaxTotalWeight);
+        if (p.n > 0) {
+            // As merge_impl with weight 1: the store grows (or collapses) once to cover the
+            // other's range, then each bucket adds to its own (or the lowest kept) bucket. The
+            // buckets are read once, into `held` (on the stack while they fit).
+            constexpr std::size_t kOnStack = 256;
+            std::array<Bucket, kOnStack> stack;  // NOLINT: written before read
+            std::vector<Bucket> heap;
+            Bucket* held = stack.data();
+            if (p.n > kOnStack) {
+                heap.resize(static_cast<std::size_t>(p.n));
+                held = heap.data();
+            }
+            const auto count = static_cast<std::size_t>(p.n);
+            for (std::size_t i = 0; i < count; ++i) {
+                const auto [index, c] = p.next();
+                held[i] = {static_cast<std::int32_t>(index), c};
+            }
+            const std::int32_t lo = held[0].index;
+            const std::int32_t hi = held[count - 1].index;
+            const bool covered =
+                lo >= offset_ &&
+                static_cast<std::int64_t>(hi) < offset_ + static_cast<std::int64_t>(counts_.size());
+            const std::int32_t lowest = covered ? lo : extend(lo, hi);
+            double* store = counts_.data();
+            const std::int32_t offset = offset_;
+            if (lowest <= lo) {
+                for (std::size_t i = 0; i < count; ++i)
+                    store[held[i].index - offset] += held[i].count;
+            } else {
+                for (std::size_t i = 0; i < count; ++i)
+                    store[std::max(held[i].index, lowest) - offset] += held[i].count;
+            }
+        }
+        if (p.zero != 0) zero_count_ += p.zero;
+        count_ += p.count;
+        sum_ += p.sum;
+        min_ = std::min(min_, p.min);
+        max_ = std::max(max_, p.max);
+    }
+    in = in.subspan(std::min(p.position(), in.size()));
+}
+
+void DdSketch::skip_packed(std::span<const std::uint8_t>& in) {
+    PackedSketch p(in);
+    p.skip_buckets();
+    in = in.subspan(std::min(p.position(), in.size()));
 }
 
 }  // namespace tokenradar::stats

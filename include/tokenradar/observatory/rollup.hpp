@@ -21,20 +21,23 @@
 // weighted merge, and drops them, so a closed bucket costs one aggregate per cell however
 // many clients fed it, and answers bit for bit what its parts did (the weights were fixed
 // when it closed). Folded cells are kept packed (Aggregate::pack, ~0.2 KB for a cell-hour of
-// a few records instead of ~1.6 KB as objects) and unpacked when merged. A record for a closed
-// bucket is refused and counted (late_records()): the weights of a folded bucket cannot take one
-// more client. Saved rows stay the raw per-client parts (a part changed since the last
-// take_dirty_hours() is handed out when folded).
+// a few records instead of ~1.6 KB as objects) and merged from their bytes (merge_packed). A record
+// for a closed bucket is refused and counted (late_records()): the weights of a folded bucket
+// cannot take one more client. Saved rows stay the raw per-client parts (a part changed since the
+// last take_dirty_hours() is handed out when folded).
 //
 // Levels: minute buckets are kept for `minute_retention` (they serve short windows and
 // minute time series); hour buckets for `hour_retention` (0 = for ever). Caches inside the
-// index, filled by the first query that needs them after a change: per day and cell the
-// weighted hours (long windows), per bucket and model (provider + model) the weighted cells,
-// per day and model the hours of those; queries that filter and group only by provider and
-// model read the model caches. Weighted counts lie on a 2^-20 grid so that these partial sums
-// add up to exactly what a cell-by-cell merge gives (DdSketch::merge_on_grid). prune() also
-// gives back the growth room of sketches in buckets that have passed (an hour after its end,
-// minutes after five).
+// index, filled by the first query that needs them after a change, kept packed
+// (Aggregate::pack) and merged straight from their bytes (merge_packed): per bucket and model
+// (provider + model) the weighted cells, per day and model the hours of those (queries that
+// filter and group only by provider and model); for any other filter and grouping without
+// time buckets ("shapes": `by=task,client_region`, a region filter) each group per day, per
+// hour outside whole days, and a window's settled part (closed days and hours) as one entry,
+// at most `shape_cache_bytes` of them. Weighted counts lie on a 2^-20 grid so that these
+// partial sums add up to exactly what a cell-by-cell merge gives (DdSketch::merge_on_grid).
+// prune() also gives back the growth room of sketches in buckets that have passed (an hour
+// after its end, minutes after five).
 //
 // Threads: add(), take_dirty_hours(), load_hour() and prune() from one writer thread;
 // query(), labels() and generation() from any number of threads at once (a shared lock:
@@ -105,8 +108,18 @@ struct Aggregate {
     // A smaller in-memory form for folded buckets (not for storage: no version): the counts
     // as varints and the sketches packed (DdSketch::pack). unpack(pack()) == *this; unpack()
     // is for bytes pack() wrote (it reads nothing outside them but checks nothing else).
-    void pack(std::vector<std::uint8_t>& out) const;
+    // With `sketch_starts`: where each sketch's bytes begin in `out` (merge_packed_sketch).
+    void pack(std::vector<std::uint8_t>& out,
+              std::array<std::uint32_t, kMetricCount>* sketch_starts = nullptr) const;
     static Aggregate unpack(std::span<const std::uint8_t> bytes);
+    // merge_sketches(unpack(bytes), 1, metrics), and merge_counts too when `counts`, without
+    // building the aggregate: the same bits, no allocation (folded cells and cache entries
+    // are merged this way).
+    void merge_packed(std::span<const std::uint8_t> bytes, MetricMask metrics = kAllMetrics,
+                      bool counts = true);
+    // Only sketch `m`, from the packed sketch that starts at `sketch` (pack's sketch_starts):
+    // what a merge without counts of a few sketches reads, skipping the rest.
+    void merge_packed_sketch(Metric m, std::span<const std::uint8_t> sketch);
 
     friend bool operator==(const Aggregate&, const Aggregate&) = default;
 };
@@ -163,9 +176,10 @@ struct IndexSize {
     std::size_t buckets = 0;         // minute and hour buckets
     std::size_t parts = 0;           // aggregates: client parts and folded cells
     std::size_t folded = 0;          // of which folded cells (closed buckets)
-    std::size_t cached = 0;          // cache entries filled (days, models)
-    std::size_t sketch_buckets = 0;  // DDSketch buckets allocated (8 bytes each), room included
-    std::size_t folded_bytes = 0;    // the folded cells' encoded aggregates
+    std::size_t cached = 0;          // cache entries filled (models, days of models and shapes)
+    std::size_t cached_bytes = 0;    // their packed aggregates
+    std::size_t sketch_buckets = 0;  // client parts' DDSketch buckets (8 bytes each), room included
+    std::size_t folded_bytes = 0;    // the folded cells' packed aggregates
 };
 
 struct RollupOptions {
@@ -173,6 +187,10 @@ struct RollupOptions {
     std::chrono::hours hour_retention{0};  // 0 = keep
     // How long after its end a bucket still takes records (then it is folded, see Folding).
     std::chrono::minutes late_allowance{60};
+    // The query shape caches (per day and hour, per group of a filter and grouping that is
+    // not only provider and model) keep at most about this many bytes: prune() drops the
+    // least recently used entries beyond it.
+    std::size_t shape_cache_bytes = std::size_t{32} << 20;
 };
 
 class RollupIndex {

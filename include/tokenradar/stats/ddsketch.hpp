@@ -160,13 +160,20 @@ class DdSketch {
     // buckets), not for storage (no version; unpack() is given the parameters): counts are
     // varints of count * 2^k for the smallest k in [0, 52] that makes each an integer (the
     // observatory's weighted counts lie on a 2^-20 grid: ~3 bytes where an f64 takes 8),
-    // else f64; an empty sketch is one byte. pack() appends to `out`; unpack() reads one
+    // else f64, the bucket counts through a dictionary of the distinct ones when that is
+    // smaller (a folded cell-hour's few client weights: a byte a bucket); an empty sketch is
+    // one byte. pack() appends to `out`; unpack() reads one
     // sketch from the front of `in` and advances it past it; unpack(pack()) == *this. unpack()
     // is for bytes pack() wrote: it reads no byte outside `in` but checks nothing else.
     void pack(std::vector<std::uint8_t>& out) const;
     static DdSketch unpack(std::span<const std::uint8_t>& in,
                            double relative_accuracy = kDefaultRelativeAccuracy,
                            std::size_t max_buckets = kDefaultMaxBuckets);
+    // merge(unpack(in)) without building the sketch (no allocation unless this store grows):
+    // the same bits. Reads one packed sketch from the front of `in` and advances it past it;
+    // skip_packed() only advances. The packed sketch must have this sketch's parameters.
+    void merge_packed(std::span<const std::uint8_t>& in);
+    static void skip_packed(std::span<const std::uint8_t>& in);
 
     // Same parameters, buckets, zero count, count, sum, min and max (bit for bit).
     bool operator==(const DdSketch& other) const;

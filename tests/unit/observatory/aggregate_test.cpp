@@ -151,6 +151,41 @@ TEST(Aggregate, PackUnpackRoundTripsExactly) {
     EXPECT_EQ(Aggregate::unpack(bytes), none);
 }
 
+// Folded cells are merged straight from their packed bytes: the same aggregate, bit for bit,
+// as merging the unpacked one, for any sketch mask and with or without the counts.
+TEST(Aggregate, MergePackedEqualsMergeOfTheUnpackedAggregate) {
+    Aggregate a;
+    for (int i = 0; i < 30; ++i) a.add(record("p", 0, 100 + 7 * i));
+    Measurement failed = record("p", 0, 1);
+    failed.status = RequestStatus::timeout_first_token;
+    a.add(failed);
+    Aggregate weighted;
+    weighted.merge_counts(a);
+    for (std::size_t i = 0; i < kMetricCount; ++i)
+        ASSERT_TRUE(weighted.sketches[i].merge_on_grid(a.sketches[i], 0.37, 20));
+    Aggregate into;  // something there already, with another status
+    for (int i = 0; i < 5; ++i) into.add(record("p", 0, 300 + i));
+    Measurement limited = record("p", 0, 1);
+    limited.status = RequestStatus::connection_error;
+    into.add(limited);
+    for (const Aggregate* x : {&a, &weighted, &into}) {
+        std::vector<std::uint8_t> bytes;
+        x->pack(bytes);
+        for (const MetricMask mask :
+             {kAllMetrics, metric_bit(Metric::ttft),
+              static_cast<MetricMask>(metric_bit(Metric::tpot) | metric_bit(Metric::e2e500))}) {
+            for (const bool counts : {true, false}) {
+                Aggregate want = into;
+                if (counts) want.merge_counts(*x);
+                want.merge_sketches(*x, 1.0, mask);
+                Aggregate got = into;
+                got.merge_packed(bytes, mask, counts);
+                EXPECT_EQ(got, want) << int{mask} << counts;
+            }
+        }
+    }
+}
+
 // Rows saved before the routing strategies' routes (version 1: exactly three route counts,
 // without their number) still load.
 TEST(Aggregate, Version1RowsDecodeWithTheirThreeRoutes) {

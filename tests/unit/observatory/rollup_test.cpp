@@ -411,7 +411,9 @@ TEST(RollupIndex, FoldedBucketsAnswerWhatTheirClientPartsDid) {
     EXPECT_EQ(kept.folded, 0u);
 
     const auto compare = [&](Query q, const std::string& what) {
-        expect_same(both.folded.query(q), both.kept.query(q), what);
+        const Groups want = both.kept.query(q);
+        expect_same(both.folded.query(q), want, what);
+        expect_same(both.folded.query(q), want, what + ", warm");  // from the caches it filled
     };
     const std::vector<Label> all(kCellLabels.begin(), kCellLabels.end());
     compare(query(kDay0, now, {Label::provider, Label::model}), "leaderboard (day-model caches)");
@@ -427,6 +429,78 @@ TEST(RollupIndex, FoldedBucketsAnswerWhatTheirClientPartsDid) {
     // The open buckets (the last hour and its allowance) still hold every client's part.
     compare(query(now - 2 * kHourUs, now, {Label::provider}, true, Resolution::minute),
             "open minutes");
+}
+
+// Issue 32: queries that filter or group by labels other than provider and model read the
+// shape caches (per day, per hour, and a window's settled part as one entry). Cold and warm,
+// as hours fold, records arrive, rows load, retention cuts a day and trimming evicts, they
+// answer what merging every cell of every hour does.
+TEST(RollupIndex, ShapeCachesAnswerWhatMergingEveryCellDoes) {
+    RollupOptions options;
+    options.late_allowance = std::chrono::minutes(90);
+    options.hour_retention = std::chrono::hours(24 * 3);
+    RollupIndex index(options);
+    const std::vector<Measurement> records = mixed_records(40'000, 31, kDay0, 4 * kDayUs);
+    std::vector<std::vector<Measurement>> by_hour(4 * 24);
+    for (const Measurement& m : records)
+        by_hour[static_cast<std::size_t>((m.ts_us - kDay0) / kHourUs)].push_back(m);
+    const auto regroup = [](const Query& q) {
+        return [by = q.by](const GroupKey& all) -> std::optional<GroupKey> {
+            GroupKey k;
+            for (Label l : by) k.labels.push_back(all.labels[cell_slot(l)]);
+            return k;
+        };
+    };
+    const auto check = [&](std::int64_t now, const std::string& when) {
+        Query board = query(now - 2 * kDayUs - 5 * kHourUs, now + 1,
+                            {Label::provider, Label::model, Label::task, Label::client_region});
+        Query region = query(now - 26 * kHourUs, now + 1, {Label::model, Label::task});
+        region.filter.allow(Label::client_region, "eu");
+        Query week = query(now - 3 * kDayUs, now + 1, {Label::stream});  // whole days
+        for (const Query* q : {&board, &region, &week}) {
+            const Groups want = reference(index, *q, regroup(*q));
+            expect_same(index.query(*q), want, when + " cold");
+            expect_same(index.query(*q), want, when + " warm");
+        }
+    };
+    for (std::size_t h = 0; h < by_hour.size(); ++h) {
+        index.add(by_hour[h]);
+        const std::int64_t now = kDay0 + static_cast<std::int64_t>(h + 1) * kHourUs - 1;
+        index.prune(now);  // the keeper's prune: hours 90 minutes past their end fold
+        if (h % 7 == 3) check(now, "hour " + std::to_string(h));
+    }
+    const std::int64_t now = kDay0 + 4 * kDayUs - 1;
+    EXPECT_GT(index.size().folded, 0u);
+    EXPECT_GT(index.size().cached_bytes, 0u);
+    // A row loaded into the open hour, a late record refused: warm windows stay right.
+    HourRow row;
+    row.hour_us = now - 10 * kMinuteUs;
+    row.cell = CellKey::of(records.back().labels);
+    row.client_id = "loaded";
+    for (int i = 0; i < 30; ++i) row.aggregate.add(record("a", row.hour_us, 900.0 + i));
+    index.load_hour(row);
+    index.add(std::vector{record("a", kDay0 + kDayUs, 50, "late")});
+    EXPECT_EQ(index.late_records(), 1u);
+    check(now, "after load_hour");
+    // An hour later the window has one more settled hour; retention cuts a day.
+    index.prune(now + 2 * kHourUs);
+    check(now + kHourUs, "an hour later");
+    // A cap of one byte: prune drops every entry; they refill on the next query.
+    RollupOptions tiny = options;
+    tiny.shape_cache_bytes = 1;
+    RollupIndex small(tiny);
+    for (const auto& hour : by_hour) {
+        small.add(hour);
+        small.prune(hour.empty() ? now : hour.back().ts_us);
+    }
+    small.prune(now);
+    Query board = query(now - 2 * kDayUs, now + 1, {Label::task, Label::client_region});
+    const Groups first = small.query(board);
+    expect_same(first, reference(small, board, regroup(board)), "tiny cap, cold");
+    EXPECT_GT(small.size().cached_bytes, 0u);
+    small.prune(now);
+    EXPECT_EQ(small.size().cached_bytes, 0u);  // only shape entries were filled
+    expect_same(small.query(board), first, "tiny cap, after a trim");
 }
 
 // Issue 32: a closed bucket costs one encoded aggregate per cell, whoever sent its records.

@@ -73,6 +73,90 @@ TEST(DdSketch, PackUnpackRoundTripsIntegerGridAndOtherCounts) {
     EXPECT_EQ(packed.size(), 1u);
 }
 
+// A folded cell-hour's counts: a few client weights on the 2^-20 grid, most buckets holding
+// one record. The dictionary form keeps them exactly in about a byte a bucket.
+TEST(DdSketch, PackedDictionaryOfFewCountsRoundTripsInFewerBytes) {
+    const auto values =
+        draw(60, 11, [](auto& r) { return std::lognormal_distribution<double>(5.5, 0.35)(r); });
+    DdSketch heavy;  // one client with 20 records, forty with one each
+    DdSketch light;
+    for (std::size_t i = 0; i < values.size(); ++i) (i < 20 ? heavy : light).add(values[i]);
+    DdSketch cell;
+    ASSERT_TRUE(cell.merge_on_grid(heavy, 60.0 / (41 * 20), 20));
+    ASSERT_TRUE(cell.merge_on_grid(light, 60.0 / 41, 20));
+    std::vector<std::uint8_t> bytes;
+    cell.pack(bytes);
+    std::span<const std::uint8_t> in(bytes);
+    EXPECT_EQ(DdSketch::unpack(in), cell);
+    EXPECT_TRUE(in.empty());
+    // Header (41 bytes at most) and about a byte per bucket, where each count alone takes 3.
+    EXPECT_LT(bytes.size(), 48 + 2 * cell.buckets().size()) << bytes.size();
+    // Many distinct counts: no dictionary, the same round trip.
+    DdSketch varied;
+    for (std::size_t i = 0; i < values.size(); ++i) varied.add(values[i], 1 + i % 40);
+    bytes.clear();
+    varied.pack(bytes);
+    in = bytes;
+    EXPECT_EQ(DdSketch::unpack(in), varied);
+    EXPECT_TRUE(in.empty());
+}
+
+// merge_packed adds what merge(unpack()) adds, bit for bit, into any store: empty, covering,
+// needing to grow either way, or collapsed at max_buckets; skip_packed passes the same bytes.
+TEST(DdSketch, MergePackedEqualsMergeOfTheUnpackedSketch) {
+    const auto values =
+        draw(3'000, 17, [](auto& r) { return std::lognormal_distribution<double>(4, 1.2)(r); });
+    DdSketch integers = sketch_of(values);
+    integers.add(0, 2);
+    DdSketch grid;
+    ASSERT_TRUE(grid.merge_on_grid(integers, 1.0 / 7, 20));
+    DdSketch few;  // dictionary form
+    for (double v : {3.0, 5.0, 40.0, 41.0, 900.0}) few.add(v, 0.375);
+    DdSketch arbitrary;
+    for (double v : values) arbitrary.add(v, 0.1);
+    DdSketch high;
+    high.add(1e7);
+    const DdSketch empty;
+    const std::vector<const DdSketch*> sources = {&integers,  &grid, &few,
+                                                  &arbitrary, &high, &empty};
+    DdSketch low;
+    low.add(0.001);
+    DdSketch middle;
+    middle.add(60);
+    const std::vector<DdSketch> targets = {DdSketch(), low, middle, high, grid};
+    for (const DdSketch* source : sources) {
+        std::vector<std::uint8_t> bytes;
+        source->pack(bytes);
+        bytes.push_back(0x5A);  // the next thing in the buffer
+        for (const DdSketch& target : targets) {
+            DdSketch want = target;
+            ASSERT_TRUE(want.merge(*source));
+            DdSketch got = target;
+            std::span<const std::uint8_t> in(bytes);
+            got.merge_packed(in);
+            EXPECT_EQ(got, want);
+            EXPECT_EQ(got.quantile(0.5), want.quantile(0.5));
+            ASSERT_EQ(in.size(), 1u);
+            std::span<const std::uint8_t> skipped(bytes);
+            DdSketch::skip_packed(skipped);
+            EXPECT_EQ(skipped.size(), 1u);
+        }
+    }
+    // A store collapsed at max_buckets: the lowest buckets go to the lowest kept one.
+    DdSketch narrow(0.02, 32);
+    for (double v = 100; v < 1e4; v *= 1.3) narrow.add(v);
+    DdSketch wide(0.02, 32);
+    for (double v = 1; v < 1e6; v *= 1.1) wide.add(v, 0.5);
+    std::vector<std::uint8_t> bytes;
+    wide.pack(bytes);
+    std::span<const std::uint8_t> in(bytes);
+    DdSketch want = narrow;
+    ASSERT_TRUE(want.merge(wide));
+    narrow.merge_packed(in);
+    EXPECT_EQ(narrow, want);
+    EXPECT_TRUE(in.empty());
+}
+
 TEST(DdSketch, DecodedSketchKeepsParametersAndCollapsing) {
     DdSketch s(0.02, 32);
     for (double v = 1; v < 1e6; v *= 1.1) s.add(v);
