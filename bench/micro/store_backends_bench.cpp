@@ -87,6 +87,16 @@ Opened open_backend(int backend) {
     return o;
 }
 
+// The backend of the benchmark's first argument, or none (the benchmark skipped with why).
+Opened open_or_skip(benchmark::State& state) {
+    try {
+        return open_backend(static_cast<int>(state.range(0)));
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return {};
+    }
+}
+
 // Gateway-shaped records, numbered on from `next`; submitted ones carry a client id and a
 // time-ordered request id (what tokenradar's own submitters send).
 std::vector<Measurement> batch(std::int64_t& next, bool submitted, std::size_t size = kBatch) {
@@ -108,13 +118,8 @@ std::vector<Measurement> batch(std::int64_t& next, bool submitted, std::size_t s
 }
 
 void BM_StoreBackends_Insert(benchmark::State& state) {
-    Opened o;
-    try {
-        o = open_backend(static_cast<int>(state.range(0)));
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    Opened o = open_or_skip(state);
+    if (!o.store) return;
     const bool submitted = state.range(1) != 0;
     std::int64_t next = 0;
     std::size_t stored = 0;
@@ -146,13 +151,8 @@ BENCHMARK(BM_StoreBackends_Insert)
 // (SQLite), one INSERT ... FORMAT RowBinary over HTTP (ClickHouse; submitted ones after their
 // duplicate lookup). The server's processes share the two cores and count.
 void BM_StoreBackends_Batch(benchmark::State& state) {
-    Opened o;
-    try {
-        o = open_backend(static_cast<int>(state.range(0)));
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    Opened o = open_or_skip(state);
+    if (!o.store) return;
     const bool submitted = state.range(1) != 0;
     const auto size = static_cast<std::size_t>(state.range(2));
     std::int64_t next = 0;
@@ -181,13 +181,8 @@ BENCHMARK(BM_StoreBackends_Batch)
 
 // scan() of 100,000 records (the stats command's read, and a rollup rebuild's).
 void BM_StoreBackends_Scan(benchmark::State& state) {
-    Opened o;
-    try {
-        o = open_backend(static_cast<int>(state.range(0)));
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    Opened o = open_or_skip(state);
+    if (!o.store) return;
     std::int64_t next = 0;
     for (int b = 0; b < 400; ++b) {
         if (auto ok = o.store->insert(batch(next, false)); !ok) {
@@ -215,13 +210,8 @@ BENCHMARK(BM_StoreBackends_Scan)
 // instead of its records: its queries then run on those sketches in memory, whichever
 // backend keeps them).
 void BM_StoreBackends_LoadRollups(benchmark::State& state) {
-    Opened o;
-    try {
-        o = open_backend(static_cast<int>(state.range(0)));
-    } catch (const std::exception& e) {
-        state.SkipWithError(e.what());
-        return;
-    }
+    Opened o = open_or_skip(state);
+    if (!o.store) return;
     constexpr int kRows = 100'000;
     std::vector<store::RollupRow> rows;
     for (int i = 0; i < kRows; ++i) {
