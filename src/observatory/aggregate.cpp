@@ -166,6 +166,10 @@ void Aggregate::shrink_to_fit() {
     for (stats::DdSketch& s : sketches) s.shrink_to_fit();
 }
 
+void Aggregate::round_to_float() noexcept {
+    for (stats::DdSketch& s : sketches) s.round_to_float();
+}
+
 std::vector<std::uint8_t> Aggregate::encode() const {
     std::vector<std::uint8_t> out;
     out.push_back(kEncodingVersion);

@@ -199,11 +199,14 @@ void RollupIndex::State::fold(Resolution resolution, std::int64_t before_us) {
                 }
                 // A single part is already its own weighted merge (merge_weighted adds it
                 // with weight 1); several become the merge that every query of them computed.
+                // Its extremes and sums are kept as floats (Folding in rollup.hpp).
                 if (parts.size() == 1) {
+                    parts.front().aggregate->round_to_float();
                     parts.front().aggregate->pack(folded.bytes);
                 } else {
                     Aggregate merged;
                     merge_weighted(merged, parts, kAllMetrics, true);
+                    merged.round_to_float();
                     merged.pack(folded.bytes);
                 }
                 CellBucket().swap(parts);  // freed as we go: the fold's peak stays one bucket

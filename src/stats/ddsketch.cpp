@@ -23,11 +23,33 @@ constexpr double kMaxValue = std::numeric_limits<double>::max();
 // rollup add's fresh-page faults its largest cost.
 constexpr std::int64_t kGrowthSlack = 8;
 
+// v as a float, rounded down (direction -1), up (1) or to the nearest (0), when v is in the
+// floats' normal range, where that moves it by at most 2^-24 of itself; else v.
+double to_float(double v, int direction) noexcept {
+    constexpr float kHighest = std::numeric_limits<float>::max();
+    constexpr float kLowest = std::numeric_limits<float>::min();  // the least normal float
+    if (!(v >= kLowest && v <= kHighest)) return v;
+    auto f = static_cast<float>(v);
+    if (direction < 0 && static_cast<double>(f) > v) f = std::nextafter(f, 0.0F);
+    if (direction > 0 && static_cast<double>(f) < v) f = std::nextafter(f, kHighest);
+    return f;
+}
+
+double multiplier_for(double relative_accuracy) {
+    return 0.75 / std::log1p(2 * relative_accuracy / (1 - relative_accuracy));
+}
+
 }  // namespace
 
 DdSketch::DdSketch(double relative_accuracy, std::size_t max_buckets)
     : alpha_(relative_accuracy),
-      multiplier_(0.75 / std::log1p(2 * relative_accuracy / (1 - relative_accuracy))),
+      // Sketches are made by the thousand per query (one per metric per group): the default's
+      // logarithm once.
+      multiplier_([relative_accuracy] {
+          static const double default_multiplier = multiplier_for(kDefaultRelativeAccuracy);
+          return relative_accuracy == kDefaultRelativeAccuracy ? default_multiplier
+                                                               : multiplier_for(relative_accuracy);
+      }()),
       multiplier_third_(multiplier_ / 3),
       max_buckets_(max_buckets),
       min_(kInf),
@@ -279,6 +301,13 @@ std::vector<DdSketch::Bucket> DdSketch::buckets() const {
         if (counts_[k] != 0) out.push_back({offset_ + static_cast<std::int32_t>(k), counts_[k]});
     }
     return out;
+}
+
+void DdSketch::round_to_float() noexcept {
+    if (count_ == 0) return;
+    min_ = to_float(min_, -1);
+    max_ = to_float(max_, 1);
+    sum_ = to_float(sum_, 0);
 }
 
 void DdSketch::clear() noexcept {

@@ -58,6 +58,17 @@ void put_f64(std::vector<std::uint8_t>& out, double d) {
     for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
 }
 
+void put_f32(std::vector<std::uint8_t>& out, float f) {
+    const auto bits = std::bit_cast<std::uint32_t>(f);
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+}
+
+// v is a float's value (so pack() writes it in 4 bytes).
+bool is_float(double v) {
+    return std::fabs(v) <= std::numeric_limits<float>::max() &&
+           static_cast<double>(static_cast<float>(v)) == v;
+}
+
 std::uint64_t zigzag(std::int64_t v) {
     return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
 }
@@ -380,6 +391,13 @@ namespace {
 constexpr std::uint8_t kPackedEmpty = 0xFE;
 constexpr std::uint8_t kPackedF64 = 0xFF;
 constexpr std::uint8_t kPackedDictionary = 0x40;
+// A byte of kFloat* flags follows the mode: those of min, max and sum that are floats
+// (round_to_float()) take 4 bytes instead of 8.
+constexpr std::uint8_t kPackedFloats = 0x80;
+constexpr std::uint8_t kFloatMin = 1;
+constexpr std::uint8_t kFloatMax = 2;
+constexpr std::uint8_t kFloatSum = 4;
+constexpr std::uint8_t kPackedFractionBits = 0x3F;  // k of a mode that is not kPackedF64
 constexpr unsigned kMaxDictionaryBits = 5;
 constexpr std::size_t kMaxDictionary = std::size_t{1} << kMaxDictionaryBits;
 constexpr int kMaxFractionBits = 52;
@@ -433,6 +451,13 @@ class PackedReader {
         for (int i = 0; i < 8; ++i) bits |= static_cast<std::uint64_t>(u8()) << (8 * i);
         return std::bit_cast<double>(bits);
     }
+    double f32() {
+        std::uint32_t bits = 0;
+        for (int i = 0; i < 4; ++i) bits |= static_cast<std::uint32_t>(u8()) << (8 * i);
+        return std::bit_cast<float>(bits);
+    }
+    // A float when `as_float`, else a double.
+    double real(bool as_float) { return as_float ? f32() : f64(); }
     // Passes `n` varints (each ends with a byte under 0x80).
     void skip_varints(std::uint64_t n) {
         while (n > 0 && pos_ < in_.size()) n -= in_[pos_++] < 0x80 ? 1 : 0;
@@ -454,13 +479,14 @@ class PackedSketch {
         empty_ = false;
         f64_ = mode == kPackedF64;
         dictionary_ = !f64_ && (mode & kPackedDictionary) != 0;
+        const std::uint8_t floats = !f64_ && (mode & kPackedFloats) != 0 ? r_.u8() : 0;
         // 2^-k, built from its bits (k <= 52: a normal number), so a count is one multiply.
-        const unsigned k = f64_ ? 0U : mode & ~static_cast<unsigned>(kPackedDictionary);
+        const unsigned k = f64_ ? 0U : mode & kPackedFractionBits;
         scale_ = std::bit_cast<double>(static_cast<std::uint64_t>(1023 - k) << 52);
         count = read_count();
-        min = r_.f64();
-        max = r_.f64();
-        sum = r_.f64();
+        min = r_.real((floats & kFloatMin) != 0);
+        max = r_.real((floats & kFloatMax) != 0);
+        sum = r_.real((floats & kFloatSum) != 0);
         zero = read_count();
         n = r_.varint();
         if (dictionary_) {
@@ -575,7 +601,14 @@ void DdSketch::pack(std::vector<std::uint8_t>& out) const {
         }
     }
     const auto mode = static_cast<std::uint8_t>(bits < 0 ? kPackedF64 : bits);
-    out.push_back(d > 0 ? static_cast<std::uint8_t>(mode | kPackedDictionary) : mode);
+    const auto floats = static_cast<std::uint8_t>(
+        mode == kPackedF64 ? 0
+                           : (is_float(min_) ? kFloatMin : 0) | (is_float(max_) ? kFloatMax : 0) |
+                                 (is_float(sum_) ? kFloatSum : 0));
+    std::uint8_t flags = d > 0 ? kPackedDictionary : 0;
+    if (floats != 0) flags |= kPackedFloats;
+    out.push_back(static_cast<std::uint8_t>(mode | flags));
+    if (floats != 0) out.push_back(floats);
     const auto put_count = [&](double c) {
         if (mode == kPackedF64) {
             put_f64(out, c);
@@ -583,10 +616,17 @@ void DdSketch::pack(std::vector<std::uint8_t>& out) const {
             put_varint(out, scaled(c));
         }
     };
+    const auto put_real = [&](double v, std::uint8_t as_float) {
+        if ((floats & as_float) != 0) {
+            put_f32(out, static_cast<float>(v));
+        } else {
+            put_f64(out, v);
+        }
+    };
     put_count(count_);
-    put_f64(out, min_);
-    put_f64(out, max_);
-    put_f64(out, sum_);
+    put_real(min_, kFloatMin);
+    put_real(max_, kFloatMax);
+    put_real(sum_, kFloatSum);
     put_count(zero_count_);
     if (d == 0) {
         put_buckets(out, held, put_count);

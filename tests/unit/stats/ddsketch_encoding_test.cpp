@@ -101,6 +101,61 @@ TEST(DdSketch, PackedDictionaryOfFewCountsRoundTripsInFewerBytes) {
     EXPECT_TRUE(in.empty());
 }
 
+// round_to_float moves min down, max up and the sum by at most a float's rounding, keeps
+// every bucket, and then packs 12 bytes smaller; the packed floats round-trip and merge as
+// the doubles did. A min in the zero bucket and values outside the floats' range stay as
+// they are.
+TEST(DdSketch, ExtremesRoundedToFloatsPackSmallerAndRoundTrip) {
+    const auto values =
+        draw(40, 5, [](auto& r) { return std::lognormal_distribution<double>(5.5, 0.35)(r); });
+    DdSketch exact;
+    for (double v : values) exact.add(v, 0.75);  // weighted: on the grid, not integers
+    DdSketch rounded = exact;
+    rounded.round_to_float();
+    EXPECT_EQ(rounded.buckets(), exact.buckets());
+    EXPECT_EQ(rounded.count(), exact.count());
+    EXPECT_LE(*rounded.min(), *exact.min());
+    EXPECT_GE(*rounded.max(), *exact.max());
+    EXPECT_NE(*rounded.min(), *exact.min());  // these draws are no floats
+    for (const auto& [r, e] :
+         {std::pair(*rounded.min(), *exact.min()), std::pair(*rounded.max(), *exact.max()),
+          std::pair(rounded.sum(), exact.sum())}) {
+        EXPECT_LE(std::abs(r - e), 0x1p-24 * e);
+        EXPECT_EQ(static_cast<double>(static_cast<float>(r)), r);
+    }
+    std::vector<std::uint8_t> before;
+    exact.pack(before);
+    std::vector<std::uint8_t> after;
+    rounded.pack(after);
+    EXPECT_EQ(after.size() + 12 - 1, before.size());  // 3 x 4 bytes less, one flag byte more
+    std::span<const std::uint8_t> in(after);
+    EXPECT_EQ(DdSketch::unpack(in), rounded);
+    EXPECT_TRUE(in.empty());
+    DdSketch merged;
+    merged.add(1.0);
+    DdSketch expected = merged;
+    ASSERT_TRUE(expected.merge(rounded));
+    in = after;
+    merged.merge_packed(in);
+    EXPECT_EQ(merged, expected);
+    EXPECT_TRUE(in.empty());
+
+    DdSketch edges;  // a zero, and a max beyond the largest float
+    edges.add(0.0);
+    edges.add(1e300);
+    edges.round_to_float();
+    EXPECT_EQ(*edges.min(), 0.0);
+    EXPECT_EQ(*edges.max(), 1e300);
+    std::vector<std::uint8_t> bytes;
+    edges.pack(bytes);
+    in = bytes;
+    EXPECT_EQ(DdSketch::unpack(in), edges);
+    DdSketch tiny;  // below the least normal float: stays a double
+    tiny.add(1e-42);
+    tiny.round_to_float();
+    EXPECT_EQ(*tiny.min(), 1e-42);
+}
+
 // merge_packed adds what merge(unpack()) adds, bit for bit, into any store: empty, covering,
 // needing to grow either way, or collapsed at max_buckets; skip_packed passes the same bytes.
 TEST(DdSketch, MergePackedEqualsMergeOfTheUnpackedSketch) {
