@@ -20,6 +20,11 @@ std::chrono::hours whole_hours(const ConfigTable& t, std::string_view key,
 
 }  // namespace
 
+std::chrono::hours rollup_hours_read(std::chrono::hours max_window, int baseline_weeks) {
+    constexpr std::chrono::hours kWeek(7 * 24);
+    return std::max(max_window, kWeek * (baseline_weeks + 1)) + std::chrono::hours(24);
+}
+
 std::string_view to_string(IngestMode mode) noexcept {
     switch (mode) {
         case IngestMode::off:
@@ -40,7 +45,8 @@ void read_aggregation(const ConfigTable& t, ObservatoryConfig& c) {
     c.min_samples = static_cast<std::size_t>(t.get_integer("min_samples", 20, 1, 1'000'000));
     c.minute_retention = whole_hours(t, "minute_retention", c.minute_retention);
     if (c.minute_retention > std::chrono::hours(48)) t.fail("minute_retention", "at most 48h");
-    c.rollup_retention = whole_hours(t, "rollup_retention", c.rollup_retention);
+    if (t.get_string("rollup_retention", "auto") != "auto")
+        c.rollup_retention = whole_hours(t, "rollup_retention", std::chrono::hours(0));
     const auto late = t.get_duration("late_allowance", c.late_allowance);
     if (late < std::chrono::minutes(1) || late > std::chrono::days(7))
         t.fail("late_allowance", "a duration from 1m to 7d");

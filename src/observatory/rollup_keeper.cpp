@@ -79,8 +79,20 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     index_->prune(options_.now_us());  // sets the minute floor before anything is added
     std::size_t rows = 0;
     std::size_t bad_rows = 0;
+    std::size_t old_rows = 0;
     std::int64_t loading_hour = std::numeric_limits<std::int64_t>::min();
+    // Hours before the index's retention stay in the store only (prune() would drop them).
+    const std::int64_t retention_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(index_->options().hour_retention)
+            .count();
+    const std::int64_t oldest_kept = options_.now_us() - retention_us;
+    const std::int64_t first_hour = retention_us > 0 ? oldest_kept - oldest_kept % kHourUs
+                                                     : std::numeric_limits<std::int64_t>::min();
     auto watermark = store.load_rollups([&](store::RollupRow&& row) {
+        if (row.hour_us < first_hour) {
+            ++old_rows;
+            return;
+        }
         auto hour = from_store_row(row);
         if (!hour) {
             // One damaged row must not hide the rest; it is named so it can be rebuilt.
@@ -126,10 +138,12 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
         return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
     };
     spdlog::info(
-        "observatory: {} rollup rows loaded{}, {} newer records rolled up, {} recent "
+        "observatory: {} rollup rows loaded{}{}, {} newer records rolled up, {} recent "
         "records in minute buckets ({} ms; caches filled in {} ms)",
-        rows, bad_rows > 0 ? fmt::format(" ({} damaged, skipped)", bad_rows) : "", *caught_up,
-        minute_records, ms(loaded - began), ms(Clock::now() - loaded));
+        rows, bad_rows > 0 ? fmt::format(" ({} damaged, skipped)", bad_rows) : "",
+        old_rows > 0 ? fmt::format(" ({} older than the retention left in the store)", old_rows)
+                     : "",
+        *caught_up, minute_records, ms(loaded - began), ms(Clock::now() - loaded));
     return {};
 }
 

@@ -89,7 +89,10 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
     if (config_.serves_observatory()) {
         observatory::RollupOptions rollup_options;
         rollup_options.minute_retention = obs.minute_retention;
-        rollup_options.hour_retention = obs.rollup_retention;
+        // The store keeps every hour; memory, what some query reads ("auto").
+        rollup_options.hour_retention =
+            obs.rollup_retention.value_or(observatory::rollup_hours_read(
+                observatory::QueryApiOptions{}.max_window, config_.incidents.baseline_weeks));
         rollup_options.late_allowance = obs.late_allowance;
         rollups_ = std::make_shared<observatory::RollupIndex>(rollup_options);
         api_ = std::make_unique<observatory::HttpApi>(obs, rollups_);

@@ -5,7 +5,8 @@
 //   enabled = true              # /api/v1/* (the dashboard reads it)
 //   min_samples = 20            # fewer samples in a cell: "insufficient"
 //   minute_retention = "6h"     # minute buckets (short windows, minute time series)
-//   rollup_retention = "0s"     # hour buckets; "0s" keeps them for ever
+//   rollup_retention = "auto"   # hour buckets in memory: "auto" keeps what a query can read
+//                               # (rollup_hours_read()); "0s" keeps them for ever
 //   late_allowance = "7d"       # a bucket takes records this long after its end, then is
 //                               # folded; later records are not rolled up (rollup.hpp)
 //   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
@@ -51,7 +52,7 @@ struct ObservatoryConfig {
     bool enabled = true;
     std::size_t min_samples = 20;
     std::chrono::hours minute_retention{6};
-    std::chrono::hours rollup_retention{0};
+    std::optional<std::chrono::hours> rollup_retention;  // nullopt: "auto"
     // As long as ingestion accepts a record (IngestLimits::max_age), so nothing accepted is
     // left out of the rollups; a public observatory lowers it to hold fewer client parts.
     std::chrono::minutes late_allowance{7 * 24 * 60};
@@ -73,6 +74,11 @@ struct ObservatoryConfig {
     std::vector<std::string> gateway_keys;
     LabelBudgetOptions label_budget;
 };
+
+// The hours of rollups some query reads: the longest window of /api/v1 (`max_window`), or the
+// status page's week with `baseline_weeks` before it (the same hours of earlier weeks; the
+// incident monitor reads less), and a day more. Older hours are never read from memory.
+std::chrono::hours rollup_hours_read(std::chrono::hours max_window, int baseline_weeks);
 
 // Reads the [observatory] table (missing: the defaults). Throws ConfigError naming
 // file:line and key (a geoip_db that is missing or not a MaxMind DB included).

@@ -119,6 +119,26 @@ TEST(ObservatoryConfig, LateAllowanceIsADurationFromAMinuteToAWeek) {
     }
 }
 
+// "auto" (the default) keeps in memory what a query reads: the status page's week and its four
+// baseline weeks, and a day (the 30-day windows fit inside); "0s" keeps every hour.
+TEST(ObservatoryConfig, RollupRetentionIsAutoWholeHoursOrForEver) {
+    EXPECT_FALSE(load("[observatory]\n").rollup_retention.has_value());
+    EXPECT_FALSE(load("[observatory]\nrollup_retention = \"auto\"\n").rollup_retention);
+    EXPECT_EQ(load("[observatory]\nrollup_retention = \"90d\"\n").rollup_retention,
+              std::chrono::hours(90 * 24));
+    EXPECT_EQ(load("[observatory]\nrollup_retention = \"0s\"\n").rollup_retention,
+              std::chrono::hours(0));
+    for (const char* bad : {"\"90m\"", "\"sometimes\"", "30"}) {
+        EXPECT_NE(config_error(fmt::format("[observatory]\nrollup_retention = {}\n", bad))
+                      .find("observatory.rollup_retention"),
+                  std::string::npos)
+            << bad;
+    }
+    EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 4), std::chrono::hours(36 * 24));
+    EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 1), std::chrono::hours(31 * 24));
+    EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 52), std::chrono::hours(372 * 24));
+}
+
 TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
     const std::string keys =
         "[observatory]\ningest = \"keys\"\n"

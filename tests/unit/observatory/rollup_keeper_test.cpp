@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <thread>
 
 namespace tokenradar::observatory {
@@ -38,7 +39,9 @@ std::unique_ptr<store::MeasurementStore> open(const std::string& path) {
 // A writer with a keeper, as serve::Service runs them; stop() saves. The keeper's clock is
 // `clock` when given (it then prunes at every tick), else kNow.
 struct Kept {
-    explicit Kept(const std::string& path, const std::atomic<std::int64_t>* clock = nullptr) {
+    explicit Kept(const std::string& path, const std::atomic<std::int64_t>* clock = nullptr,
+                  RollupOptions index_options = {})
+        : index(std::make_shared<RollupIndex>(index_options)) {
         RollupKeeperOptions options;
         options.now_us = [clock] { return clock != nullptr ? clock->load() : kNow; };
         if (clock != nullptr) options.prune_interval = 0ms;
@@ -46,7 +49,7 @@ struct Kept {
         writer =
             std::make_unique<store::BatchWriter>(open(path), store::BatchWriterOptions{}, keeper);
     }
-    std::shared_ptr<RollupIndex> index = std::make_shared<RollupIndex>();
+    std::shared_ptr<RollupIndex> index;
     std::shared_ptr<RollupKeeper> keeper;
     std::unique_ptr<store::BatchWriter> writer;
 };
@@ -213,6 +216,38 @@ TEST(RollupKeeper, ALoadFoldsClosedHoursAsItGoes) {
     EXPECT_GE(size.folded, 5u * 2u);     // 5 hours x providers a and b, and minutes
     expect_same(again.index->query(everything()), before);
     again.writer->stop();
+}
+
+// A restart loads only the hours the index keeps (hour_retention): older rows stay in the
+// store, unread, and cost no memory.
+TEST(RollupKeeper, HoursBeforeTheRetentionStayInTheStore) {
+    tokenradar::testing::TempDb db;
+    constexpr std::int64_t kLater = kDay0 + 3 * kDayUs;
+    std::atomic<std::int64_t> clock{kDay0 + 2 * kHourUs};
+    {
+        Kept kept(db.path(), &clock);
+        ASSERT_TRUE(eventually([&] { return kept.keeper->loaded(); }));
+        ASSERT_TRUE(kept.writer->submit(records(10, kDay0 + kHourUs, "key:old")).get());
+        clock = kLater + 2 * kHourUs;
+        ASSERT_TRUE(kept.writer->submit(records(6, kLater + kHourUs, "key:new")).get());
+        kept.writer->stop();
+    }
+    RollupOptions a_day;
+    a_day.hour_retention = 24h;
+    Kept again(db.path(), &clock, a_day);
+    ASSERT_TRUE(eventually([&] { return again.keeper->loaded(); }));
+    Query all = everything();
+    all.to_us = kLater + 3 * kHourUs;
+    std::uint64_t samples = 0;
+    for (const auto& [key, a] : again.index->query(all)) samples += a.samples;
+    EXPECT_EQ(samples, 6u);
+    EXPECT_EQ(again.index->late_records(), 0u);  // skipped, not refused
+    again.writer->stop();
+    std::set<std::int64_t> stored_hours;
+    auto raw = open(db.path());
+    ASSERT_TRUE(
+        raw->load_rollups([&](store::RollupRow&& row) { stored_hours.insert(row.hour_us); }));
+    EXPECT_EQ(stored_hours, (std::set<std::int64_t>{kDay0 + kHourUs, kLater + kHourUs}));
 }
 
 TEST(RollupKeeper, LoadingFillsTheCachesALeaderboardReads) {
