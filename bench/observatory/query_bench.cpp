@@ -63,6 +63,8 @@ std::vector<std::string> default_query_targets() {
         "/api/v1/heatmap?window=30d&tz=America/New_York" + model,
         "/api/v1/heatmap?window=30d&tz=America/New_York&by=model",
         "/api/v1/leaderboard?window=30d&by=task,client_region",
+        // The dashboard's model page asks one model's series; all 24 side by side last.
+        "/api/v1/timeseries?window=30d&bucket=hour&q=0.5,0.95" + model,
         "/api/v1/timeseries?window=30d&bucket=hour&q=0.5,0.95",
     };
 }
@@ -151,8 +153,8 @@ int run_queries(const QueryBenchOptions& o) {
     if (!o.dump_dir.empty()) std::filesystem::create_directories(o.dump_dir);
     const std::vector<std::string> targets =
         o.targets.empty() ? default_query_targets() : o.targets;
-    fmt::print("\n{:<72} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n", "query (cache off)", "cold ms",
-               "p50 CPU", "p95 CPU", "p50 wall", "p95 wall", "bytes");
+    fmt::print("\n{:<72} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}\n", "query (cache off)",
+               "cold ms", "p50 CPU", "p95 CPU", "p50 wall", "p95 wall", "bytes", "RSS MB");
     std::fflush(stdout);  // a profiler can attach once this line is out
     int failures = 0;
     for (std::size_t t = 0; t < targets.size(); ++t) {
@@ -187,11 +189,12 @@ int run_queries(const QueryBenchOptions& o) {
         if (timing.cpu_ms.empty()) continue;
         std::sort(timing.cpu_ms.begin(), timing.cpu_ms.end());
         std::sort(timing.wall_ms.begin(), timing.wall_ms.end());
-        fmt::print("{:<72} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8}\n", target,
+        fmt::print("{:<72} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>8} {:>7.0f}\n", target,
                    timing.cold_cpu_ms, stats::percentile_sorted(timing.cpu_ms, 0.5),
                    stats::percentile_sorted(timing.cpu_ms, 0.95),
                    stats::percentile_sorted(timing.wall_ms, 0.5),
-                   stats::percentile_sorted(timing.wall_ms, 0.95), body.size());
+                   stats::percentile_sorted(timing.wall_ms, 0.95), body.size(),
+                   static_cast<double>(rss_bytes()) / 1e6);
         std::fflush(stdout);
         if (!o.dump_dir.empty()) {
             std::ofstream(o.dump_dir / fmt::format("{:02}.json", t)) << target << '\n'
@@ -199,11 +202,15 @@ int run_queries(const QueryBenchOptions& o) {
         }
     }
     const observatory::IndexSize after = index.size();
+    const double rss_mb = static_cast<double>(rss_bytes()) / 1e6;
+    malloc_trim(0);  // what the queries freed but the heap kept
     fmt::print(
-        "\n{} runs per query after the cold one; CPU = this thread's CPU time; RSS now {:.0f} MB; "
-        "{} cache entries filled ({:.0f} MB packed), {:.0f} MB of client parts' sketch buckets\n",
-        o.runs, static_cast<double>(rss_bytes()) / 1e6, after.cached,
-        static_cast<double>(after.cached_bytes) / 1e6,
+        "\n{} runs per query after the cold one; CPU = this thread's CPU time; RSS now {:.0f} MB "
+        "({:.0f} MB after malloc_trim); "
+        "{} cache entries filled ({:.0f} MB packed, {:.0f} MB of them query shapes'), {:.0f} MB "
+        "of client parts' sketch buckets\n",
+        o.runs, rss_mb, static_cast<double>(rss_bytes()) / 1e6, after.cached,
+        static_cast<double>(after.cached_bytes) / 1e6, static_cast<double>(after.shape_bytes) / 1e6,
         static_cast<double>(after.sketch_buckets) * 8 / 1e6);
     return failures == 0 ? 0 : 1;
 }
