@@ -1,8 +1,9 @@
 #pragma once
 // A small blocking HTTP/1.1 client for ClickHouse's HTTP interface: one keep-alive connection
-// (POSIX socket, poll() for every wait, so each one has a deadline), requests written by hand,
-// answers read by Beast's parser into a callback. The store calls it from its writer thread
-// or a command-line tool, never from an I/O thread.
+// (POSIX socket, poll() for every wait, so each one has a deadline; OpenSSL over it when the
+// URL says secure=true: the certificate checked against the system's CAs or ca_file, and for
+// the URL's host), requests written by hand, answers read by Beast's parser into a callback. The
+// store calls it from its writer thread or a command-line tool, never from an I/O thread.
 //
 // Every query goes with wait_end_of_query=1: the server runs it to its end before answering,
 // so its status is the query's (without it an exception in the middle of a streamed answer
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -93,6 +95,15 @@ class ClickHouseHttp {
     Result<void> exchange(std::string_view what, const std::string& head, std::string_view body,
                           const Sink& sink, bool& answered);
     Result<void> connect(std::string_view what);
+    // The TLS handshake on the connected socket (secure URLs), within the connect deadline.
+    Result<void> start_tls(std::string_view what, std::chrono::steady_clock::time_point deadline);
+    // One send of `out` / one recv into `in`, through TLS when it is on: the bytes moved (0:
+    // the peer closed, recv only), or -1 with `wait` the poll() events to wait for before
+    // trying again, or -1 with `wait` 0 and `error` saying why.
+    long transfer(std::string_view out, short& wait, std::string& error);
+    long transfer(std::span<char> in, short& wait, std::string& error);
+    // What a TLS read or write that returned `rc` (<= 0) means, as transfer() says it.
+    long tls_retry(int rc, bool reading, short& wait, std::string& error);
     void close() noexcept;
     Error fail(Errc code, std::string_view what, std::string_view detail);
 
@@ -102,6 +113,8 @@ class ClickHouseHttp {
     std::chrono::milliseconds connect_timeout_;
     std::chrono::milliseconds io_timeout_;
     int fd_ = -1;
+    struct Tls;
+    std::unique_ptr<Tls> tls_;  // secure URLs: the context, and the connection's session
     std::chrono::steady_clock::time_point last_used_{};
 };
 

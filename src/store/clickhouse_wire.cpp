@@ -9,7 +9,8 @@
 namespace tokenradar::store {
 namespace {
 
-constexpr std::string_view kUrlForm = "clickhouse://[user[:password]@]host[:port]/database";
+constexpr std::string_view kUrlForm =
+    "clickhouse://[user[:password]@]host[:port]/database[?secure=true[&ca_file=PATH]]";
 constexpr std::string_view kRedacted = "[redacted]";
 
 bool is_name_char(char c) {
@@ -67,8 +68,14 @@ Result<ClickHouseUrl> parse_clickhouse_url(std::string_view url) {
     const std::size_t slash = rest.find('/');
     if (slash == std::string_view::npos) return bad_url(url, "no /database");
     std::string_view authority = rest.substr(0, slash);
-    const std::string_view database = rest.substr(slash + 1);
+    std::string_view database = rest.substr(slash + 1);
+    std::string_view query;
+    if (const std::size_t mark = database.find('?'); mark != std::string_view::npos) {
+        query = database.substr(mark + 1);
+        database = database.substr(0, mark);
+    }
     ClickHouseUrl out;
+    bool port_given = false;
     if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
         const std::string_view info = authority.substr(0, at);
         authority = authority.substr(at + 1);
@@ -95,6 +102,7 @@ Result<ClickHouseUrl> parse_clickhouse_url(std::string_view url) {
             return bad_url(url, fmt::format("port '{}' is not a number in 1-65535", port));
         }
         out.port = static_cast<std::uint16_t>(value);
+        port_given = true;
     }
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
         host = host.substr(1, host.size() - 2);
@@ -109,6 +117,30 @@ Result<ClickHouseUrl> parse_clickhouse_url(std::string_view url) {
         }
     }
     out.database = std::string(database);
+    while (!query.empty()) {
+        const std::size_t amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+        const std::size_t eq = pair.find('=');
+        const std::string_view name = pair.substr(0, eq);
+        auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+        if (!value) return bad_url(url, fmt::format("{}: {}", name, value.error().message));
+        if (name == "secure") {
+            if (*value != "true" && *value != "false") {
+                return bad_url(
+                    url, fmt::format("secure '{}' is not true or false", value->substr(0, 16)));
+            }
+            out.secure = *value == "true";
+        } else if (name == "ca_file") {
+            if (value->empty()) return bad_url(url, "ca_file is empty");
+            out.ca_file = std::move(*value);
+        } else {
+            return bad_url(
+                url, fmt::format("unknown parameter '{}' (secure, ca_file)", name.substr(0, 32)));
+        }
+    }
+    if (!out.ca_file.empty() && !out.secure) return bad_url(url, "ca_file without secure=true");
+    if (out.secure && !port_given) out.port = ClickHouseUrl::kHttpsPort;
     return out;
 }
 

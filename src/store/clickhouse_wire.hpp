@@ -16,13 +16,20 @@
 
 namespace tokenradar::store {
 
-// clickhouse://[user[:password]@]host[:port]/database
+// clickhouse://[user[:password]@]host[:port]/database[?secure=true[&ca_file=PATH]]
 struct ClickHouseUrl {
+    static constexpr std::uint16_t kHttpPort = 8123;   // the HTTP interface's
+    static constexpr std::uint16_t kHttpsPort = 8443;  // and over TLS (ClickHouse Cloud's)
+
     std::string user = "default";
     std::string password;
     std::string host;
-    std::uint16_t port = 8123;  // the HTTP interface's
+    std::uint16_t port = kHttpPort;  // kHttpsPort when secure and none is given
     std::string database;
+    // HTTPS: the server's certificate is checked against the system's CAs (or `ca_file`'s)
+    // and must name `host`.
+    bool secure = false;
+    std::string ca_file;  // PEM; empty: the system's
 };
 // Errc::bad_request naming what is wrong and the form expected; the password never appears.
 Result<ClickHouseUrl> parse_clickhouse_url(std::string_view url);

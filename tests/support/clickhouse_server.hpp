@@ -2,7 +2,8 @@
 // A real ClickHouse server (Debian 12's clickhouse-server 18.16, /usr/sbin/clickhouse-server)
 // on free loopback ports for one test: its own config XML, data, logs and temporary files in
 // a temporary directory, HTTP + native TCP + interserver ports picked free, user `default`
-// with a password. Starts in ~0.2 s here (as root too). Killed (SIGKILL) and its directory
+// with a password; with a certificate directory (test_pki.hpp's server.pem and server.key), an
+// HTTPS port too. Starts in ~0.2 s here (as root too). Killed (SIGKILL) and its directory
 // removed on destruction; stop() and start() (same ports, same data) make an outage.
 //
 // Tests call ClickHouseServer::available() first and skip with skip_reason() when it is missing.
@@ -41,9 +42,12 @@ class ClickHouseServer {
                " is not installed (scripts/install-deps.sh installs clickhouse-server)";
     }
 
-    ClickHouseServer()
+    // `certificates`: a directory with server.pem and server.key to serve HTTPS too.
+    explicit ClickHouseServer(std::filesystem::path certificates = {})
         : dir_("ch"),
+          certificates_(std::move(certificates)),
           http_port_(PostgresServer::free_port()),
+          https_port_(certificates_.empty() ? 0 : PostgresServer::free_port()),
           tcp_port_(PostgresServer::free_port()),
           interserver_port_(PostgresServer::free_port()) {
         std::filesystem::create_directories(dir_.path() + "/log");
@@ -60,10 +64,22 @@ class ClickHouseServer {
     ClickHouseServer& operator=(const ClickHouseServer&) = delete;
 
     [[nodiscard]] std::uint16_t port() const { return http_port_; }
+    [[nodiscard]] std::uint16_t https_port() const { return https_port_; }
     // clickhouse://default:PASSWORD@127.0.0.1:PORT/DATABASE
     [[nodiscard]] std::string url(std::string_view database = "tokenradar") const {
         return "clickhouse://default:" + std::string(kPassword) +
                "@127.0.0.1:" + std::to_string(http_port_) + "/" + std::string(database);
+    }
+
+    // clickhouse://default:PASSWORD@HOST:HTTPS_PORT/DATABASE?secure=true[&ca_file=CA]
+    [[nodiscard]] std::string secure_url(const std::string& ca_file,
+                                         std::string_view host = "127.0.0.1",
+                                         std::string_view database = "tokenradar") const {
+        std::string url = "clickhouse://default:" + std::string(kPassword) + "@" +
+                          std::string(host) + ":" + std::to_string(https_port_) + "/" +
+                          std::string(database) + "?secure=true";
+        if (!ca_file.empty()) url += "&ca_file=" + ca_file;
+        return url;
     }
 
     void start() {
@@ -172,7 +188,7 @@ class ClickHouseServer {
             << d << "/log/err.log</errorlog></logger>\n"
             << "  <listen_host>127.0.0.1</listen_host>\n"
             << "  <http_port>" << http_port_ << "</http_port>\n"
-            << "  <tcp_port>" << tcp_port_ << "</tcp_port>\n"
+            << https_config() << "  <tcp_port>" << tcp_port_ << "</tcp_port>\n"
             << "  <interserver_http_port>" << interserver_port_ << "</interserver_http_port>\n"
             << "  <path>" << d << "/data/</path>\n"
             << "  <tmp_path>" << d << "/tmp/</tmp_path>\n"
@@ -193,8 +209,21 @@ class ClickHouseServer {
             << "</yandex>\n";
     }
 
+    [[nodiscard]] std::string https_config() const {
+        if (certificates_.empty()) return {};
+        const std::string c = certificates_.string();
+        return "  <https_port>" + std::to_string(https_port_) +
+               "</https_port>\n  <openSSL><server><certificateFile>" + c +
+               "/server.pem</certificateFile><privateKeyFile>" + c +
+               "/server.key</privateKeyFile><verificationMode>none</verificationMode>"
+               "<loadDefaultCAFile>false</loadDefaultCAFile><cacheSessions>true</cacheSessions>"
+               "<disableProtocols>sslv2,sslv3</disableProtocols></server></openSSL>\n";
+    }
+
     TempDir dir_;
+    std::filesystem::path certificates_;
     std::uint16_t http_port_;
+    std::uint16_t https_port_;
     std::uint16_t tcp_port_;
     std::uint16_t interserver_port_;
     pid_t pid_ = -1;

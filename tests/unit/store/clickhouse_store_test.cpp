@@ -5,8 +5,10 @@
 
 #include <tokenradar/store/clickhouse_store.hpp>
 
+#include "../../../src/store/clickhouse_wire.hpp"
 #include "../../support/clickhouse_server.hpp"
 #include "../../support/store_records.hpp"
+#include "../../support/test_pki.hpp"
 
 #include <tokenradar/core/labels.hpp>
 
@@ -39,7 +41,7 @@ std::string error_of(const std::string& url, const ClickHouseOptions& options = 
 TEST(ClickHouseStoreUrl, ErrorsNameTheFormExpectedAndNeverThePassword) {
     EXPECT_EQ(error_of("clickhouse://app:s3cret@db.example:8123"),
               "store URL clickhouse://app:[redacted]@db.example:8123: no /database; expected "
-              "clickhouse://[user[:password]@]host[:port]/database");
+              "clickhouse://[user[:password]@]host[:port]/database[?secure=true[&ca_file=PATH]]");
     EXPECT_THAT(error_of("clickhouse://app:s3cret@db.example:http/tr"),
                 HasSubstr("port 'http' is not a number in 1-65535"));
     EXPECT_THAT(error_of("clickhouse://db.example:8123/"), HasSubstr("no database name"));
@@ -53,6 +55,70 @@ TEST(ClickHouseStoreUrl, ErrorsNameTheFormExpectedAndNeverThePassword) {
     EXPECT_THAT(error_of("clickhouse://db/tr", options), HasSubstr("node 1024 is not in 0-1023"));
     EXPECT_EQ(redact_clickhouse_url("clickhouse://u:p%40ss@h:1/d"),
               "clickhouse://u:[redacted]@h:1/d");
+}
+
+// secure=true is HTTPS (port 8443 unless given); ca_file only with it; nothing else.
+TEST(ClickHouseStoreUrl, SecureTakesTheHttpsPortAndACaFile) {
+    const auto parsed = [](std::string_view url) { return parse_clickhouse_url(url); };
+    EXPECT_FALSE(parsed("clickhouse://db/tr")->secure);
+    EXPECT_EQ(parsed("clickhouse://db/tr")->port, 8123);
+    const auto secure = parsed("clickhouse://db/tr?secure=true");
+    ASSERT_TRUE(secure);
+    EXPECT_TRUE(secure->secure);
+    EXPECT_EQ(secure->port, 8443);
+    EXPECT_EQ(secure->database, "tr");
+    const auto both = parsed("clickhouse://db:9443/tr?secure=true&ca_file=/etc/ca%20dir/ca.pem");
+    ASSERT_TRUE(both);
+    EXPECT_EQ(both->port, 9443);
+    EXPECT_EQ(both->ca_file, "/etc/ca dir/ca.pem");
+    EXPECT_FALSE(parsed("clickhouse://db/tr?secure=false")->secure);
+    EXPECT_THAT(error_of("clickhouse://db/tr?secure=yes"),
+                HasSubstr("secure 'yes' is not true or false"));
+    EXPECT_THAT(error_of("clickhouse://db/tr?ca_file=/ca.pem"),
+                HasSubstr("ca_file without secure=true"));
+    EXPECT_THAT(error_of("clickhouse://db/tr?sslmode=require"),
+                HasSubstr("unknown parameter 'sslmode' (secure, ca_file)"));
+}
+
+// Over HTTPS the store works as over HTTP; the server's certificate must chain to ca_file (or
+// the system's CAs) and name the URL's host, else the open fails with the reason.
+TEST(ClickHouseStoreUrl, SecureUrlsSpeakTlsAndCheckTheCertificate) {
+    if (!ClickHouseServer::available()) GTEST_SKIP() << ClickHouseServer::skip_reason();
+    const testing::TempDir pki("ch_pki");
+    ASSERT_TRUE(testing::make_test_pki(pki.dir(), "IP:127.0.0.1"));
+    ClickHouseServer server(pki.dir());
+    const std::string ca = (pki.dir() / "ca.pem").string();
+    auto store = ClickHouseStore::open(server.secure_url(ca));
+    ASSERT_TRUE(store) << store.error().message;
+    const Measurement m = full_record(1);
+    ASSERT_TRUE((*store)->insert(std::vector{m}));
+    const auto back = (*store)->select({}).value();
+    ASSERT_EQ(back.size(), 1U);
+    EXPECT_EQ(back[0], relative_to_send(m));
+    // A batch of a few MB: TLS writes it in pieces over the kept connection.
+    std::vector<Measurement> batch;
+    for (int i = 2; i < 5'002; ++i) batch.push_back(full_record(i));
+    ASSERT_TRUE((*store)->insert(batch));
+    EXPECT_EQ((*store)->select({}).value().size(), 5'001U);
+
+    const auto refused = [](const std::string& url) {
+        auto s = ClickHouseStore::open(url);
+        EXPECT_FALSE(s);
+        if (s) return std::string();
+        EXPECT_EQ(s.error().code, make_error_code(Errc::tls_failed)) << s.error().message;
+        EXPECT_THAT(s.error().message, Not(HasSubstr(ClickHouseServer::kPassword)));
+        return s.error().message;
+    };
+    EXPECT_THAT(refused(server.secure_url("")),  // the system's CAs do not know the test CA
+                HasSubstr("certificate verify failed: unable to get local issuer certificate"));
+    EXPECT_THAT(refused(server.secure_url(ca, "localhost")),  // the certificate names an IP
+                HasSubstr("certificate verify failed: hostname mismatch"));
+    EXPECT_THAT(refused(server.secure_url((pki.dir() / "missing.pem").string())),
+                HasSubstr("missing.pem: not a readable PEM file of CA certificates"));
+    // A plain URL to the HTTPS port fails (ClickHouse answers garbage or closes), never hangs.
+    const std::string plain = "clickhouse://default:" + std::string(ClickHouseServer::kPassword) +
+                              "@127.0.0.1:" + std::to_string(server.https_port()) + "/tokenradar";
+    EXPECT_FALSE(ClickHouseStore::open(plain));
 }
 
 TEST(ClickHouseStoreUrl, AnUnreachableServerOrAWrongPasswordIsConnectFailed) {
