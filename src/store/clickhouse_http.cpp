@@ -314,39 +314,33 @@ Result<void> ClickHouseHttp::start_tls(std::string_view what, Clock::time_point 
 }
 
 long ClickHouseHttp::transfer(std::string_view out, short& wait, std::string& error) {
-    wait = 0;
-    if (!tls_) {
-        const ssize_t n = ::send(fd_, out.data(), out.size(), MSG_NOSIGNAL);
-        if (n > 0) return n;
-        wait = n < 0 && (errno == EAGAIN || errno == EINTR) ? POLLOUT : 0;
-        if (wait == 0) error = fmt::format("send: {}", std::strerror(errno));
-        return -1;
-    }
-    ERR_clear_error();
-    const int n = SSL_write(tls_->session, out.data(),
-                            static_cast<int>(std::min<std::size_t>(out.size(), 1U << 30U)));
-    if (n > 0) return n;
-    return tls_retry(n, false, wait, error);
+    return step(false, out.data(), nullptr, out.size(), wait, error);
 }
 
 long ClickHouseHttp::transfer(std::span<char> in, short& wait, std::string& error) {
-    wait = 0;
-    if (!tls_) {
-        const ssize_t n = ::recv(fd_, in.data(), in.size(), 0);
-        if (n >= 0) return n;
-        wait = errno == EAGAIN || errno == EINTR ? POLLIN : 0;
-        if (wait == 0) error = fmt::format("recv: {}", std::strerror(errno));
-        return -1;
-    }
-    ERR_clear_error();
-    const int n = SSL_read(tls_->session, in.data(),
-                           static_cast<int>(std::min<std::size_t>(in.size(), 1U << 30U)));
-    if (n > 0) return n;
-    return tls_retry(n, true, wait, error);
+    return step(true, nullptr, in.data(), in.size(), wait, error);
 }
 
-long ClickHouseHttp::tls_retry(int rc, bool reading, short& wait, std::string& error) {
-    switch (SSL_get_error(tls_->session, rc)) {
+long ClickHouseHttp::step(bool reading, const char* out, char* in, std::size_t size, short& wait,
+                          std::string& error) {
+    wait = 0;
+    const char* verb = reading ? "recv" : "send";
+    if (!tls_) {
+        const ssize_t n = reading ? ::recv(fd_, in, size, 0) : ::send(fd_, out, size, MSG_NOSIGNAL);
+        if (n > 0 || (reading && n == 0)) return n;
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            wait = reading ? POLLIN : POLLOUT;
+        } else {
+            error = fmt::format("{}: {}", verb, std::strerror(errno));
+        }
+        return -1;
+    }
+    const int chunk = static_cast<int>(std::min<std::size_t>(size, 1U << 30U));
+    ERR_clear_error();
+    const int n =
+        reading ? SSL_read(tls_->session, in, chunk) : SSL_write(tls_->session, out, chunk);
+    if (n > 0) return n;
+    switch (SSL_get_error(tls_->session, n)) {
         case SSL_ERROR_WANT_READ:
             wait = POLLIN;
             return -1;
@@ -365,8 +359,7 @@ long ClickHouseHttp::tls_retry(int rc, bool reading, short& wait, std::string& e
     if (reading && (reasons.empty() || reasons.find("unexpected eof") != std::string::npos)) {
         return 0;
     }
-    error = fmt::format("TLS {}: {}", reading ? "recv" : "send",
-                        reasons.empty() ? "the connection closed" : reasons);
+    error = fmt::format("TLS {}: {}", verb, reasons.empty() ? "the connection closed" : reasons);
     return -1;
 }
 

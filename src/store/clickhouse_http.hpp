@@ -102,8 +102,9 @@ class ClickHouseHttp {
     // trying again, or -1 with `wait` 0 and `error` saying why.
     long transfer(std::string_view out, short& wait, std::string& error);
     long transfer(std::span<char> in, short& wait, std::string& error);
-    // What a TLS read or write that returned `rc` (<= 0) means, as transfer() says it.
-    long tls_retry(int rc, bool reading, short& wait, std::string& error);
+    // Both of them: from `out` when sending, into `in` when `reading`.
+    long step(bool reading, const char* out, char* in, std::size_t size, short& wait,
+              std::string& error);
     void close() noexcept;
     Error fail(Errc code, std::string_view what, std::string_view detail);
 
