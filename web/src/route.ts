@@ -13,7 +13,7 @@ export interface Route {
 }
 
 /** Filters that mean the same on every page and survive navigation between pages. */
-export const kSharedFilters = ['window', 'client_region', 'upstream_region', 'task', 'source'] as const;
+export const kSharedFilters = ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'] as const;
 export type SharedFilter = (typeof kSharedFilters)[number];
 
 export const kWindows = ['15m', '1h', '6h', '24h', '7d', '30d'] as const;

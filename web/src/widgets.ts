@@ -236,11 +236,21 @@ export interface LabelValues {
   upstream_region: string[];
   task: string[];
   source: string[];
+  /** The gateway's client keys (virtual keys, [[auth.keys]]): none on a public observatory. */
+  client_key: string[];
   models: Array<{ provider: string; model: string }>;
 }
 
-const kLabelKeys = ['client_region', 'upstream_region', 'task', 'source'] as const;
-const kNoValues: LabelValues = { loaded: false, client_region: [], upstream_region: [], task: [], source: [], models: [] };
+const kLabelKeys = ['client_region', 'upstream_region', 'task', 'source', 'client_key'] as const;
+const kNoValues: LabelValues = {
+  loaded: false,
+  client_region: [],
+  upstream_region: [],
+  task: [],
+  source: [],
+  client_key: [],
+  models: [],
+};
 // Per window: the last values seen, so a poll or a page change does not wait for them again.
 const valuesSeen = new Map<string, LabelValues>();
 
@@ -261,6 +271,7 @@ function toValues(lb: Leaderboard): LabelValues {
     upstream_region: sorted('upstream_region'),
     task: sorted('task'),
     source: sorted('source'),
+    client_key: sorted('client_key'),
     models: Array.from(models.values()).sort(
       (a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model),
     ),
@@ -271,7 +282,7 @@ function toValues(lb: Leaderboard): LabelValues {
  *  deliberately ignores the other filters, so choosing a task does not hide the others. The
  *  first time for a window it does not hold up the page: the selects fill in when it lands. */
 export async function loadLabelValues(ctx: PageContext, window: string): Promise<LabelValues> {
-  const params = new URLSearchParams({ window, by: 'provider,model,task,source,client_region,upstream_region' });
+  const params = new URLSearchParams({ window, by: 'provider,model,task,source,client_region,upstream_region,client_key' });
   const fetching = ctx.get<Leaderboard>('leaderboard', params).then(
     (lb) => {
       const v = toValues(lb);
@@ -296,9 +307,11 @@ const kFilterLabels: Record<SharedFilter, string> = {
   upstream_region: 'Upstream region',
   task: 'Task',
   source: 'Source',
+  client_key: 'Client key',
 };
 
-/** The filter bar: a select per shared filter in `keys`, then any page-specific fields. */
+/** The filter bar: a select per shared filter in `keys`, then any page-specific fields. The
+ *  client key's select shows only where records carry keys (a gateway's), or one is chosen. */
 export function filterBar(
   ctx: PageContext,
   values: LabelValues,
@@ -307,7 +320,8 @@ export function filterBar(
   extra: readonly HTMLElement[] = [],
 ): HTMLElement {
   const params = ctx.route.params;
-  const fields = keys.map((key) => {
+  const shown = keys.filter((key) => key !== 'client_key' || values.client_key.length > 0 || params.has(key));
+  const fields = shown.map((key) => {
     const current = params.get(key) ?? '';
     const set = (v: string) => ctx.setParams(withParam(params, key, v));
     if (key === 'window') {

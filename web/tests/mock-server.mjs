@@ -133,7 +133,7 @@ class BadParam extends Error {
   }
 }
 
-const kLabels = ['provider', 'model', 'task', 'source', 'api', 'upstream_region', 'client_region'];
+const kLabels = ['provider', 'model', 'task', 'source', 'api', 'upstream_region', 'client_region', 'client_key'];
 const kMetricField = { ttft: 'ttft_ms', tpot: 'tpot_ms', e2e: 'e2e_ms', e2e500: 'e2e500_ms' };
 
 function parseWindow(s) {

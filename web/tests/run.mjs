@@ -148,7 +148,7 @@ async function checkFilters(context) {
   const { page, record } = await open(context, '#/leaderboard');
   const notes = [];
   let applied = 0;
-  for (const key of ['task', 'source', 'client_region', 'upstream_region']) {
+  for (const key of ['task', 'source', 'client_region', 'upstream_region', 'client_key']) {
     const options = await page.$$eval(`#f-${key} option`, (os) => os.map((o) => o.value).filter(Boolean));
     if (options.length < 2) {
       notes.push(`${key}: ${options.length} value(s), skipped`);
@@ -337,65 +337,77 @@ async function checkRegions(context) {
 
 async function checkGateway(context) {
   const { page, record } = await open(context, '#/gateway');
-  const note = await matchesApi(
-    page,
-    record,
-    'gateway',
-    { window: '24h' },
-    () => ({
-      stats: Object.fromEntries(Array.from(document.querySelectorAll('[data-stat]')).map((el) => [el.dataset.stat, { value: el.dataset.value ?? null, text: el.querySelector('dd')?.textContent ?? '' }])),
-      empty: !!document.querySelector('main .empty'),
-      keys: Array.from(document.querySelectorAll('#gw-keys tbody tr')).map((tr) => ({
-        key: tr.dataset.clientKey,
-        cells: Object.fromEntries(Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { value: td.dataset.value ?? null, text: td.textContent }])),
-      })),
-    }),
-    (dom, g) => {
-      if (g.attempts === 0) return dom.empty ? [] : ['no gateway traffic, but the page does not say so'];
-      const p = [];
-      const num = (k) => (dom.stats[k] ? Number(dom.stats[k].value) : undefined);
-      if (num('requests') !== g.requests) p.push(`requests: page ${num('requests')}, API ${g.requests}`);
-      if (num('attempts') !== g.attempts) p.push(`attempts: page ${num('attempts')}, API ${g.attempts}`);
-      if (num('fallbacks') !== (g.route.fallback ?? 0)) p.push(`fallbacks: page ${num('fallbacks')}, API ${g.route.fallback}`);
-      const total = Object.values(g.cache).reduce((a, b) => a + b, 0);
-      const hits = (g.cache.exact ?? 0) + (g.cache.semantic ?? 0);
-      if (total > 0 && Math.abs(num('cache_hit_rate') - hits / total) > 1e-12) p.push(`cache hit rate: page ${num('cache_hit_rate')}, API ${hits}/${total}`);
-      const ov = g.overhead_ms;
-      if (ov && !ov.insufficient && ov.p50 !== null) {
-        if (num('overhead_p50') !== ov.p50) p.push(`overhead p50: page ${num('overhead_p50')}, API ${ov.p50}`);
-        if (!dom.stats.overhead_p50.text.includes(fmtN(ov.samples))) p.push(`overhead p50 without n: '${dom.stats.overhead_p50.text}'`);
-      } else if (!/insufficient/.test(dom.stats.overhead_p50?.text ?? '')) {
-        p.push('overhead is insufficient in the API but the page shows a number');
-      }
-      // Per client key: the table holds every API row, with its counts and quantiles; none
-      // when no request came with a key.
-      const keys = g.keys ?? [];
-      if (!keys.some((k) => k.client_key !== '')) {
-        if (dom.keys.length > 0) p.push('a per-key table without any client key in the API');
-        return p;
-      }
-      if (dom.keys.length !== keys.length) p.push(`key rows: page ${dom.keys.length}, API ${keys.length}`);
-      const byKey = new Map(dom.keys.map((r) => [r.key, r.cells]));
-      for (const k of keys) {
-        const cells = byKey.get(k.client_key);
-        if (!cells) {
-          p.push(`key '${k.client_key}': missing`);
-          continue;
-        }
-        for (const col of ['requests', 'errors', 'prompt_tokens', 'output_tokens']) {
-          if (Number(cells[col]?.value) !== k[col]) p.push(`key '${k.client_key}' ${col}: page ${cells[col]?.value}, API ${k[col]}`);
-        }
-        for (const [col, q] of [['ttft_p50', k.ttft_ms], ['e2e_p95', k.e2e_ms]]) {
-          const want = q.insufficient ? null : col.endsWith('p50') ? q.p50 : q.p95;
-          const got = cells[col]?.value ?? null;
-          if ((want === null) !== (got === null) || (want !== null && (Number(got) !== want || !shows(cells[col].text, want)))) {
-            p.push(`key '${k.client_key}' ${col}: page ${JSON.stringify(cells[col])}, API ${want}`);
-          }
-        }
-      }
+  const gatewayDom = () => ({
+    stats: Object.fromEntries(Array.from(document.querySelectorAll('[data-stat]')).map((el) => [el.dataset.stat, { value: el.dataset.value ?? null, text: el.querySelector('dd')?.textContent ?? '' }])),
+    empty: !!document.querySelector('main .empty'),
+    keys: Array.from(document.querySelectorAll('#gw-keys tbody tr')).map((tr) => ({
+      key: tr.dataset.clientKey,
+      cells: Object.fromEntries(Array.from(tr.querySelectorAll('[data-col]')).map((td) => [td.dataset.col, { value: td.dataset.value ?? null, text: td.textContent }])),
+    })),
+  });
+  const compareGateway = (dom, g) => {
+    if (g.attempts === 0) return dom.empty ? [] : ['no gateway traffic, but the page does not say so'];
+    const p = [];
+    const num = (k) => (dom.stats[k] ? Number(dom.stats[k].value) : undefined);
+    if (num('requests') !== g.requests) p.push(`requests: page ${num('requests')}, API ${g.requests}`);
+    if (num('attempts') !== g.attempts) p.push(`attempts: page ${num('attempts')}, API ${g.attempts}`);
+    if (num('fallbacks') !== (g.route.fallback ?? 0)) p.push(`fallbacks: page ${num('fallbacks')}, API ${g.route.fallback}`);
+    const total = Object.values(g.cache).reduce((a, b) => a + b, 0);
+    const hits = (g.cache.exact ?? 0) + (g.cache.semantic ?? 0);
+    if (total > 0 && Math.abs(num('cache_hit_rate') - hits / total) > 1e-12) p.push(`cache hit rate: page ${num('cache_hit_rate')}, API ${hits}/${total}`);
+    const ov = g.overhead_ms;
+    if (ov && !ov.insufficient && ov.p50 !== null) {
+      if (num('overhead_p50') !== ov.p50) p.push(`overhead p50: page ${num('overhead_p50')}, API ${ov.p50}`);
+      if (!dom.stats.overhead_p50.text.includes(fmtN(ov.samples))) p.push(`overhead p50 without n: '${dom.stats.overhead_p50.text}'`);
+    } else if (!/insufficient/.test(dom.stats.overhead_p50?.text ?? '')) {
+      p.push('overhead is insufficient in the API but the page shows a number');
+    }
+    // Per client key: the table holds every API row, with its counts and quantiles; none
+    // when no request came with a key.
+    const keys = g.keys ?? [];
+    if (!keys.some((k) => k.client_key !== '')) {
+      if (dom.keys.length > 0) p.push('a per-key table without any client key in the API');
       return p;
-    },
-  );
+    }
+    if (dom.keys.length !== keys.length) p.push(`key rows: page ${dom.keys.length}, API ${keys.length}`);
+    const byKey = new Map(dom.keys.map((r) => [r.key, r.cells]));
+    for (const k of keys) {
+      const cells = byKey.get(k.client_key);
+      if (!cells) {
+        p.push(`key '${k.client_key}': missing`);
+        continue;
+      }
+      for (const col of ['requests', 'errors', 'prompt_tokens', 'output_tokens']) {
+        if (Number(cells[col]?.value) !== k[col]) p.push(`key '${k.client_key}' ${col}: page ${cells[col]?.value}, API ${k[col]}`);
+      }
+      for (const [col, q] of [['ttft_p50', k.ttft_ms], ['e2e_p95', k.e2e_ms]]) {
+        const want = q.insufficient ? null : col.endsWith('p50') ? q.p50 : q.p95;
+        const got = cells[col]?.value ?? null;
+        if ((want === null) !== (got === null) || (want !== null && (Number(got) !== want || !shows(cells[col].text, want)))) {
+          p.push(`key '${k.client_key}' ${col}: page ${JSON.stringify(cells[col])}, API ${want}`);
+        }
+      }
+    }
+    return p;
+  };
+  const note = await matchesApi(page, record, 'gateway', { window: '24h' }, gatewayDom, compareGateway);
+  // The client key filter: the figures and the key table become that key's.
+  const keyOptions = await page.$$eval('#f-client_key option', (os) => os.map((o) => o.value).filter(Boolean));
+  if (keyOptions.length > 0) {
+    const key = keyOptions[0];
+    const filtered = page.waitForRequest((r) => {
+      const u = new URL(r.url());
+      return u.pathname.endsWith('/api/v1/gateway') && u.searchParams.get('client_key') === key;
+    });
+    await page.selectOption('#f-client_key', key);
+    await filtered;
+    await waitReady(page, '#/gateway');
+    await matchesApi(page, record, 'gateway', { window: '24h', client_key: key }, gatewayDom, compareGateway);
+    const rows = await page.$$eval('#gw-keys tbody tr', (trs) => trs.map((tr) => tr.dataset.clientKey));
+    assert(rows.length === 1 && rows[0] === key, `filtered to '${key}', the key table shows ${JSON.stringify(rows)}`);
+    await page.selectOption('#f-client_key', '');
+    await waitReady(page, '#/gateway');
+  }
   // TTFT with and without a provider prompt-cache hit: every row of the live API, its sample
   // counts and p50s as numbers and as text, and the p50 saved.
   const cacheNote = await matchesApi(

@@ -367,7 +367,7 @@ export const comparePage: Page<Data> = {
       { class: 'page' },
       heading('Compare'),
       h('p', { class: 'lede' }, 'Two to four models side by side: their distributions, their day, and the difference in words.'),
-      filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'], kDefaultWindow),
       exportLinks(d.sources),
       picker(ctx, d.board, d.picks),
       d.defaulted && d.picks.length ? h('p', { class: 'muted', 'data-defaulted': '' }, 'None chosen: showing the two fastest by TTFT p50.') : null,

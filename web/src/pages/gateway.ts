@@ -313,7 +313,7 @@ export const gatewayPage: Page<Data> = {
       { class: 'page' },
       heading('Gateway'),
       h('p', { class: 'lede' }, `What the gateway did in the last ${gw.window}: cache hits, fallbacks and hedges, and the time it added to each request; and since it started, what a provider prompt-cache hit took off TTFT.`),
-      filterBar(ctx, values, ['window'], kDefaultWindow),
+      filterBar(ctx, values, ['window', 'client_key'], kDefaultWindow),
       exportLinks([
         { label: 'gateway', path: 'gateway', params: apiParams(ctx.route, kDefaultWindow) },
         ...(upstreams ? [{ label: 'routing', path: 'upstreams' }] : []),

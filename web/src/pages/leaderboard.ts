@@ -89,7 +89,7 @@ export const leaderboardPage: Page<Data> = {
         `tokens/s is decode speed (1000 / TPOT). Cells with fewer than ${fmtCount(board.min_samples)} samples `,
         'are shown as insufficient data.',
       ),
-      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'], kDefaultWindow),
       exportLinks([{ label: 'leaderboard', path: 'leaderboard', params: apiParams(ctx.route, kDefaultWindow) }]),
       h(
         'p',

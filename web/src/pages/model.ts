@@ -260,7 +260,7 @@ export const modelPage: Page<Data> = {
         h('a', { href: href('compare', [], withParam(sharedParams(ctx.route.params), 'models', `${provider}/${model}`)), 'data-key': 'crumb:compare' }, 'Compare with others'),
       ),
       heading(h('span', { class: 'model-name' }, model), ' ', h('span', { class: 'provider-name' }, provider)),
-      filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      filterBar(ctx, d.values, ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'], kDefaultWindow),
       exportLinks([
         { label: 'numbers', path: 'leaderboard', params: modelParams(ctx) },
         { label: 'TTFT CDF', path: 'distribution', params: modelParams(ctx, { metric: 'ttft' }) },

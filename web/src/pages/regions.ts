@@ -177,7 +177,7 @@ export const regionsPage: Page<Data> = {
       { class: 'page' },
       heading('Regions'),
       h('p', { class: 'lede' }, 'Where the client sits and where the provider answered from: the same model can be fast from one region and slow from another.'),
-      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow),
+      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'], kDefaultWindow),
       exportLinks([{ label: 'regions', path: 'regions', params: apiParams(ctx.route, kDefaultWindow) }]),
       regions.rows.length === 0
         ? emptyState('No measurements match these filters in this window.')

@@ -206,7 +206,7 @@ export const timeOfDayPage: Page<Data> = {
         h('strong', { 'data-tz': tz }, tz),
         '). Choose a model to split the hours by weekday: a provider that slows down in business hours shows as a band.',
       ),
-      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source'], kDefaultWindow, [
+      filterBar(ctx, values, ['window', 'client_region', 'upstream_region', 'task', 'source', 'client_key'], kDefaultWindow, [
         modelSelect,
         select('metric', 'Metric', metric, kMetrics, (v) => ctx.setParams(withParam(params, 'metric', v))),
         select('q', 'Quantile', q, kQs, (v) => ctx.setParams(withParam(params, 'q', v))),
