@@ -162,6 +162,14 @@ ObservatoryConfig load_observatory_config(
                            "max_label_values", "max_new_label_cells", "max_label_cells"});
     read_aggregation(t, c);
     read_ingest(t, c);
+    // Public ingestion takes records from anyone: a week of open buckets would hold a part per
+    // submitter per cell-hour for a week (a memory bound by submitters, not cells). An hour
+    // unless the table says otherwise (rollup.hpp, Folding).
+    const std::vector<std::string> given = t.keys();
+    if (c.ingest == IngestMode::open &&
+        std::find(given.begin(), given.end(), "late_allowance") == given.end()) {
+        c.late_allowance = kPublicLateAllowance;
+    }
     read_forwarding(t, getenv_fn, c);
     read_submitters(t, c);
     read_label_budget(t, c.label_budget);

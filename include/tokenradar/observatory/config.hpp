@@ -8,7 +8,8 @@
 //   rollup_retention = "auto"   # hour buckets in memory: "auto" keeps what a query can read
 //                               # (rollup_hours_read()); "0s" keeps them for ever
 //   late_allowance = "7d"       # a bucket takes records this long after its end, then is
-//                               # folded; later records are not rolled up (rollup.hpp)
+//                               # folded; later records are not rolled up (rollup.hpp);
+//                               # "1h" by default with ingest = "public"
 //   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
 //   ingest = "off"              # POST /api/v1/measurements: "off", "keys" or "public"
 //   public_rate = 1.0           # "public": requests/s per client IP...
@@ -48,13 +49,17 @@ namespace tokenradar::observatory {
 
 enum class IngestMode { off, keys, open };  // open = "public"
 
+// The late allowance of a public observatory unless configured: its open buckets hold a part
+// per submitter, so they must close soon.
+inline constexpr std::chrono::minutes kPublicLateAllowance{60};
+
 struct ObservatoryConfig {
     bool enabled = true;
     std::size_t min_samples = 20;
     std::chrono::hours minute_retention{6};
     std::optional<std::chrono::hours> rollup_retention;  // nullopt: "auto"
     // As long as ingestion accepts a record (IngestLimits::max_age), so nothing accepted is
-    // left out of the rollups; a public observatory lowers it to hold fewer client parts.
+    // left out of the rollups; kPublicLateAllowance with public ingestion (fewer client parts).
     std::chrono::minutes late_allowance{7 * 24 * 60};
     std::chrono::milliseconds cache_ttl{5000};
     IngestMode ingest = IngestMode::off;

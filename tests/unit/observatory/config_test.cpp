@@ -117,6 +117,10 @@ TEST(ObservatoryConfig, LateAllowanceIsADurationFromAMinuteToAWeek) {
                   std::string::npos)
             << bad;
     }
+    // Public ingestion: an hour unless given (its open buckets hold a part per submitter).
+    EXPECT_EQ(load("[observatory]\ningest = \"public\"\n").late_allowance, std::chrono::hours(1));
+    EXPECT_EQ(load("[observatory]\ningest = \"public\"\nlate_allowance = \"2d\"\n").late_allowance,
+              std::chrono::hours(48));
 }
 
 // "auto" (the default) keeps in memory what a query reads: the status page's week and its four
