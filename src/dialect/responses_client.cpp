@@ -29,18 +29,8 @@ std::optional<Error> refuse_unwritable(const ChatRequest& r) {
     return std::nullopt;
 }
 
-std::string_view role_name(Role role) {
-    switch (role) {
-        case Role::system:
-            return "system";
-        case Role::assistant:
-            return "assistant";
-        case Role::user:
-        case Role::tool:
-            break;
-    }
-    return "user";
-}
+// A Responses message has no tool role (tool results are function_call_output items).
+std::string_view role_name(Role role) { return role == Role::tool ? "user" : to_string(role); }
 
 // A message's text parts as Responses content parts (output_text for the assistant's own
 // turns, input_text otherwise); images are refused by path.
