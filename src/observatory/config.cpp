@@ -55,6 +55,10 @@ void read_aggregation(const ConfigTable& t, ObservatoryConfig& c) {
     if (ttl.count() < 0 || ttl > std::chrono::minutes(10))
         t.fail("cache_ttl", "a duration from 0s to 10m");
     c.cache_ttl = std::chrono::duration_cast<std::chrono::milliseconds>(ttl);
+    const auto lag = t.get_duration("follow_lag", c.follow_lag);
+    if (lag.count() < 0 || lag > std::chrono::minutes(10))
+        t.fail("follow_lag", "a duration from 0s to 10m");
+    c.follow_lag = std::chrono::duration_cast<std::chrono::milliseconds>(lag);
 }
 
 // Who may submit measurements, and how much at once.
@@ -153,13 +157,28 @@ ObservatoryConfig load_observatory_config(
     ObservatoryConfig c;
     if (!table) return c;
     const ConfigTable& t = *table;
-    t.reject_unknown_keys({"enabled",          "min_samples",         "minute_retention",
-                           "rollup_retention", "late_allowance",      "cache_ttl",
-                           "ingest",           "ingest_keys",         "public_rate",
-                           "public_burst",     "max_records",         "max_body_bytes",
-                           "forward_to",       "forward_key_env",     "geoip_db",
-                           "trusted_proxies",  "gateway_keys",        "max_new_label_values",
-                           "max_label_values", "max_new_label_cells", "max_label_cells"});
+    t.reject_unknown_keys({"enabled",
+                           "min_samples",
+                           "minute_retention",
+                           "rollup_retention",
+                           "late_allowance",
+                           "cache_ttl",
+                           "follow_lag",
+                           "ingest",
+                           "ingest_keys",
+                           "public_rate",
+                           "public_burst",
+                           "max_records",
+                           "max_body_bytes",
+                           "forward_to",
+                           "forward_key_env",
+                           "geoip_db",
+                           "trusted_proxies",
+                           "gateway_keys",
+                           "max_new_label_values",
+                           "max_label_values",
+                           "max_new_label_cells",
+                           "max_label_cells"});
     read_aggregation(t, c);
     read_ingest(t, c);
     // Public ingestion takes records from anyone: a week of open buckets would hold a part per

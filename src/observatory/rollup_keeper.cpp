@@ -122,9 +122,14 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
         index_->add_minutes_only(batch);
     });
     if (!filled) return filled.error();
-    // Records committed after the last save: roll them up as if just written.
+    // Records committed after the last save: roll them up as if just written (a shared
+    // store: up to its ceiling, where following goes on).
     store::RecordQuery after;
     after.after_id = *watermark;
+    if (const auto ceiling = store.follow_ceiling(options_.follow_lag)) {
+        position_ = std::max(*watermark, *ceiling);
+        after.up_to_id = *position_;
+    }
     auto caught_up = scan_in_batches(
         store, after, [&](std::span<const Measurement> batch) { index_->add(batch); });
     if (!caught_up) return caught_up.error();
@@ -163,12 +168,39 @@ void RollupKeeper::warm_caches() {
 }
 
 void RollupKeeper::written(store::MeasurementStore&, std::span<const Measurement> stored) {
+    if (position_) return;  // follow() reads them back with every other node's
     index_->add(stored);
     changed_ = changed_ || !stored.empty();
 }
 
+void RollupKeeper::follow(store::MeasurementStore& store) {
+    const auto ceiling = store.follow_ceiling(options_.follow_lag);
+    if (!ceiling || *ceiling <= *position_) return;
+    store::RecordQuery q;
+    q.after_id = *position_;
+    q.up_to_id = *ceiling;
+    // Records of hours that have closed would be refused as late: not read (ClickHouse skips
+    // the days they are in).
+    q.from_ts_us = options_.now_us() - std::chrono::duration_cast<std::chrono::microseconds>(
+                                           index_->options().late_allowance + std::chrono::hours(1))
+                                           .count();
+    auto read =
+        scan_in_batches(store, q, [&](std::span<const Measurement> batch) { index_->add(batch); });
+    if (!read) {
+        // The position stays: the next tick reads the same records again.
+        spdlog::warn("observatory: following the store: {}", read.error().message);
+        return;
+    }
+    position_ = *ceiling;
+    changed_ = changed_ || *read > 0;
+}
+
 void RollupKeeper::tick(store::MeasurementStore& store) {
     const auto now = Clock::now();
+    if (position_ && now >= next_follow_) {
+        follow(store);
+        next_follow_ = now + options_.follow_interval;
+    }
     if (now >= next_prune_) {
         prune(options_.now_us());
         next_prune_ = now + options_.prune_interval;
@@ -179,7 +211,10 @@ void RollupKeeper::tick(store::MeasurementStore& store) {
     }
 }
 
-void RollupKeeper::stopping(store::MeasurementStore& store) { save(store); }
+void RollupKeeper::stopping(store::MeasurementStore& store) {
+    if (position_) follow(store);  // what passed the lag since the last tick
+    save(store);
+}
 
 void RollupKeeper::prune(std::int64_t now_us) {
     index_->prune(now_us);
@@ -197,8 +232,9 @@ void RollupKeeper::prune(std::int64_t now_us) {
 void RollupKeeper::save(store::MeasurementStore& store) {
     if (!changed_) return;
     // Every committed record is in the index (written() runs after each commit on this
-    // thread), so the store's last id is the watermark of what is saved now.
-    auto last = store.last_id();
+    // thread), so the store's last id is the watermark of what is saved now; a followed
+    // store's, the position.
+    auto last = position_ ? Result<std::int64_t>(*position_) : store.last_id();
     if (!last) {
         spdlog::warn("observatory: saving rollups: {}", last.error().message);
         return;

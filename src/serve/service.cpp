@@ -149,7 +149,11 @@ Service::Service(ServeConfig config, gateway::GatewayHooks hooks) : config_(std:
         // large batches, not hundreds of small ones a second (bench/README.md "ClickHouse").
         if (sc.url.starts_with("clickhouse://")) options.max_batch = 10'000;
         if (sc.retention) options.retention = *sc.retention;
-        if (rollups_) keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_);
+        if (rollups_) {
+            observatory::RollupKeeperOptions keeper_options;
+            keeper_options.follow_lag = config_.observatory.follow_lag;
+            keeper_ = std::make_shared<observatory::RollupKeeper>(rollups_, keeper_options);
+        }
         writer_ = std::make_unique<store::BatchWriter>(std::move(*opened), options, keeper_);
         store::BatchWriter* w = writer_.get();
         if (api_) api_->attach_writer(w);

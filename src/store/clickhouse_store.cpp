@@ -324,6 +324,12 @@ Result<std::vector<bool>> ClickHouseStore::insert(std::span<const Measurement> r
     return stored;
 }
 
+std::optional<std::int64_t> ClickHouseStore::follow_ceiling(std::chrono::milliseconds lag) const {
+    const std::int64_t tick =
+        now_us() - std::chrono::duration_cast<std::chrono::microseconds>(lag).count();
+    return tick * kNodes + (kNodes - 1);
+}
+
 Result<std::int64_t> ClickHouseStore::last_id() {
     auto text = http_->text("read the last record id", "SELECT max(id) FROM measurements");
     if (!text) return text.error();
@@ -505,10 +511,13 @@ Result<std::size_t> ClickHouseStore::scan(const RecordQuery& query, const Record
 
 Result<void> ClickHouseStore::save_rollups(std::span<const RollupRow> rows,
                                            std::int64_t watermark) {
-    // The last row given for a key wins (one version for the whole call).
+    // The last row given for a key wins (one version for the whole call). The version is the
+    // watermark: nodes that follow the table (RollupKeeper) each save what they hold up to
+    // their own position, and the row of the furthest one is the whole of its key.
     std::unordered_map<std::string, std::size_t> last;
     for (std::size_t i = 0; i < rows.size(); ++i) last[rollup_key(rows[i])] = i;
-    last_version_ = std::max(last_version_ + 1, static_cast<std::uint64_t>(now_us()));
+    last_version_ = std::max(last_version_ + 1,
+                             static_cast<std::uint64_t>(std::max<std::int64_t>(watermark, 0)));
     std::string& out = rows_;
     out.clear();
     const auto put_labels = [&out](std::span<const std::string> labels) {

@@ -11,6 +11,8 @@
 //                               # folded; later records are not rolled up (rollup.hpp);
 //                               # "1h" by default with ingest = "public"
 //   cache_ttl = "5s"            # computed answers are reused this long (0s: never)
+//   follow_lag = "10s"          # a store other nodes write (ClickHouse): their records reach
+//                               # this node's rollups this long after their insert began
 //   ingest = "off"              # POST /api/v1/measurements: "off", "keys" or "public"
 //   public_rate = 1.0           # "public": requests/s per client IP...
 //   public_burst = 10           # ...and the burst above it
@@ -62,6 +64,7 @@ struct ObservatoryConfig {
     // left out of the rollups; kPublicLateAllowance with public ingestion (fewer client parts).
     std::chrono::minutes late_allowance{7 * 24 * 60};
     std::chrono::milliseconds cache_ttl{5000};
+    std::chrono::milliseconds follow_lag{10'000};  // RollupKeeperOptions::follow_lag
     IngestMode ingest = IngestMode::off;
     std::vector<net::ApiKey> ingest_keys;
     double public_rate = 1.0;

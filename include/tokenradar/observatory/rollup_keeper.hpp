@@ -9,6 +9,11 @@
 //   and prunes every minute (retention, and folding the buckets that closed; records refused
 //   as late since the last prune are logged);
 // - stopping: saves what changed.
+// A store that other nodes write too (ClickHouse: MeasurementStore::follow_ceiling) is
+// followed instead: every follow_interval the index takes the records stored since its
+// position up to follow_lag ago, this node's own included (written() adds nothing), so every
+// node on the database answers for every record, and what an index holds is exactly the
+// records up to its position, the watermark it saves (the furthest node's rows win).
 // `rebuild_rollups` (tokenradar rollup --rebuild) clears the saved rows so the next start
 // recomputes everything from the raw records.
 
@@ -20,12 +25,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace tokenradar::observatory {
 
 struct RollupKeeperOptions {
     std::chrono::milliseconds save_interval{1000};
     std::chrono::milliseconds prune_interval{60'000};
+    // Following a shared store: how often, and how far behind the clock (an insert slower
+    // than that, or a node's clock behind by more, is missed until rollup --rebuild).
+    std::chrono::milliseconds follow_interval{1'000};
+    std::chrono::milliseconds follow_lag{10'000};
     // Wall clock in UTC microseconds (tests pass their own).
     std::function<std::int64_t()> now_us;
 };
@@ -47,11 +57,16 @@ class RollupKeeper final : public store::WriteListener {
     void save(store::MeasurementStore& store);
     void prune(std::int64_t now_us);
     void warm_caches();
+    // Adds the records after position_ up to the store's ceiling (a shared store).
+    void follow(store::MeasurementStore& store);
 
     std::shared_ptr<RollupIndex> index_;
     RollupKeeperOptions options_;
     std::chrono::steady_clock::time_point next_save_{};
     std::chrono::steady_clock::time_point next_prune_{};
+    std::chrono::steady_clock::time_point next_follow_{};
+    // Following a shared store: every record up to this id is in the index, none after it.
+    std::optional<std::int64_t> position_;
     bool changed_ = false;
     std::uint64_t late_logged_ = 0;
     std::atomic<bool> loaded_{false};

@@ -73,6 +73,9 @@ class ClickHouseStore final : public MeasurementStore {
     // looked up first; false for one already stored (or repeated in the span).
     Result<std::vector<bool>> insert(std::span<const Measurement> records) override;
     Result<std::int64_t> last_id() override;
+    // Ids are microseconds x 1024 + node: the largest of `lag` ago on this node's clock.
+    [[nodiscard]] std::optional<std::int64_t> follow_ceiling(
+        std::chrono::milliseconds lag) const override;
     // Drops whole days before `ts_us` (partitions) and deletes the rest with a mutation,
     // waiting until it is done.
     Result<std::size_t> delete_before(std::int64_t ts_us) override;

@@ -12,10 +12,12 @@
 #include <tokenradar/core/measurement.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,6 +78,15 @@ class MeasurementStore {
     virtual Result<std::int64_t> load_rollups(const RollupVisitor& visit) = 0;
     // Deletes every rollup row and resets the watermark (rollup --rebuild).
     virtual Result<void> clear_rollups() = 0;
+    // Stores that other nodes write at the same time (ClickHouse): an id that every record
+    // whose insert began more than `lag` ago (by this node's clock) has at most, so a reader
+    // that has read every id up to it misses none of those as long as inserts take less than
+    // `lag` and the nodes' clocks agree to within it. nullopt: this node is the only writer
+    // (SQLite; PostgreSQL, which one owner holds), whose records it sees as it writes them.
+    [[nodiscard]] virtual std::optional<std::int64_t> follow_ceiling(
+        std::chrono::milliseconds /*lag*/) const {
+        return std::nullopt;
+    }
 
     // scan() into a vector.
     Result<std::vector<Measurement>> select(const RecordQuery& query);

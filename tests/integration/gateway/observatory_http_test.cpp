@@ -950,8 +950,9 @@ TEST(ObservatoryOnClickHouse, GatewayRequestsIngestionAndRollupsSurviveARestart)
     }
     testing::ClickHouseServer server;
     testing::SimFixture sim("instant");
-    std::string config =
-        service_config("unused.db", keys_mode("min_samples = 1\n"), sim.base_url());
+    // One node: its inserts have ended before its writer thread follows the table.
+    std::string config = service_config(
+        "unused.db", keys_mode("min_samples = 1\nfollow_lag = \"0s\"\n"), sim.base_url());
     const std::string path = "path = \"unused.db\"";
     config.replace(config.find(path), path.size(), "url = \"" + server.url() + "\"");
     json::value board_before;
@@ -989,6 +990,7 @@ TEST(ObservatoryOnClickHouse, GatewayRequestsIngestionAndRollupsSurviveARestart)
         auto board = get(s, "/api/v1/leaderboard");
         ASSERT_EQ(board.status, 200u) << board.body;
         board_before = without_time(board);
+        ASSERT_NE(row_of(board_before, "acme"), nullptr) << board_before;
         EXPECT_EQ(row_of(board_before, "acme")->at("samples").to_number<int>(), 42);
         EXPECT_THAT(s.service().store_summary(), HasSubstr("clickhouse://default:[redacted]@"));
         s.stop();
@@ -1005,7 +1007,8 @@ TEST(ObservatoryOnClickHouse, GatewayRequestsIngestionAndRollupsSurviveARestart)
         std::size_t rows = 0;
         const auto watermark = raw->load_rollups([&](store::RollupRow&&) { ++rows; });
         ASSERT_TRUE(watermark) << watermark.error().message;
-        EXPECT_EQ(*watermark, raw->last_id().value());
+        // The position the node had followed to: every stored id, and the moment it stopped.
+        EXPECT_GE(*watermark, raw->last_id().value());
         EXPECT_GE(rows, 2u);  // the sim's hour and acme's
     }
     ServiceFixture restarted(config);

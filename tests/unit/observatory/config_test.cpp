@@ -143,6 +143,16 @@ TEST(ObservatoryConfig, RollupRetentionIsAutoWholeHoursOrForEver) {
     EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 52), std::chrono::hours(372 * 24));
 }
 
+TEST(ObservatoryConfig, FollowLagIsADurationUpToTenMinutes) {
+    EXPECT_EQ(load("[observatory]\n").follow_lag, std::chrono::seconds(10));
+    EXPECT_EQ(load("[observatory]\nfollow_lag = \"0s\"\n").follow_lag, std::chrono::seconds(0));
+    EXPECT_EQ(load("[observatory]\nfollow_lag = \"2500ms\"\n").follow_lag,
+              std::chrono::milliseconds(2500));
+    EXPECT_NE(
+        config_error("[observatory]\nfollow_lag = \"11m\"\n").find("a duration from 0s to 10m"),
+        std::string::npos);
+}
+
 TEST(ObservatoryConfig, GatewayKeysMustNameIngestKeys) {
     const std::string keys =
         "[observatory]\ningest = \"keys\"\n"

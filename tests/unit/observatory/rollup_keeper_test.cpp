@@ -1,8 +1,10 @@
 #include <tokenradar/observatory/rollup_keeper.hpp>
 
+#include "../../support/clickhouse_server.hpp"
 #include "../../support/store_records.hpp"
 #include "observatory_records.hpp"
 
+#include <tokenradar/store/clickhouse_store.hpp>
 #include <tokenradar/store/sqlite_store.hpp>
 
 #include <gtest/gtest.h>
@@ -248,6 +250,65 @@ TEST(RollupKeeper, HoursBeforeTheRetentionStayInTheStore) {
     ASSERT_TRUE(
         raw->load_rollups([&](store::RollupRow&& row) { stored_hours.insert(row.hour_us); }));
     EXPECT_EQ(stored_hours, (std::set<std::int64_t>{kDay0 + kHourUs, kLater + kHourUs}));
+}
+
+// One observatory node of several writing one ClickHouse database (node ids apart), following
+// the table a second behind (another node's insert in flight must land before it is read
+// past); stop() saves.
+struct ClickHouseNode {
+    ClickHouseNode(const std::string& url, int node) {
+        RollupKeeperOptions options;
+        options.now_us = [] { return kNow; };
+        options.follow_lag = 1s;
+        options.follow_interval = 0ms;
+        keeper = std::make_shared<RollupKeeper>(index, options);
+        store::ClickHouseOptions store_options;
+        store_options.node = node;
+        auto opened = store::ClickHouseStore::open(url, store_options);
+        EXPECT_TRUE(opened) << (opened ? "" : opened.error().message);
+        store::BatchWriterOptions writer_options;
+        writer_options.flush_interval = 10ms;
+        writer = std::make_unique<store::BatchWriter>(std::move(*opened), writer_options, keeper);
+    }
+    [[nodiscard]] std::uint64_t samples() const {
+        std::uint64_t n = 0;
+        for (const auto& [key, a] : index->query(everything())) n += a.samples;
+        return n;
+    }
+    std::shared_ptr<RollupIndex> index = std::make_shared<RollupIndex>();
+    std::shared_ptr<RollupKeeper> keeper;
+    std::unique_ptr<store::BatchWriter> writer;
+};
+
+// Two nodes on one ClickHouse database each answer for every record, the other's included;
+// a third started after them loads the same from the rollups both saved, nothing twice.
+TEST(RollupKeeper, NodesOnOneClickHouseDatabaseEachAnswerForEveryRecord) {
+    if (!testing::ClickHouseServer::available()) {
+        GTEST_SKIP() << testing::ClickHouseServer::skip_reason();
+    }
+    testing::ClickHouseServer server;
+    {
+        ClickHouseNode a(server.url(), 1);
+        ClickHouseNode b(server.url(), 2);
+        ASSERT_TRUE(eventually([&] { return a.keeper->loaded() && b.keeper->loaded(); }));
+        ASSERT_TRUE(a.writer->submit(records(10, kDay0 + kHourUs, "key:a")).get());
+        ASSERT_TRUE(b.writer->submit(records(6, kDay0 + kHourUs + kMinuteUs, "key:b")).get());
+        const auto until = std::chrono::steady_clock::now() + 15s;
+        while ((a.samples() != 16 || b.samples() != 16) && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(20ms);
+        EXPECT_EQ(a.samples(), 16u);
+        EXPECT_EQ(b.samples(), 16u);
+        // The index holds no record twice: its own come back only through the table.
+        std::this_thread::sleep_for(1500ms);
+        EXPECT_EQ(a.samples(), 16u);
+        EXPECT_EQ(b.samples(), 16u);
+        a.writer->stop();
+        b.writer->stop();
+    }
+    ClickHouseNode c(server.url(), 3);
+    ASSERT_TRUE(eventually([&] { return c.keeper->loaded(); }));
+    EXPECT_EQ(c.samples(), 16u);
+    c.writer->stop();
 }
 
 TEST(RollupKeeper, LoadingFillsTheCachesALeaderboardReads) {
