@@ -47,7 +47,11 @@ void read_aggregation(const ConfigTable& t, ObservatoryConfig& c) {
     if (c.minute_retention > std::chrono::hours(48)) t.fail("minute_retention", "at most 48h");
     if (t.get_string("rollup_retention", "auto") != "auto")
         c.rollup_retention = whole_hours(t, "rollup_retention", std::chrono::hours(0));
-    const auto late = t.get_duration("late_allowance", c.late_allowance);
+    // Public ingestion takes records from anyone: a week of open buckets would hold a part per
+    // submitter per cell-hour for a week (a memory bound by submitters, not cells). An hour
+    // unless the table says otherwise (rollup.hpp, Folding).
+    const auto late = t.get_duration(
+        "late_allowance", c.ingest == IngestMode::open ? kPublicLateAllowance : c.late_allowance);
     if (late < std::chrono::minutes(1) || late > std::chrono::days(7))
         t.fail("late_allowance", "a duration from 1m to 7d");
     c.late_allowance = std::chrono::duration_cast<std::chrono::minutes>(late);
@@ -179,16 +183,8 @@ ObservatoryConfig load_observatory_config(
                            "max_label_values",
                            "max_new_label_cells",
                            "max_label_cells"});
+    read_ingest(t, c);  // first: the late allowance's default depends on it
     read_aggregation(t, c);
-    read_ingest(t, c);
-    // Public ingestion takes records from anyone: a week of open buckets would hold a part per
-    // submitter per cell-hour for a week (a memory bound by submitters, not cells). An hour
-    // unless the table says otherwise (rollup.hpp, Folding).
-    const std::vector<std::string> given = t.keys();
-    if (c.ingest == IngestMode::open &&
-        std::find(given.begin(), given.end(), "late_allowance") == given.end()) {
-        c.late_allowance = kPublicLateAllowance;
-    }
     read_forwarding(t, getenv_fn, c);
     read_submitters(t, c);
     read_label_budget(t, c.label_budget);

@@ -181,8 +181,7 @@ void RollupIndex::prune(std::int64_t now_us) {
     s.forget_last_buckets();
     bool changed = erase_before(s.minutes, s.minute_floor_us);
     if (s.options.hour_retention.count() > 0) {
-        const std::int64_t cutoff =
-            floor_to(now_us - s.options.hour_retention.count() * kHourUs, kHourUs);
+        const std::int64_t cutoff = first_kept_hour(now_us);
         changed = erase_before(s.hours, cutoff) || changed;
         const std::int64_t first_day = floor_to(cutoff, kDayUs);
         s.days.erase(s.days.begin(), s.days.lower_bound(first_day));
@@ -207,6 +206,12 @@ void RollupIndex::prune(std::int64_t now_us) {
     s.compact(Resolution::hour, floor_to(now_us, kHourUs) - kHourUs);
     s.trim_shapes(shape_cutoff);
     if (changed) s.generation.fetch_add(1, std::memory_order_release);
+}
+
+std::int64_t RollupIndex::first_kept_hour(std::int64_t now_us) const noexcept {
+    const std::chrono::hours kept = state_->options.hour_retention;
+    if (kept.count() == 0) return std::numeric_limits<std::int64_t>::min();
+    return floor_to(now_us - kept.count() * kHourUs, kHourUs);
 }
 
 std::uint64_t RollupIndex::late_records() const {

@@ -82,12 +82,7 @@ Result<void> RollupKeeper::load(store::MeasurementStore& store) {
     std::size_t old_rows = 0;
     std::int64_t loading_hour = std::numeric_limits<std::int64_t>::min();
     // Hours before the index's retention stay in the store only (prune() would drop them).
-    const std::int64_t retention_us =
-        std::chrono::duration_cast<std::chrono::microseconds>(index_->options().hour_retention)
-            .count();
-    const std::int64_t oldest_kept = options_.now_us() - retention_us;
-    const std::int64_t first_hour = retention_us > 0 ? oldest_kept - oldest_kept % kHourUs
-                                                     : std::numeric_limits<std::int64_t>::min();
+    const std::int64_t first_hour = index_->first_kept_hour(options_.now_us());
     auto watermark = store.load_rollups([&](store::RollupRow&& row) {
         if (row.hour_us < first_hour) {
             ++old_rows;

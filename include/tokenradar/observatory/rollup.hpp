@@ -226,6 +226,8 @@ class RollupIndex {
     // Drops buckets past their retention as of `now_us`, closes the buckets that ended
     // late_allowance before it and folds them (see Folding).
     void prune(std::int64_t now_us);
+    // The first hour bucket prune(now_us) keeps (hour_retention; the lowest int64 when 0).
+    [[nodiscard]] std::int64_t first_kept_hour(std::int64_t now_us) const noexcept;
     // Records refused because their hour bucket had closed (since the index was made).
     [[nodiscard]] std::uint64_t late_records() const;
 
