@@ -4,7 +4,9 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <optional>
 #include <string>
@@ -19,19 +21,38 @@ namespace json = boost::json;
 using ErrorCode = boost::system::error_code;
 
 // Where the parser is: the containers the scan reads, or anything else (skipped whole).
-enum class Place : std::uint8_t { root, choices, choice, delta, other };
+enum class Place : std::uint8_t {
+    root,
+    choices,
+    choice,
+    delta,
+    usage,
+    prompt_details,      // usage.prompt_tokens_details
+    completion_details,  // usage.completion_tokens_details
+    other,
+};
+constexpr std::size_t kPlaces = static_cast<std::size_t>(Place::other);
 
 // What the value after the last key means to the scan.
 enum class Field : std::uint8_t {
-    ignored,    // a field the full decoder does not read (or reads only for rare events)
-    choices,    // root.choices: an array, or null
-    usage,      // root.usage: must be null here (a usage chunk goes to the full decoder)
-    index,      // choice.index: 0 or null
-    delta,      // choice.delta: an object, or null
-    finish,     // choice.finish_reason: a string, or null
-    content,    // delta.content: a non-empty string, or null
-    null_only,  // delta.role / reasoning* / tool_calls / refusal: anything but null declines
-    decline,    // root.error: always the full decoder's
+    ignored,             // a field the full decoder does not read (or reads only for rare events)
+    choices,             // root.choices: an array, or null
+    usage,               // root.usage: an object, or null
+    id,                  // root.id: a string, or null (a role delta carries it)
+    model,               // root.model: a string, or null (a role delta carries it)
+    index,               // choice.index: 0 or null
+    delta,               // choice.delta: an object, or null
+    finish,              // choice.finish_reason: a string, or null
+    content,             // delta.content: a non-empty string, or null
+    role,                // delta.role: a string, or null
+    prompt_tokens,       // usage.prompt_tokens: an integer, or null
+    completion_tokens,   // usage.completion_tokens: an integer, or null
+    prompt_details,      // usage.prompt_tokens_details: an object, or null
+    completion_details,  // usage.completion_tokens_details: an object, or null
+    cached_tokens,       // prompt_tokens_details.cached_tokens: an integer, or null
+    reasoning_tokens,    // completion_tokens_details.reasoning_tokens: an integer, or null
+    null_only,           // delta.reasoning* / tool_calls / refusal: anything but null declines
+    decline,             // root.error: always the full decoder's
 };
 
 class Handler : public SaxHandlerBase {
@@ -39,43 +60,48 @@ class Handler : public SaxHandlerBase {
     void reset() {
         stack_.clear();
         field_ = Field::ignored;
-        seen_root_ = seen_choice_ = seen_delta_ = 0;
+        seen_.fill(0);
         choices_ = 0;
         reset_key();
-        text_.clear();
-        finish_.clear();
-        has_finish_ = false;
-        in_text_ = in_finish_ = false;
+        for (std::string* s : {&text_, &finish_, &id_, &model_}) clear_keeping_small(*s);
+        has_finish_ = has_role_ = has_usage_ = false;
+        usage_ = Usage{};
+        in_string_ = false;
+        capture_ = nullptr;
     }
     std::string_view text() const { return text_; }
     std::optional<std::string_view> finish() const {
         if (!has_finish_) return std::nullopt;
         return std::string_view(finish_);
     }
+    bool role() const { return has_role_; }
+    std::string_view id() const { return id_; }
+    std::string_view model() const { return model_; }
+    const Usage* usage() const { return has_usage_ ? &usage_ : nullptr; }
 
     bool on_object_begin(ErrorCode& ec) {
         if (stack_.empty()) {
             stack_.push_back(Place::root);
             return true;
         }
-        switch (top()) {
-            case Place::root:
-                if (field_ != Field::ignored) return decline(ec);  // choices, usage, error
-                break;
-            case Place::choices:
-                if (++choices_ > 1) return decline(ec);
-                return open(Place::choice);
-            case Place::choice:
-                if (field_ == Field::delta) return open(Place::delta);
-                if (field_ != Field::ignored) return decline(ec);
-                break;
-            case Place::delta:
-                if (field_ != Field::ignored) return decline(ec);
-                break;
-            case Place::other:
-                break;
+        if (top() == Place::choices) {
+            if (++choices_ > 1) return decline(ec);
+            return open(Place::choice);
         }
-        return open(Place::other);
+        if (top() == Place::other || field_ == Field::ignored) return open(Place::other);
+        switch (field_) {
+            case Field::delta:
+                return open(Place::delta);
+            case Field::usage:
+                has_usage_ = true;
+                return open(Place::usage);
+            case Field::prompt_details:
+                return open(Place::prompt_details);
+            case Field::completion_details:
+                return open(Place::completion_details);
+            default:
+                return decline(ec);  // a field the scan reads, of another type
+        }
     }
     bool on_object_end(std::size_t, ErrorCode&) {
         stack_.pop_back();
@@ -104,12 +130,10 @@ class Handler : public SaxHandlerBase {
         field_ = classify_key(s, [&](std::string_view key) { return classify(top(), key); });
         if (field_ == Field::decline) return decline(ec);
         if (field_ == Field::ignored) return true;
-        unsigned& seen = top() == Place::root     ? seen_root_
-                         : top() == Place::choice ? seen_choice_
-                                                  : seen_delta_;
         // null_only covers several keys: repeats of those cannot change the outcome (any
         // non-null one declines), so only the other fields count.
         if (field_ != Field::null_only) {
+            unsigned& seen = seen_[static_cast<std::size_t>(top())];
             if ((seen & bit(field_)) != 0) return decline(ec);
             seen |= bit(field_);
         }
@@ -117,35 +141,47 @@ class Handler : public SaxHandlerBase {
     }
 
     bool on_string_part(json::string_view s, std::size_t, ErrorCode& ec) {
-        if (!in_text_ && !in_finish_) {
-            if (!scalar_allowed(Field::content, Field::finish)) return decline(ec);
-            in_text_ = field_ == Field::content;
-            in_finish_ = field_ == Field::finish;
+        if (!in_string_) {
+            if (!string_allowed()) return decline(ec);
+            in_string_ = true;
+            capture_ = field_ == Field::content  ? &text_
+                       : field_ == Field::finish ? &finish_
+                       : field_ == Field::id     ? &id_
+                       : field_ == Field::model  ? &model_
+                                                 : nullptr;
         }
-        if (in_text_) text_.append(s.data(), s.size());
-        if (in_finish_) finish_.append(s.data(), s.size());
+        if (capture_ != nullptr) capture_->append(s.data(), s.size());
         return true;
     }
     bool on_string(json::string_view s, std::size_t, ErrorCode& ec) {
         if (!on_string_part(s, 0, ec)) return false;
-        if (in_text_ && text_.empty()) return decline(ec);  // empty content: the full decoder's
-        has_finish_ = has_finish_ || in_finish_;
-        in_text_ = in_finish_ = false;
-        field_ = Field::ignored;
-        return true;
+        if (field_ == Field::content && text_.empty()) return decline(ec);  // the full decoder's
+        has_finish_ = has_finish_ || field_ == Field::finish;
+        has_role_ = has_role_ || field_ == Field::role;
+        in_string_ = false;
+        capture_ = nullptr;
+        return done_value();
     }
 
     bool on_int64(std::int64_t v, json::string_view, ErrorCode& ec) {
-        if (known() && top() == Place::choice && field_ == Field::index && v == 0)
-            return done_value();
-        return scalar(ec);
+        if (!known() || field_ == Field::ignored) return scalar(ec);
+        if (field_ == Field::index) return v == 0 ? done_value() : decline(ec);
+        return take_integer(v, ec);
     }
     bool on_uint64(std::uint64_t v, json::string_view, ErrorCode& ec) {
-        if (known() && top() == Place::choice && field_ == Field::index && v == 0)
-            return done_value();
-        return scalar(ec);
+        if (!known() || field_ == Field::ignored) return scalar(ec);
+        if (field_ == Field::index) return v == 0 ? done_value() : decline(ec);
+        if (v > static_cast<std::uint64_t>(INT64_MAX)) return decline(ec);
+        return take_integer(static_cast<std::int64_t>(v), ec);
     }
-    bool on_double(double, json::string_view, ErrorCode& ec) { return scalar(ec); }
+    bool on_double(double v, json::string_view, ErrorCode& ec) {
+        if (!known() || field_ == Field::ignored || field_ == Field::index) return scalar(ec);
+        // Reader::integer takes a double that holds an integer (1e3, 5.0).
+        if (!(v >= -9.0e18 && v <= 9.0e18) ||
+            static_cast<double>(static_cast<std::int64_t>(v)) != v)
+            return decline(ec);
+        return take_integer(static_cast<std::int64_t>(v), ec);
+    }
     bool on_bool(bool, ErrorCode& ec) { return scalar(ec); }
     bool on_null(ErrorCode& ec) {
         // null reads as absent everywhere the full decoder looks (Reader::find), but a
@@ -167,19 +203,47 @@ class Handler : public SaxHandlerBase {
         field_ = Field::ignored;
         return true;
     }
-    // A number, a bool or a string where the scan reads only `allowed` (strings: content,
-    // finish).
-    bool scalar_allowed(Field a, Field b) const {
+    bool string_allowed() const {
         if (stack_.empty()) return false;  // a scalar root
         if (top() == Place::other) return true;
         if (top() == Place::choices) return false;  // a choice must be an object
-        return field_ == Field::ignored || field_ == a || field_ == b;
+        switch (field_) {
+            case Field::ignored:
+            case Field::content:
+            case Field::finish:
+            case Field::role:
+            case Field::id:
+            case Field::model:
+                return true;
+            default:
+                return false;
+        }
     }
+    // A number or a bool where the scan reads nothing, or reads another type: declines.
     bool scalar(ErrorCode& ec) {
         if (stack_.empty()) return decline(ec);
         if (top() == Place::other) return true;
         if (top() == Place::choices || field_ != Field::ignored) return decline(ec);
         return true;
+    }
+    bool take_integer(std::int64_t v, ErrorCode& ec) {
+        switch (field_) {
+            case Field::prompt_tokens:
+                usage_.prompt_tokens = v;
+                break;
+            case Field::completion_tokens:
+                usage_.output_tokens = v;
+                break;
+            case Field::cached_tokens:
+                usage_.cached_prompt_tokens = v;
+                break;
+            case Field::reasoning_tokens:
+                usage_.reasoning_tokens = v;
+                break;
+            default:
+                return decline(ec);  // a number where the scan reads a string or an object
+        }
+        return done_value();
     }
 
     static Field classify(Place where, std::string_view key) {
@@ -187,6 +251,8 @@ class Handler : public SaxHandlerBase {
             case Place::root:
                 if (key == "choices") return Field::choices;
                 if (key == "usage") return Field::usage;
+                if (key == "id") return Field::id;
+                if (key == "model") return Field::model;
                 if (key == "error") return Field::decline;
                 return Field::ignored;
             case Place::choice:
@@ -196,10 +262,21 @@ class Handler : public SaxHandlerBase {
                 return Field::ignored;
             case Place::delta:
                 if (key == "content") return Field::content;
-                if (key == "role" || key == "reasoning_content" || key == "reasoning" ||
-                    key == "tool_calls" || key == "refusal")
+                if (key == "role") return Field::role;
+                if (key == "reasoning_content" || key == "reasoning" || key == "tool_calls" ||
+                    key == "refusal")
                     return Field::null_only;
                 return Field::ignored;
+            case Place::usage:
+                if (key == "prompt_tokens") return Field::prompt_tokens;
+                if (key == "completion_tokens") return Field::completion_tokens;
+                if (key == "prompt_tokens_details") return Field::prompt_details;
+                if (key == "completion_tokens_details") return Field::completion_details;
+                return Field::ignored;
+            case Place::prompt_details:
+                return key == "cached_tokens" ? Field::cached_tokens : Field::ignored;
+            case Place::completion_details:
+                return key == "reasoning_tokens" ? Field::reasoning_tokens : Field::ignored;
             default:
                 return Field::ignored;
         }
@@ -207,15 +284,18 @@ class Handler : public SaxHandlerBase {
 
     std::vector<Place> stack_;
     Field field_ = Field::ignored;
-    unsigned seen_root_ = 0;
-    unsigned seen_choice_ = 0;
-    unsigned seen_delta_ = 0;
+    std::array<unsigned, kPlaces> seen_{};  // the fields read so far, per container
     int choices_ = 0;
     std::string text_;
     std::string finish_;
+    std::string id_;
+    std::string model_;
+    Usage usage_;
     bool has_finish_ = false;
-    bool in_text_ = false;
-    bool in_finish_ = false;
+    bool has_role_ = false;
+    bool has_usage_ = false;
+    bool in_string_ = false;
+    std::string* capture_ = nullptr;  // where the string being read goes, if anywhere
 };
 
 json::parse_options scan_options() {
@@ -301,8 +381,10 @@ bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
         ErrorCode ec;
         const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
         const bool accepted = !ec && n == data.size() && parser.done();
-        if (accepted && !parser.handler().text().empty())
-            s.envelope.learn(data, parser.handler().finish());
+        const Handler& h = parser.handler();
+        // A role or usage chunk is the stream's first or last: not an envelope to repeat.
+        if (accepted && !h.text().empty() && !h.role() && h.usage() == nullptr)
+            s.envelope.learn(data, h.finish());
         return accepted;
     } catch (const std::bad_alloc&) {
         // A buffer could not grow: the full decoder decides. The envelope may be half-learnt.
@@ -320,6 +402,22 @@ bool OpenAiChunkScanner::enveloped() const noexcept { return impl_->enveloped; }
 
 std::optional<std::string_view> OpenAiChunkScanner::finish() const noexcept {
     return impl_->enveloped ? impl_->envelope.finish() : impl_->parser.handler().finish();
+}
+
+bool OpenAiChunkScanner::role() const noexcept {
+    return !impl_->enveloped && impl_->parser.handler().role();
+}
+
+std::string_view OpenAiChunkScanner::id() const noexcept {
+    return impl_->enveloped ? std::string_view{} : impl_->parser.handler().id();
+}
+
+std::string_view OpenAiChunkScanner::model() const noexcept {
+    return impl_->enveloped ? std::string_view{} : impl_->parser.handler().model();
+}
+
+const Usage* OpenAiChunkScanner::usage() const noexcept {
+    return impl_->enveloped ? nullptr : impl_->parser.handler().usage();
 }
 
 }  // namespace tokenradar::dialect

@@ -62,9 +62,25 @@ TEST(OpenAiChunkScan, ReadsTheTextOfAPlainChunk) {
     ASSERT_TRUE(scan.scan(chunk("{}", R"("length")")));  // reused: nothing left from before
     EXPECT_EQ(scan.text(), "");
     EXPECT_EQ(scan.finish(), "length");
+    EXPECT_FALSE(scan.role());
+    EXPECT_EQ(scan.usage(), nullptr);
+    ASSERT_TRUE(scan.scan(chunk(R"({"role":"assistant","content":"Hi"})")));
+    EXPECT_TRUE(scan.role());
+    EXPECT_EQ(scan.id(), "chatcmpl-1");
+    EXPECT_EQ(scan.model(), "gpt-4o");
+    EXPECT_EQ(scan.text(), "Hi");
+    ASSERT_TRUE(scan.scan(
+        R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}})"));
+    EXPECT_FALSE(scan.role());
+    ASSERT_NE(scan.usage(), nullptr);
+    Usage expected;
+    expected.prompt_tokens = 5;
+    expected.cached_prompt_tokens = 3;
+    expected.output_tokens = 7;
+    EXPECT_EQ(*scan.usage(), expected);
 }
 
-TEST(OpenAiChunkScan, TextAndFinishChunksTakeTheFastPathWithTheFullDecodersResult) {
+TEST(OpenAiChunkScan, TextRoleFinishAndUsageChunksTakeTheFastPathWithTheFullDecodersResult) {
     const std::vector<std::string> fast{
         chunk(R"({"content":"Hello"})"),
         chunk(R"({"content":" wor\"ld\\ \u00e9\ud83d\ude00"})"),
@@ -87,6 +103,27 @@ TEST(OpenAiChunkScan, TextAndFinishChunksTakeTheFastPathWithTheFullDecodersResul
         R"({"id":"x"})",
         R"({"choices":null,"usage":null})",
         R"({"choices":[{"index":0,"delta":{"content":"a","logprobs":{"content":[{"token":"a"}]}}}]})",
+        // the first chunk's role (with the id and model it carries), with or without text
+        chunk(R"({"role":"assistant"})"),
+        chunk(R"({"role":"assistant","content":"Hi","refusal":null})"),
+        chunk(R"({"role":""})"),
+        R"({"choices":[{"index":0,"delta":{"role":"assistant"}}],"model":"m\u00e9","id":"c\"1"})",
+        R"({"id":null,"model":null,"choices":[{"delta":{"role":"assistant"},"index":0}]})",
+        R"({"choices":[{"delta":{"role":"assistant"}}]})",
+        // the usage chunk, as include_usage sends it, and its variants
+        R"({"id":"x","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}})",
+        R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"prompt_tokens_details":)"
+        R"({"cached_tokens":3,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":2,)"
+        R"("accepted_prediction_tokens":0,"x":[{"reasoning_tokens":"no"}]}}})",
+        R"({"choices":[],"usage":{}})",
+        R"({"choices":[],"usage":{"prompt_tokens":null,"prompt_tokens_details":null}})",
+        R"({"choices":[],"usage":{"prompt_tokens":5.0,"completion_tokens":-1,"extra":{"prompt_tokens":"x"}}})",
+        R"({"choices":[],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":1e3}})",
+        R"({"choices":[],"usage":{"prompt_tokens_details":{"reasoning_tokens":"x"},"completion_tokens_details":{"cached_tokens":[]}}})",
+        chunk(R"({"content":"a"})", R"("stop")",
+              R"("usage":{"prompt_tokens":1,"completion_tokens":2},)"),
+        chunk(R"({"role":"assistant","content":"all"})", R"("stop")",
+              R"("usage":{"prompt_tokens":1,"completion_tokens":1},)"),
     };
     for (const auto& data : fast) {
         SCOPED_TRACE(data);
@@ -96,11 +133,8 @@ TEST(OpenAiChunkScan, TextAndFinishChunksTakeTheFastPathWithTheFullDecodersResul
 
 TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
     const std::vector<std::string> full{
-        // role-only first chunks, with and without empty content
-        chunk(R"({"role":"assistant","content":""})"),
-        chunk(R"({"role":"assistant"})"),
-        chunk(R"({"role":"assistant","content":"Hi"})"),
-        chunk(R"({"content":""})"),  // empty content
+        chunk(R"({"role":"assistant","content":""})"),  // empty content
+        chunk(R"({"content":""})"),
         chunk(R"({"reasoning_content":"Let me think"})"),
         chunk(R"({"reasoning":"Let me think","content":"a"})"),
         chunk(R"({"refusal":"I can't help with that"})"),
@@ -108,7 +142,6 @@ TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
             R"({"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]})"),
         chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":1}"}}]})"),
         chunk(R"({"tool_calls":[]})"),
-        R"({"id":"x","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}})",
         R"({"error":{"message":"overloaded","type":"server_error"}})",
         R"({"error":null,"choices":[]})",
         R"({"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]})",
@@ -135,6 +168,26 @@ TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
         R"({"choices":[{"index":"0","delta":{"content":"a"}}]})",
         R"({"usage":5})",
         R"({"usage":[]})",
+        R"({"usage":"none"})",
+        // a role or usage the full decoder refuses, or reads differently
+        chunk(R"({"role":5,"content":"a"})"),
+        chunk(R"({"role":{"name":"assistant"}})"),
+        chunk(R"({"role":"assistant","role":"user"})"),
+        chunk(R"({"role":"assistant"})", "null", R"("id":"again",)"),
+        chunk(R"({"role":"assistant"})", "null", R"("model":7,)"),
+        R"({"id":["x"],"choices":[]})",
+        R"({"choices":[],"usage":{"prompt_tokens":"5"}})",
+        R"({"choices":[],"usage":{"prompt_tokens":5.5}})",
+        R"({"choices":[],"usage":{"prompt_tokens":1e19}})",
+        R"({"choices":[],"usage":{"prompt_tokens":18446744073709551615}})",
+        R"({"choices":[],"usage":{"prompt_tokens":true}})",
+        R"({"choices":[],"usage":{"prompt_tokens":[1]}})",
+        R"({"choices":[],"usage":{"prompt_tokens":1,"prompt_tokens":2}})",
+        R"({"choices":[],"usage":{"prompt_tokens_details":5}})",
+        R"({"choices":[],"usage":{"prompt_tokens_details":[]}})",
+        R"({"choices":[],"usage":{"completion_tokens_details":{"reasoning_tokens":"1"}}})",
+        R"({"choices":[],"usage":{"prompt_tokens_details":{"cached_tokens":{}}}})",
+        R"({"choices":[],"usage":{"prompt_tokens":1},"usage":{"prompt_tokens":2}})",
         R"({"choices":[{"index":0,"delta":{"content":"a"}}]})"
         "x",
         R"({"choices":[{"index":0,"delta":{"content":"a"}}])",
@@ -186,8 +239,14 @@ TEST(OpenAiChunkScan, EnvelopedChunksDecodeAsTheFullDecoderDecodesThem) {
     // One decoder through a sequence whose envelopes repeat, change and break: every event's
     // result must be the full decoder's.
     const std::string base = chunk(R"({"content":"one"})");
+    const std::string usage = R"("usage":{"prompt_tokens":1,"completion_tokens":2},)";
     const std::vector<std::string> events{
         chunk(R"({"role":"assistant","content":""})"),
+        // a role or usage chunk is not an envelope: the next would lose its role or usage
+        chunk(R"({"role":"assistant","content":"Hi"})"),
+        chunk(R"({"role":"assistant","content":"Ho"})"),
+        chunk(R"({"content":"u1"})", "null", usage),
+        chunk(R"({"content":"u2"})", "null", usage),
         base,
         chunk(R"({"content":"two three"})"),
         chunk(R"({"content":"x"})"),
