@@ -78,6 +78,22 @@ need_nginx() {
     if [ -s /run/nginx.pid ]; then nginx -s quit || true; fi
 }
 
+# start_nginx DIR CONFIG NAME=VALUE...: an nginx (master + one worker) behind the caller's
+# `server` prefix (may be empty), CONFIG filled with the values, its files in DIR; adds the
+# master to `pids` and sets nginx_worker, the process whose CPU is nginx's.
+start_nginx() {
+    local dir=$1 config=$2
+    shift 2
+    mkdir -p "$dir"
+    fill "$config" "$dir/nginx.conf" TMP="$dir" "$@"
+    "${server[@]}" nginx -e "$dir/nginx-error.log" -c "$dir/nginx.conf" -g 'daemon off;' &
+    pids+=($!)
+    # The master forks the worker after reading the config: wait for one.
+    for _ in $(seq 50); do nginx_worker=$(pgrep -P "${pids[-1]}" | head -1) && return 0; sleep 0.1; done
+    echo "nginx ($dir) did not start: $(tail -3 "$dir/nginx-error.log")" >&2
+    return 1
+}
+
 # start_sim_server BINARY PROFILE LOG [PREFIX...]: one sim with one I/O thread (so its CPU is
 # bounded) on a free port, in the background behind PREFIX (e.g. taskset -c 1), its output in
 # LOG. Sets sim_port and sim_pid and adds the PID to the caller's `pids`. Fails, with the

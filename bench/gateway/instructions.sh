@@ -10,6 +10,8 @@
 # TEMPLATE=bench/gateway/tokenradar-keys.toml measures with client keys checked (REGISTRY: a
 # key registry file for virtual keys, prepared beforehand; bench/README.md "Virtual keys").
 # READY_TRIES: 0.1 s waits for the gateway to start under valgrind (300; more under load).
+# UPSTREAM=canned: vs_nginx.sh's canned nginx upstream (a 735-byte reply, a 22-event stream)
+# instead of the sim (its 100-event streams), so the count is that of issue 28's comparison.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . bench/lib.sh
@@ -27,13 +29,23 @@ load() {  # load PORT SECONDS OUTPUT
         -s bench/gateway/wrk.lua "http://127.0.0.1:$1/v1/chat/completions" >"$3"
 }
 
-start_sim_server "$1" instant "$tmp/sim.log" taskset -c 1 || exit 1
+if [ "${UPSTREAM:-sim}" = canned ]; then
+    need_nginx
+    server=(taskset -c 1) json_port=$(free_port) sse_port=$(free_port)
+    start_nginx "$tmp/canned" bench/gateway/canned.conf JSON_PORT="$json_port" SSE_PORT="$sse_port" || exit 1
+    upstream_port=$json_port
+    if [ "$mode" = stream ]; then upstream_port=$sse_port; fi
+    wait_ready "http://127.0.0.1:$upstream_port/healthz" || { echo "the canned upstream did not answer" >&2; exit 1; }
+else
+    start_sim_server "$1" instant "$tmp/sim.log" taskset -c 1 || exit 1
+    upstream_port=$sim_port
+fi
 
 for i in $(seq 1 $#); do
     bin=${!i}
     port=$(free_port)
     fill "${TEMPLATE:-bench/gateway/tokenradar.toml}" "$tmp/gw$i.toml" PORT="$port" \
-        UPSTREAM_PORT="$sim_port" STORE="$tmp/gw$i.db" KEY_SHA256="${KEY_SHA256:-$(printf sk-bench | sha256sum | cut -c1-64)}" \
+        UPSTREAM_PORT="$upstream_port" STORE="$tmp/gw$i.db" KEY_SHA256="${KEY_SHA256:-$(printf sk-bench | sha256sum | cut -c1-64)}" \
         REGISTRY_LINE="${REGISTRY:+registry = \"$REGISTRY\"}"
     taskset -c 1 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.$i.%p" \
         "$bin" --log-level warn serve --config "$tmp/gw$i.toml" >"$tmp/gw$i.log" 2>&1 &
@@ -55,6 +67,6 @@ for i in $(seq 1 $#); do
         echo "$bin: no count (requests=${requests:-none}; see $tmp/gw$i.log)" >&2
         exit 1
     fi
-    echo "$bin $mode requests=$requests instructions/request=$((total / requests))" \
+    echo "$bin $mode (${UPSTREAM:-sim}) requests=$requests instructions/request=$((total / requests))" \
         "$(grep -o 'errors=[0-9]* non2xx=[0-9]*' "$tmp/wrk$i.txt")"
 done

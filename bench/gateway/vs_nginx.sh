@@ -27,24 +27,10 @@ pin_cpus 0  # the issue's numbers are unpinned: the scheduler's placement is par
 work_dir vsnginx
 die() { echo "bench/gateway/vs_nginx.sh: $*" >&2; exit 1; }
 
-# start_nginx DIR CONFIG NAME=VALUE...: an nginx (master + one worker) with its files in DIR;
-# sets nginx_worker, the process whose CPU is nginx's.
-start_nginx() {
-    local dir=$1 config=$2
-    shift 2
-    mkdir -p "$dir"
-    fill "$config" "$dir/nginx.conf" TMP="$dir" "$@"
-    "${server[@]}" nginx -e "$dir/nginx-error.log" -c "$dir/nginx.conf" -g 'daemon off;' &
-    pids+=($!)
-    # The master forks the worker after reading the config: wait for one.
-    for _ in $(seq 50); do nginx_worker=$(pgrep -P "${pids[-1]}" | head -1) && return 0; sleep 0.1; done
-    die "nginx ($dir) did not start: $(tail -3 "$dir/nginx-error.log")"
-}
-
 # The canned upstream: one nginx, a port per request kind (canned.conf says why).
 declare -A port url cpu_pid
 port[json]=$(free_port) port[stream]=$(free_port)
-start_nginx "$tmp/canned" "$here/canned.conf" JSON_PORT="${port[json]}" SSE_PORT="${port[stream]}"
+start_nginx "$tmp/canned" "$here/canned.conf" JSON_PORT="${port[json]}" SSE_PORT="${port[stream]}" || exit 1
 upstream_pid=$nginx_worker
 
 # Per request kind, the routes: direct (the canned upstream; its CPU counts for "direct"), an
@@ -55,7 +41,7 @@ for mode in json stream; do
     wait_ready "http://127.0.0.1:${port[$mode]}/healthz" || die "the canned upstream did not answer"
 
     nginx_port=$(free_port)
-    start_nginx "$tmp/nginx-$mode" "$here/nginx.conf" PORT="$nginx_port" UPSTREAM_PORT="${port[$mode]}"
+    start_nginx "$tmp/nginx-$mode" "$here/nginx.conf" PORT="$nginx_port" UPSTREAM_PORT="${port[$mode]}" || exit 1
     url[nginx-$mode]="http://127.0.0.1:$nginx_port/v1/chat/completions"
     cpu_pid[nginx-$mode]=$nginx_worker
 
