@@ -43,7 +43,7 @@ enum class Field : std::uint8_t {
     index,               // choice.index: 0 or null
     delta,               // choice.delta: an object, or null
     finish,              // choice.finish_reason: a string, or null
-    content,             // delta.content: a non-empty string, or null
+    content,             // delta.content: a string (empty reads as absent), or null
     role,                // delta.role: a string, or null
     prompt_tokens,       // usage.prompt_tokens: an integer, or null
     completion_tokens,   // usage.completion_tokens: an integer, or null
@@ -155,7 +155,6 @@ class Handler : public SaxHandlerBase {
     }
     bool on_string(json::string_view s, std::size_t, ErrorCode& ec) {
         if (!on_string_part(s, 0, ec)) return false;
-        if (field_ == Field::content && text_.empty()) return decline(ec);  // the full decoder's
         has_finish_ = has_finish_ || field_ == Field::finish;
         has_role_ = has_role_ || field_ == Field::role;
         in_string_ = false;

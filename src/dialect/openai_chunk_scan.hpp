@@ -9,7 +9,7 @@
 // (metrics.md: first token, output bytes, finish reason, tokens) cannot tell the two paths
 // apart. It declines (returns false) on invalid JSON, a non-object root, `error`, anything
 // but exactly one choice with index 0 (or none), a delta with `reasoning_content`,
-// `reasoning`, `tool_calls` or `refusal` set, empty or non-string `content`, a repeated field
+// `reasoning`, `tool_calls` or `refusal` set, non-string `content`, a repeated field
 // it reads, and any field it reads having an unexpected type.
 
 #include <tokenradar/dialect/chat.hpp>
@@ -32,7 +32,8 @@ class OpenAiChunkScanner {
     // True when `data` (one event's payload) is a plain text / finish chunk; then text()
     // and finish() say what it carries until the next call. Never throws.
     bool scan(std::string_view data) noexcept;
-    // choices[0].delta.content, unescaped; empty when the chunk carries only a finish reason.
+    // choices[0].delta.content, unescaped; empty when the chunk carries no text (as the full
+    // decoder, an empty string is no text).
     std::string_view text() const noexcept;
     // choices[0].finish_reason when it is a string.
     std::optional<std::string_view> finish() const noexcept;

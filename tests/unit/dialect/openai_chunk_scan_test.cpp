@@ -104,7 +104,9 @@ TEST(OpenAiChunkScan, TextRoleFinishAndUsageChunksTakeTheFastPathWithTheFullDeco
         R"({"choices":null,"usage":null})",
         R"({"choices":[{"index":0,"delta":{"content":"a","logprobs":{"content":[{"token":"a"}]}}}]})",
         // the first chunk's role (with the id and model it carries), with or without text
+        chunk(R"({"role":"assistant","content":"","refusal":null})"),  // OpenAI's first chunk
         chunk(R"({"role":"assistant"})"),
+        chunk(R"({"content":""})"),  // empty text is no text, as the full decoder reads it
         chunk(R"({"role":"assistant","content":"Hi","refusal":null})"),
         chunk(R"({"role":""})"),
         R"({"choices":[{"index":0,"delta":{"role":"assistant"}}],"model":"m\u00e9","id":"c\"1"})",
@@ -133,8 +135,6 @@ TEST(OpenAiChunkScan, TextRoleFinishAndUsageChunksTakeTheFastPathWithTheFullDeco
 
 TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
     const std::vector<std::string> full{
-        chunk(R"({"role":"assistant","content":""})"),  // empty content
-        chunk(R"({"content":""})"),
         chunk(R"({"reasoning_content":"Let me think"})"),
         chunk(R"({"reasoning":"Let me think","content":"a"})"),
         chunk(R"({"refusal":"I can't help with that"})"),
