@@ -3,9 +3,12 @@
 // own (the parse options bound depth) and the callbacks no scan reads. Private to the dialect
 // component.
 
+#include <tokenradar/dialect/chat.hpp>
+
 #include <boost/json/basic_parser.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -59,6 +62,47 @@ struct SaxHandlerBase {
   private:
     std::string key_;
 };
+
+// OpenAI's usage object as read_openai_usage reads it, for the scanners of whole responses
+// and of stream chunks (their Field and Place enums name these members alike): the field a
+// key of `usage` or of its two details objects is, and the count an integer of it sets.
+template <class Field, class Place>
+Field classify_usage_key(Place where, std::string_view key) {
+    switch (where) {
+        case Place::usage:
+            if (key == "prompt_tokens") return Field::prompt_tokens;
+            if (key == "completion_tokens") return Field::completion_tokens;
+            if (key == "prompt_tokens_details") return Field::prompt_details;
+            if (key == "completion_tokens_details") return Field::completion_details;
+            return Field::ignored;
+        case Place::prompt_details:
+            return key == "cached_tokens" ? Field::cached_tokens : Field::ignored;
+        case Place::completion_details:
+            return key == "reasoning_tokens" ? Field::reasoning_tokens : Field::ignored;
+        default:
+            return Field::ignored;
+    }
+}
+// False when `field` is no token count of the usage object.
+template <class Field>
+bool set_usage_count(Field field, std::int64_t value, Usage& usage) {
+    switch (field) {
+        case Field::prompt_tokens:
+            usage.prompt_tokens = value;
+            return true;
+        case Field::completion_tokens:
+            usage.output_tokens = value;
+            return true;
+        case Field::cached_tokens:
+            usage.cached_prompt_tokens = value;
+            return true;
+        case Field::reasoning_tokens:
+            usage.reasoning_tokens = value;
+            return true;
+        default:
+            return false;
+    }
+}
 
 // The bit of a field in a per-container "seen" mask: a repeated field declines, so which
 // duplicate the DOM keeps never matters.

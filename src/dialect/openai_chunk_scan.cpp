@@ -173,14 +173,9 @@ class Handler : public SaxHandlerBase {
         if (v > static_cast<std::uint64_t>(INT64_MAX)) return decline(ec);
         return take_integer(static_cast<std::int64_t>(v), ec);
     }
-    bool on_double(double v, json::string_view, ErrorCode& ec) {
-        if (!known() || field_ == Field::ignored || field_ == Field::index) return scalar(ec);
-        // Reader::integer takes a double that holds an integer (1e3, 5.0).
-        if (!(v >= -9.0e18 && v <= 9.0e18) ||
-            static_cast<double>(static_cast<std::int64_t>(v)) != v)
-            return decline(ec);
-        return take_integer(static_cast<std::int64_t>(v), ec);
-    }
+    // A double where the scan reads a field (a count Reader::integer would take as 5.0):
+    // the full decoder's, as the response scanner leaves it.
+    bool on_double(double, json::string_view, ErrorCode& ec) { return scalar(ec); }
     bool on_bool(bool, ErrorCode& ec) { return scalar(ec); }
     bool on_null(ErrorCode& ec) {
         // null reads as absent everywhere the full decoder looks (Reader::find), but a
@@ -225,24 +220,9 @@ class Handler : public SaxHandlerBase {
         if (top() == Place::choices || field_ != Field::ignored) return decline(ec);
         return true;
     }
+    // A token count of the usage object; any other field the scan reads is not a number.
     bool take_integer(std::int64_t v, ErrorCode& ec) {
-        switch (field_) {
-            case Field::prompt_tokens:
-                usage_.prompt_tokens = v;
-                break;
-            case Field::completion_tokens:
-                usage_.output_tokens = v;
-                break;
-            case Field::cached_tokens:
-                usage_.cached_prompt_tokens = v;
-                break;
-            case Field::reasoning_tokens:
-                usage_.reasoning_tokens = v;
-                break;
-            default:
-                return decline(ec);  // a number where the scan reads a string or an object
-        }
-        return done_value();
+        return set_usage_count(field_, v, usage_) ? done_value() : decline(ec);
     }
 
     static Field classify(Place where, std::string_view key) {
@@ -267,15 +247,9 @@ class Handler : public SaxHandlerBase {
                     return Field::null_only;
                 return Field::ignored;
             case Place::usage:
-                if (key == "prompt_tokens") return Field::prompt_tokens;
-                if (key == "completion_tokens") return Field::completion_tokens;
-                if (key == "prompt_tokens_details") return Field::prompt_details;
-                if (key == "completion_tokens_details") return Field::completion_details;
-                return Field::ignored;
             case Place::prompt_details:
-                return key == "cached_tokens" ? Field::cached_tokens : Field::ignored;
             case Place::completion_details:
-                return key == "reasoning_tokens" ? Field::reasoning_tokens : Field::ignored;
+                return classify_usage_key<Field>(where, key);
             default:
                 return Field::ignored;
         }

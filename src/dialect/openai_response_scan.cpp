@@ -207,24 +207,7 @@ class Handler : public SaxHandlerBase {
     }
     bool integer(std::int64_t v, ErrorCode& ec) {
         if (!scalar_allowed(is_integer_field(field_))) return decline(ec);
-        if (top() != Place::other) {
-            switch (field_) {
-                case Field::prompt_tokens:
-                    usage_.prompt_tokens = v;
-                    break;
-                case Field::completion_tokens:
-                    usage_.output_tokens = v;
-                    break;
-                case Field::cached_tokens:
-                    usage_.cached_prompt_tokens = v;
-                    break;
-                case Field::reasoning_tokens:
-                    usage_.reasoning_tokens = v;
-                    break;
-                default:
-                    break;
-            }
-        }
+        if (top() != Place::other) set_usage_count(field_, v, usage_);
         return done_value();
     }
 
@@ -248,15 +231,9 @@ class Handler : public SaxHandlerBase {
                 if (key == "tool_calls") return Field::tool_calls;
                 return Field::ignored;
             case Place::usage:
-                if (key == "prompt_tokens") return Field::prompt_tokens;
-                if (key == "completion_tokens") return Field::completion_tokens;
-                if (key == "prompt_tokens_details") return Field::prompt_details;
-                if (key == "completion_tokens_details") return Field::completion_details;
-                return Field::ignored;
             case Place::prompt_details:
-                return key == "cached_tokens" ? Field::cached_tokens : Field::ignored;
             case Place::completion_details:
-                return key == "reasoning_tokens" ? Field::reasoning_tokens : Field::ignored;
+                return classify_usage_key<Field>(where, key);
             default:
                 return Field::ignored;
         }

@@ -119,8 +119,8 @@ TEST(OpenAiChunkScan, TextRoleFinishAndUsageChunksTakeTheFastPathWithTheFullDeco
         R"("accepted_prediction_tokens":0,"x":[{"reasoning_tokens":"no"}]}}})",
         R"({"choices":[],"usage":{}})",
         R"({"choices":[],"usage":{"prompt_tokens":null,"prompt_tokens_details":null}})",
-        R"({"choices":[],"usage":{"prompt_tokens":5.0,"completion_tokens":-1,"extra":{"prompt_tokens":"x"}}})",
-        R"({"choices":[],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":1e3}})",
+        R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":-1,"extra":{"prompt_tokens":"x"}}})",
+        R"({"choices":[],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":0}})",
         R"({"choices":[],"usage":{"prompt_tokens_details":{"reasoning_tokens":"x"},"completion_tokens_details":{"cached_tokens":[]}}})",
         chunk(R"({"content":"a"})", R"("stop")",
               R"("usage":{"prompt_tokens":1,"completion_tokens":2},)"),
@@ -178,6 +178,7 @@ TEST(OpenAiChunkScan, EventsOnlyTheFullDecoderReadsAreHandedToIt) {
         R"({"id":["x"],"choices":[]})",
         R"({"choices":[],"usage":{"prompt_tokens":"5"}})",
         R"({"choices":[],"usage":{"prompt_tokens":5.5}})",
+        R"({"choices":[],"usage":{"prompt_tokens":5.0,"completion_tokens":1e3}})",  // DOM: 5, 1000
         R"({"choices":[],"usage":{"prompt_tokens":1e19}})",
         R"({"choices":[],"usage":{"prompt_tokens":18446744073709551615}})",
         R"({"choices":[],"usage":{"prompt_tokens":true}})",
