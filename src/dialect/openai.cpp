@@ -182,10 +182,9 @@ std::string emit_openai_response(const ChatResponse& resp) {
 
 namespace {
 
-// A chunk the scanner took (openai_chunk_scan.hpp): its text and finish deltas, built in
-// place: a StreamDelta holds seven strings, and building one and then moving it into `out`
-// cost ~100 instructions per relayed event.
-// The deltas of a scanned chunk, in the full decoder's order.
+// A chunk the scanner took (openai_chunk_scan.hpp): its role, text, finish and usage deltas in
+// the full decoder's order, built in place: a StreamDelta holds seven strings, and building
+// one and then moving it into `out` cost ~100 instructions per relayed event.
 void append_scanned(const OpenAiChunkScanner& scan, std::vector<StreamDelta>& out) {
     const std::size_t before = out.size();
     if (scan.role()) {

@@ -31,15 +31,16 @@ enum class Place : std::uint8_t {
     completion_details,  // usage.completion_tokens_details
     other,
 };
+// The containers the scan reads (all but `other`), each with its mask of fields seen.
 constexpr std::size_t kPlaces = static_cast<std::size_t>(Place::other);
 
 // What the value after the last key means to the scan.
 enum class Field : std::uint8_t {
-    ignored,             // a field the full decoder does not read (or reads only for rare events)
+    ignored,             // a field the full decoder does not read, or reads only when declined
     choices,             // root.choices: an array, or null
     usage,               // root.usage: an object, or null
-    id,                  // root.id: a string, or null (a role delta carries it)
-    model,               // root.model: a string, or null (a role delta carries it)
+    id,                  // root.id: a string, or null (read always; a role delta carries it)
+    model,               // root.model: a string, or null (read always; a role delta carries it)
     index,               // choice.index: 0 or null
     delta,               // choice.delta: an object, or null
     finish,              // choice.finish_reason: a string, or null
@@ -57,7 +58,10 @@ enum class Field : std::uint8_t {
 
 class Handler : public SaxHandlerBase {
   public:
-    void reset() {
+    // Before each document: `input` is its bytes (raw_content() points into them).
+    void reset(std::string_view input) {
+        input_ = input;
+        raw_content_ = {};
         stack_.clear();
         field_ = Field::ignored;
         seen_.fill(0);
@@ -78,6 +82,9 @@ class Handler : public SaxHandlerBase {
     std::string_view id() const { return id_; }
     std::string_view model() const { return model_; }
     const Usage* usage() const { return has_usage_ ? &usage_ : nullptr; }
+    // The delta's content string as it stands in the input, between its quotes, when it had
+    // no escape (its bytes are its text); empty otherwise.
+    std::string_view raw_content() const { return raw_content_; }
 
     bool on_object_begin(ErrorCode& ec) {
         if (stack_.empty()) {
@@ -154,7 +161,12 @@ class Handler : public SaxHandlerBase {
         return true;
     }
     bool on_string(json::string_view s, std::size_t, ErrorCode& ec) {
+        // Whole and unescaped, the parser hands over the input's own bytes.
+        const bool whole = !in_string_;
         if (!on_string_part(s, 0, ec)) return false;
+        if (field_ == Field::content && whole && s.data() >= input_.data() &&
+            s.data() + s.size() <= input_.data() + input_.size())
+            raw_content_ = std::string_view(s.data(), s.size());
         has_finish_ = has_finish_ || field_ == Field::finish;
         has_role_ = has_role_ || field_ == Field::role;
         in_string_ = false;
@@ -269,6 +281,8 @@ class Handler : public SaxHandlerBase {
     bool has_usage_ = false;
     bool in_string_ = false;
     std::string* capture_ = nullptr;  // where the string being read goes, if anywhere
+    std::string_view input_;
+    std::string_view raw_content_;
 };
 
 json::parse_options scan_options() {
@@ -285,18 +299,16 @@ json::parse_options scan_options() {
 class Envelope {
   public:
     // After the parser accepted `data` with a non-empty text: remembers the bytes around its
-    // content string when `"content":"` occurs exactly once (a raw quote cannot occur inside
-    // a JSON string, so that is the delta's content key).
-    void learn(std::string_view data, std::optional<std::string_view> finish) {
+    // content string, `content` (a view into `data`, between the quotes, from the parser).
+    void learn(std::string_view data, std::string_view content,
+               std::optional<std::string_view> finish) {
         valid_ = false;
-        constexpr std::string_view kKey = "\"content\":\"";
-        const std::size_t key = data.find(kKey);
-        if (key == std::string_view::npos || data.find(kKey, key + 1) != std::string_view::npos)
+        if (content.empty() || content.data() <= data.data() ||
+            content.data() + content.size() >= data.data() + data.size())
             return;
-        const std::size_t start = key + kKey.size();
-        std::size_t end = start;
-        while (end < data.size() && data[end] != '"') end += data[end] == '\\' ? 2 : 1;
-        if (end >= data.size()) return;
+        const auto start = static_cast<std::size_t>(content.data() - data.data());
+        const std::size_t end = start + content.size();
+        if (data[start - 1] != '"' || data[end] != '"') return;
         before_.assign(data.substr(0, start));
         after_.assign(data.substr(end));
         has_finish_ = finish.has_value();
@@ -350,14 +362,14 @@ bool OpenAiChunkScanner::scan(std::string_view data) noexcept {
             return true;
         }
         parser.reset();
-        parser.handler().reset();
+        parser.handler().reset(data);
         ErrorCode ec;
         const std::size_t n = parser.write_some(false, data.data(), data.size(), ec);
         const bool accepted = !ec && n == data.size() && parser.done();
         const Handler& h = parser.handler();
         // A role or usage chunk is the stream's first or last: not an envelope to repeat.
         if (accepted && !h.text().empty() && !h.role() && h.usage() == nullptr)
-            s.envelope.learn(data, h.finish());
+            s.envelope.learn(data, h.raw_content(), h.finish());
         return accepted;
     } catch (const std::bad_alloc&) {
         // A buffer could not grow: the full decoder decides. The envelope may be half-learnt.

@@ -29,8 +29,9 @@ class OpenAiChunkScanner {
     OpenAiChunkScanner(const OpenAiChunkScanner&) = delete;
     OpenAiChunkScanner& operator=(const OpenAiChunkScanner&) = delete;
 
-    // True when `data` (one event's payload) is a plain text / finish chunk; then text()
-    // and finish() say what it carries until the next call. Never throws.
+    // True when `data` (one event's payload) is a chunk the scan reads whole; then role(),
+    // id(), model(), text(), finish() and usage() say what it carries until the next call.
+    // Never throws.
     bool scan(std::string_view data) noexcept;
     // choices[0].delta.content, unescaped; empty when the chunk carries no text (as the full
     // decoder, an empty string is no text).

@@ -19,9 +19,12 @@ void fast_paths_match_the_full_decoder(std::string_view bytes) {
     (void)parser.feed(bytes, [&](const tokenradar::sse::SseEvent& e) {
         a.clear();
         b.clear();
-        const bool fast_ok = fast.decode(e.event, e.data, a).has_value();
-        const bool full_ok = full.decode(e.event, e.data, b).has_value();
-        if (fast_ok != full_ok || a != b) std::abort();
+        const auto fast_result = fast.decode(e.event, e.data, a);
+        const auto full_result = full.decode(e.event, e.data, b);
+        if (fast_result.has_value() != full_result.has_value() || a != b) std::abort();
+        // An error is the full decoder's, word for word.
+        if (!fast_result && fast_result.error().message != full_result.error().message)
+            std::abort();
     });
 }
 

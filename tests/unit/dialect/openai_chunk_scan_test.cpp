@@ -268,6 +268,32 @@ TEST(OpenAiChunkScan, EnvelopedChunksDecodeAsTheFullDecoderDecodesThem) {
     EXPECT_GE(fast.fast_events(), 8u);
 }
 
+TEST(OpenAiChunkScan, TheEnvelopeIsTheDeltasContentWhereverItIsWrittenLikeAnotherKey) {
+    // The delta's content key with a space or an escape, and another object's "content":"
+    // later in the chunk: the envelope must hold the delta's string, not that one.
+    for (const std::string key : {R"("content": )", R"("cont\u0065nt":)"}) {
+        SCOPED_TRACE(key);
+        const std::vector<std::string> events{
+            R"({"choices":[{"delta":{)" + key + R"("hi"}}],"x":{"content":"y"}})",
+            R"({"choices":[{"delta":{)" + key + R"("hi"}}],"x":{"content":"zz"}})",
+            R"({"choices":[{"delta":{)" + key + R"("ho"}}],"x":{"content":"y"}})",
+            R"({"choices":[{"delta":{)" + key + R"("hi"}}],"x":{"content":"y"}})",
+        };
+        OpenAiStreamDecoder fast;
+        OpenAiStreamDecoder full(false);
+        for (const std::string& data : events) {
+            EXPECT_EQ(decode_with(fast, data), decode_with(full, data)) << data;
+        }
+        EXPECT_EQ(fast.fast_events(), events.size());
+    }
+    // Written plainly, the same chunks repeat the envelope around the delta's text.
+    OpenAiChunkScanner scan;
+    ASSERT_TRUE(scan.scan(R"({"choices":[{"delta":{"content":"hi"}}],"x":{"content":"y"}})"));
+    ASSERT_TRUE(scan.scan(R"({"choices":[{"delta":{"content":"ho"}}],"x":{"content":"y"}})"));
+    EXPECT_TRUE(scan.enveloped());
+    EXPECT_EQ(scan.text(), "ho");
+}
+
 TEST(OpenAiChunkScan, AStreamMetersAlikeOnBothPaths) {
     for (const std::string& name : stream_fixtures("openai")) {
         SCOPED_TRACE(name);
