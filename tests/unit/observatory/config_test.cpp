@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tokenradar::observatory {
@@ -27,6 +29,16 @@ std::string config_error(const std::string& toml) {
         return e.what();
     }
     return "no error";
+}
+
+// Each of `values` for observatory.`key` is refused with an error that names the key.
+void expect_refused(std::string_view key, std::initializer_list<const char*> values) {
+    for (const char* bad : values) {
+        EXPECT_NE(config_error(fmt::format("[observatory]\n{} = {}\n", key, bad))
+                      .find(fmt::format("observatory.{}", key)),
+                  std::string::npos)
+            << key << " = " << bad;
+    }
 }
 
 TEST(ObservatoryConfig, GeoIpIsOffUnlessADatabaseIsGiven) {
@@ -111,12 +123,7 @@ TEST(ObservatoryConfig, LateAllowanceIsADurationFromAMinuteToAWeek) {
     EXPECT_EQ(load("[observatory]\n").late_allowance, std::chrono::hours(24 * 7));
     EXPECT_EQ(load("[observatory]\nlate_allowance = \"6h\"\n").late_allowance,
               std::chrono::minutes(360));
-    for (const char* bad : {"\"30s\"", "\"8d\"", "60"}) {
-        EXPECT_NE(config_error(fmt::format("[observatory]\nlate_allowance = {}\n", bad))
-                      .find("observatory.late_allowance"),
-                  std::string::npos)
-            << bad;
-    }
+    expect_refused("late_allowance", {"\"30s\"", "\"8d\"", "60"});
     // Public ingestion: an hour unless given (its open buckets hold a part per submitter).
     EXPECT_EQ(load("[observatory]\ningest = \"public\"\n").late_allowance, std::chrono::hours(1));
     EXPECT_EQ(load("[observatory]\ningest = \"public\"\nlate_allowance = \"2d\"\n").late_allowance,
@@ -132,12 +139,7 @@ TEST(ObservatoryConfig, RollupRetentionIsAutoWholeHoursOrForEver) {
               std::chrono::hours(90 * 24));
     EXPECT_EQ(load("[observatory]\nrollup_retention = \"0s\"\n").rollup_retention,
               std::chrono::hours(0));
-    for (const char* bad : {"\"90m\"", "\"sometimes\"", "30"}) {
-        EXPECT_NE(config_error(fmt::format("[observatory]\nrollup_retention = {}\n", bad))
-                      .find("observatory.rollup_retention"),
-                  std::string::npos)
-            << bad;
-    }
+    expect_refused("rollup_retention", {"\"90m\"", "\"sometimes\"", "30"});
     EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 4), std::chrono::hours(36 * 24));
     EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 1), std::chrono::hours(31 * 24));
     EXPECT_EQ(rollup_hours_read(std::chrono::hours(30 * 24), 52), std::chrono::hours(372 * 24));
