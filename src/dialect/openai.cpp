@@ -193,10 +193,10 @@ void append_scanned(const OpenAiChunkScanner& scan, std::vector<StreamDelta>& ou
         d.id.assign(scan.id());
         d.name.assign(scan.model());
     }
-    if (!scan.text().empty()) {
+    if (const std::string_view text = scan.text(); !text.empty()) {
         StreamDelta& d = out.emplace_back();
         d.kind = StreamDelta::Kind::text;
-        d.text.assign(scan.text());
+        d.text.assign(text);
     }
     if (auto reason = scan.finish()) {
         StreamDelta& d = out.emplace_back();
