@@ -310,6 +310,11 @@ TEST(OpenAiChunkScan, AStreamMetersAlikeOnBothPaths) {
         if (name == "openai/stream_basic.sse") {
             EXPECT_GT(fast.fast_events(), 0u);
         }
+        // A real server's stream: every chunk, the finish one with its usage and timings
+        // included, on the fast path ([DONE] is not a chunk).
+        if (name == "openai/stream_llama_cpp.sse") {
+            EXPECT_EQ(fast.fast_events(), events - 1);
+        }
     }
 }
 
