@@ -8,6 +8,7 @@
 #include "sync_io.hpp"
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -55,6 +56,14 @@ constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
 // small request. Older ones, and every one of a host that closes early (llama-server closes
 // after each stream, uvicorn and Node after 5 s idle), are checked first.
 constexpr std::chrono::seconds kTrustedIdle{1};
+
+// Whether `ex` is an io_context's executor, of one made for one thread (concurrency hint 1),
+// as each of the gateway's I/O threads runs its own: then no other thread polls its reactor.
+bool runs_on_one_thread(const asio::any_io_executor& ex) {
+    const auto* io = ex.target<asio::io_context::executor_type>();
+    return io != nullptr &&
+           asio::use_service<asio::detail::scheduler>(io->context()).concurrency_hint() == 1;
+}
 
 }  // namespace
 
@@ -121,7 +130,10 @@ struct ClientConnection {
 
 struct ClientPool {
     ClientPool(asio::any_io_executor e, ClientOptions o)
-        : ex(std::move(e)), options(std::move(o)), ssl_ctx(ssl::context::tls_client) {
+        : ex(std::move(e)),
+          one_thread(runs_on_one_thread(ex)),
+          options(std::move(o)),
+          ssl_ctx(ssl::context::tls_client) {
         ErrorCode ec;
         ssl_ctx.set_default_verify_paths(ec);
         if (ec) ssl_error = fmt::format("system CA store: {}", ec.message());
@@ -174,6 +186,7 @@ struct ClientPool {
     }
 
     asio::any_io_executor ex;
+    const bool one_thread;  // ex's io_context was made for one thread: io_context(1)
     ClientOptions options;
     ssl::context ssl_ctx;
     std::string ssl_error;  // set when the CA store could not be loaded
@@ -272,13 +285,15 @@ asio::awaitable<ErrorCode> write_request(Stream& stream, const std::string& head
 }
 
 // Plain connections: what the socket takes at once is written inline, without a posted
-// completion; the rest asynchronously from where that stopped.
+// completion; the rest asynchronously from where that stopped. `inline_write` says whether
+// all of it went inline.
 asio::awaitable<ErrorCode> write_request(beast::tcp_stream& stream, const std::string& head,
-                                         const std::string& body) {
+                                         const std::string& body, bool& inline_write) {
     beast::buffers_suffix<RequestBuffers> rest(
         RequestBuffers{asio::buffer(head), asio::buffer(body)});
     ErrorCode ec;
-    if (detail::write_now(stream.socket(), rest, ec)) co_return ec;
+    inline_write = detail::write_now(stream.socket(), rest, ec);
+    if (inline_write) co_return ec;
     auto [e, n] = co_await asio::async_write(stream.socket(), rest, use_nothrow);
     co_return e;
 }
@@ -465,7 +480,8 @@ asio::awaitable<Result<std::string_view>> StreamingResponse::read_some() {
                 ec = co_await read_body_some(*conn.tls, conn.buffer, s.parser);
             } else {
                 ec = co_await detail::read_more(conn.plain->socket(), conn.buffer, s.parser,
-                                                detail::ShortRead::try_again);
+                                                detail::ShortRead::try_again,
+                                                detail::FirstAttempt::try_socket);
                 if (!ec && !s.parser.is_done()) continue;  // parse what arrived
             }
         }
@@ -561,10 +577,11 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         conn.set_deadline(deadline.at());
         state->timings.t_send = steady_now_ns();
         ErrorCode ec;  // if/else: GCC 12 mis-compiles co_await inside ?:
+        bool inline_write = false;
         if (conn.tls) {
             ec = co_await write_request(*conn.tls, *head, body);
         } else {
-            ec = co_await write_request(*conn.plain, *head, body);
+            ec = co_await write_request(*conn.plain, *head, body, inline_write);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {
@@ -583,9 +600,13 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         if (conn.tls) {
             ec = co_await read_head(*conn.tls, conn.buffer, parser);
         } else {
+            // The answer cannot be there before epoll reports it when the request went out
+            // inline and no other thread polls this io_context (sync_io.hpp, AwaitedBuffer).
+            const auto first = inline_write && pool_->one_thread ? detail::FirstAttempt::await_epoll
+                                                                 : detail::FirstAttempt::try_socket;
             ec = co_await detail::read_until(conn.plain->socket(), conn.buffer, parser,
                                              detail::ParseUntil::header,
-                                             detail::ShortRead::try_again);
+                                             detail::ShortRead::try_again, first);
         }
         if (ec && conn.timed_out()) ec = beast::error::timeout;
         if (ec) {

@@ -30,7 +30,9 @@ namespace http = beast::http;
 using asio::ip::tcp;
 
 // Every test runs against a server on one I/O thread (the io_context as the server's one
-// worker: no strands, as the gateway runs) and on two (a strand per connection).
+// worker: no strands, as the gateway runs) and on two (a strand per connection). The client's
+// io_context is made for the one thread that runs it, as the gateway's, bench's and the
+// prober's are: its first read of each answer waits for epoll (sync_io.hpp, AwaitedBuffer).
 class HttpTest : public ::testing::TestWithParam<int> {
   protected:
     void SetUp() override {
@@ -38,7 +40,7 @@ class HttpTest : public ::testing::TestWithParam<int> {
         observed().handlers_done = 0;
         observed().client_gone = false;
     }
-    asio::io_context ioc;
+    asio::io_context ioc{1};
 };
 
 TEST_P(HttpTest, KeepAliveReusesTheConnection) {

@@ -202,6 +202,63 @@ TEST(DrainingBuffer, AShortReadLeavesTheNextWaitToEpoll) {
     EXPECT_EQ(second, "def");
 }
 
+// One read from p.a, started after `before` (if any) was written to it and before `after` is:
+// the bytes it got, its error, and the recv() calls it made.
+struct OneRead {
+    std::string got;
+    boost::system::error_code ec;
+    int recv_calls = 0;
+};
+template <class Buffer>
+OneRead one_read(std::string_view before, std::string_view after, bool close_after) {
+    SocketPair p;
+    g_counted_fd = p.a.native_handle();
+    g_recv_calls = 0;
+    OneRead out;
+    char data[64];
+    if (!before.empty()) p.b.write_some(asio::buffer(before));
+    p.a.async_read_some(Buffer(asio::buffer(data)),
+                        [&](boost::system::error_code ec, std::size_t n) {
+                            out.ec = ec;
+                            out.got.assign(data, n);
+                        });
+    p.ioc.poll();  // the read starts, and waits unless its bytes are reported
+    if (!after.empty()) p.b.write_some(asio::buffer(after));
+    if (close_after) p.b.close();
+    p.ioc.run();
+    out.recv_calls = g_recv_calls.load();
+    g_counted_fd = -1;
+    return out;
+}
+
+TEST(AwaitedBuffer, TheReadWaitsForEpollWithoutTryingTheSocket) {
+    // Asio's receive tries the socket as the read starts (EAGAIN), then again when epoll
+    // reports the bytes; the awaited read makes only the second call.
+    const auto asio_read = one_read<asio::mutable_buffer>("", "answer", false);
+    EXPECT_EQ(asio_read.got, "answer");
+    EXPECT_EQ(asio_read.recv_calls, 2);
+    const auto awaited = one_read<AwaitedBuffer>("", "answer", false);
+    EXPECT_EQ(awaited.got, "answer");
+    EXPECT_FALSE(awaited.ec);
+    EXPECT_EQ(awaited.recv_calls, 1);
+}
+
+TEST(AwaitedBuffer, BytesThatCameBeforeTheReadAreReadWhenEpollReportsThem) {
+    // The answer came between the request and the read's start, with no poll in between (one
+    // thread runs the io_context): epoll still holds its edge, so the read gets it.
+    const auto awaited = one_read<AwaitedBuffer>("early", "", false);
+    EXPECT_EQ(awaited.got, "early");
+    EXPECT_FALSE(awaited.ec);
+    EXPECT_EQ(awaited.recv_calls, 1);
+}
+
+TEST(AwaitedBuffer, ThePeersCloseIsEndOfFileAsWithAsiosReceive) {
+    const auto awaited = one_read<AwaitedBuffer>("", "", true);
+    EXPECT_EQ(awaited.ec, asio::error::eof);
+    EXPECT_EQ(awaited.got, "");
+    EXPECT_EQ(awaited.recv_calls, 1);
+}
+
 // read_until reads and parses straight from the socket what Beast's async_read_header and
 // async_read would, with the same errors: both run on the same bytes, then the peer's close
 // when the case says so, and must agree.
