@@ -57,12 +57,15 @@ constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
 // after each stream, uvicorn and Node after 5 s idle), are checked first.
 constexpr std::chrono::seconds kTrustedIdle{1};
 
-// Whether `ex` is an io_context's executor, of one made for one thread (concurrency hint 1),
-// as each of the gateway's I/O threads runs its own: then no other thread polls its reactor.
-bool runs_on_one_thread(const asio::any_io_executor& ex) {
+// The io_context of `ex` when it was made for one thread (concurrency hint 1), as each of the
+// gateway's I/O threads makes its own: while that thread runs the client, no other thread
+// polls its reactor. Null otherwise.
+asio::io_context* one_thread_context(const asio::any_io_executor& ex) {
     const auto* io = ex.target<asio::io_context::executor_type>();
-    return io != nullptr &&
-           asio::use_service<asio::detail::scheduler>(io->context()).concurrency_hint() == 1;
+    if (io == nullptr) return nullptr;
+    asio::io_context& context = io->context();
+    const bool one = asio::use_service<asio::detail::scheduler>(context).concurrency_hint() == 1;
+    return one ? &context : nullptr;
 }
 
 }  // namespace
@@ -131,7 +134,7 @@ struct ClientConnection {
 struct ClientPool {
     ClientPool(asio::any_io_executor e, ClientOptions o)
         : ex(std::move(e)),
-          one_thread(runs_on_one_thread(ex)),
+          one_thread(one_thread_context(ex)),
           options(std::move(o)),
           ssl_ctx(ssl::context::tls_client) {
         ErrorCode ec;
@@ -186,7 +189,12 @@ struct ClientPool {
     }
 
     asio::any_io_executor ex;
-    const bool one_thread;  // ex's io_context was made for one thread: io_context(1)
+    asio::io_context* const one_thread;  // ex's io_context when made for one thread, or null
+
+    // Whether nothing but the calling thread polls the reactor of ex.
+    bool polled_only_here() const {
+        return one_thread != nullptr && one_thread->get_executor().running_in_this_thread();
+    }
     ClientOptions options;
     ssl::context ssl_ctx;
     std::string ssl_error;  // set when the CA store could not be loaded
@@ -597,13 +605,15 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
         parser.header_limit(kMaxResponseHeader);
         parser.body_limit(boost::none);  // bodies are streamed in pieces, never held whole
         if (method == http::verb::head) parser.skip(true);
+        bool awaited = false;
         if (conn.tls) {
             ec = co_await read_head(*conn.tls, conn.buffer, parser);
         } else {
-            // The answer cannot be there before epoll reports it when the request went out
-            // inline and no other thread polls this io_context (sync_io.hpp, AwaitedBuffer).
-            const auto first = inline_write && pool_->one_thread ? detail::FirstAttempt::await_epoll
-                                                                 : detail::FirstAttempt::try_socket;
+            // When the request went out inline and nothing else polls this io_context, epoll
+            // still holds the edge of any answer that came since (sync_io.hpp, AwaitedBuffer).
+            awaited = inline_write && pool_->polled_only_here();
+            const auto first =
+                awaited ? detail::FirstAttempt::await_epoll : detail::FirstAttempt::try_socket;
             ec = co_await detail::read_until(conn.plain->socket(), conn.buffer, parser,
                                              detail::ParseUntil::header,
                                              detail::ShortRead::try_again, first);
@@ -622,6 +632,11 @@ asio::awaitable<Result<std::unique_ptr<StreamingResponse>>> HttpClient::open(
             if (reused && closed_before_answer) {
                 pool_->mark_closes_early(key);
                 continue;
+            }
+            // No byte before the timeout on an awaited reuse: perhaps a peer that half-closed
+            // while it sat in the pool (AwaitedBuffer). Later reuses of the host are peeked.
+            if (reused && awaited && ec == beast::error::timeout && !parser.got_some()) {
+                pool_->mark_closes_early(key);
             }
             co_return io_error(ec, deadline, authority, "reading response head");
         }

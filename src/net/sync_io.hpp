@@ -22,9 +22,10 @@
 #include <boost/system/error_code.hpp>
 #include <boost/version.hpp>
 
-// DrainingBuffer's receive operation (below) replaces a class of this Boost's Asio.
+// DrainingBuffer's and AwaitedBuffer's receive operation (below) replaces a class of this
+// Boost's Asio.
 #if BOOST_VERSION / 100 != 1081
-#error "sync_io.hpp: DrainingBuffer's receive operation is written for Boost 1.81; port it"
+#error "sync_io.hpp: the buffers' receive operation is written for Boost 1.81; port it"
 #endif
 
 // Not self-contained (it needs socket_base from the headers above), so kept after them.
@@ -35,6 +36,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <tuple>
+#include <utility>
 
 namespace tokenradar::net::detail {
 
@@ -59,111 +61,94 @@ namespace tokenradar::net::detail {
 // it, a truncated response), so its reads keep Asio's speculative receive.
 struct DrainingBuffer : asio::mutable_buffer {
     explicit DrainingBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
+    static bool attempt() noexcept { return true; }
+    bool drained_by(std::size_t received) const noexcept {
+        return received == 0 || received < size();  // EOF and errors read 0 bytes
+    }
 };
 
-// One buffer for a read whose bytes cannot be there yet: the first read of a response whose
-// request this thread has just written inline, on an io_context that only this thread runs.
-// Asio tries a receive as the read starts; here that try finds nothing (EAGAIN, 0.91 times per
-// proxied request at c=64, ~1.2 us each on this VM), as the upstream has had no time to answer.
-// So the read's first attempt, the one Asio makes as it starts, reports "not done" without a
-// call, and the read waits for epoll. No byte is missed: whatever arrived since the request
-// went out raised an edge that epoll still holds, since this thread has not polled since (it
-// alone runs the io_context, and the write did not wait). That first attempt is the one made
-// at the start only while the descriptor is not marked drained, which a client socket never
-// is (only EOF marks it, and a connection that read EOF is not reused). A FIN that came before
-// the request (a stale pooled connection) is seen when the request draws the peer's reset;
-// from a peer that half-closed and still reads, at the headers timeout.
+// One buffer for the first read of a response whose request this thread has just written
+// inline, on an io_context that only this thread runs. Asio tries a receive as the read
+// starts; here that try mostly finds nothing (EAGAIN 0.91 times per proxied request at c=64,
+// ~1.2 us each on this VM): the upstream has had no time to answer. So the read's first
+// attempt, the one Asio makes as it starts, reports "not done" without a call, and the read
+// waits for epoll. No byte is missed: whatever arrived since the request went out raised an
+// edge that epoll still holds, since nothing has polled since (only this thread runs the
+// io_context, and the write did not wait). That first attempt is the one made at the start
+// as long as the descriptor is not marked drained, which a client socket never is (only EOF
+// marks it, and a connection that read EOF is not reused).
+//
+// A FIN that came while the connection sat in the pool raised its edge then, unseen. After a
+// full close the request draws the peer's reset, a new edge: the retry of a stale connection
+// follows at once. After a half-close (the peer still reads), only the headers timeout ends
+// the wait; the client then peeks every later reuse of that host (HttpClient::open).
 struct AwaitedBuffer : asio::mutable_buffer {
     explicit AwaitedBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
+    bool attempt() noexcept { return std::exchange(started, true); }  // not at the start
+    static bool drained_by(std::size_t received) noexcept { return received == 0; }  // as Asio's
+    bool started = false;
+};
+
+// The receive operation Asio builds for one of the buffers above: Asio's own
+// (boost/asio/detail/reactive_socket_recv_op.hpp, Boost 1.81, for one buffer) but that the
+// buffer says whether to try the socket (`attempt()`) and whether a receive leaves the
+// descriptor drained (`drained_by()`, Asio's done_and_exhausted). No public API gets either:
+// Asio 1.81 marks a descriptor drained only when a receive returns EOF, always tries a
+// receive as a read starts unless so marked, and async_wait(wait_read) re-arms the
+// registration with an epoll_ctl. It replaces an Asio detail class, so it is written for one
+// Boost version, and any other fails the build (above; CMake asks for 1.81 exactly too). To
+// port: compare that header of the new Boost with this class, then run the DrainingBuffer
+// and AwaitedBuffer tests (sync_io_test.cpp).
+template <class Buffer>
+class BufferRecvOp : public asio::detail::reactor_op {
+  public:
+    BufferRecvOp(const boost::system::error_code& success_ec, asio::detail::socket_type socket,
+                 asio::detail::socket_ops::state_type state, const Buffer& buffer,
+                 asio::socket_base::message_flags flags, func_type complete_func)
+        : reactor_op(success_ec, &BufferRecvOp::do_perform, complete_func),
+          socket_(socket),
+          state_(state),
+          buffer_(buffer),
+          flags_(flags) {}
+
+    static status do_perform(reactor_op* base) {
+        namespace socket_ops = asio::detail::socket_ops;
+        auto* o = static_cast<BufferRecvOp*>(base);
+        if (!o->buffer_.attempt()) return not_done;
+        const bool stream = (o->state_ & socket_ops::stream_oriented) != 0;
+        if (!socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(),
+                                            o->flags_, stream, o->ec_, o->bytes_transferred_)) {
+            return not_done;
+        }
+        BOOST_ASIO_HANDLER_REACTOR_OPERATION(
+            (*o, "non_blocking_recv", o->ec_, o->bytes_transferred_));
+        return stream && o->buffer_.drained_by(o->bytes_transferred_) ? done_and_exhausted : done;
+    }
+
+  private:
+    asio::detail::socket_type socket_;
+    asio::detail::socket_ops::state_type state_;
+    Buffer buffer_;
+    asio::socket_base::message_flags flags_;
 };
 
 }  // namespace tokenradar::net::detail
 
-// The receive operation Asio builds for a DrainingBuffer: Asio's own
-// (boost/asio/detail/reactive_socket_recv_op.hpp, Boost 1.81) but for the status it returns.
-// No public API gets the same: Asio 1.81 marks a descriptor drained only when a receive
-// returns done_and_exhausted (EOF), and async_wait(wait_read) re-arms with an epoll_ctl, so
-// Asio's own receive costs one more recvfrom per proxied request at c=64 (3.76 against 2.75
-// with this operation; docs/NOTES.md). It replaces an Asio detail class, so it is written for
-// one Boost version, and any other fails the build (above; CMake asks for 1.81 exactly too).
-// To port: compare that header of the new Boost with this class, then run
-// DrainingBuffer.AShortReadLeavesTheNextWaitToEpoll.
 namespace boost::asio::detail {
 template <>
-class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer> : public reactor_op {
+class reactive_socket_recv_op_base<tokenradar::net::detail::DrainingBuffer>
+    : public tokenradar::net::detail::BufferRecvOp<tokenradar::net::detail::DrainingBuffer> {
   public:
-    reactive_socket_recv_op_base(const boost::system::error_code& success_ec, socket_type socket,
-                                 socket_ops::state_type state,
-                                 const tokenradar::net::detail::DrainingBuffer& buffer,
-                                 socket_base::message_flags flags, func_type complete_func)
-        : reactor_op(success_ec, &reactive_socket_recv_op_base::do_perform, complete_func),
-          socket_(socket),
-          state_(state),
-          buffer_(buffer),
-          flags_(flags) {}
-
-    static status do_perform(reactor_op* base) {
-        auto* o = static_cast<reactive_socket_recv_op_base*>(base);
-        const bool stream = (o->state_ & socket_ops::stream_oriented) != 0;
-        if (!socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(),
-                                            o->flags_, stream, o->ec_, o->bytes_transferred_)) {
-            return not_done;
-        }
-        BOOST_ASIO_HANDLER_REACTOR_OPERATION(
-            (*o, "non_blocking_recv", o->ec_, o->bytes_transferred_));
-        // EOF and errors read 0 bytes: exhausted, as in Asio's operation.
-        const bool short_read =
-            o->bytes_transferred_ == 0 || o->bytes_transferred_ < o->buffer_.size();
-        return stream && short_read ? done_and_exhausted : done;
-    }
-
-  private:
-    socket_type socket_;
-    socket_ops::state_type state_;
-    boost::asio::mutable_buffer buffer_;
-    socket_base::message_flags flags_;
+    using BufferRecvOp::BufferRecvOp;
 };
 
-// The receive operation Asio builds for an AwaitedBuffer: Asio's own but for its first
-// attempt, which reads nothing (above).
 template <>
-class reactive_socket_recv_op_base<tokenradar::net::detail::AwaitedBuffer> : public reactor_op {
+class reactive_socket_recv_op_base<tokenradar::net::detail::AwaitedBuffer>
+    : public tokenradar::net::detail::BufferRecvOp<tokenradar::net::detail::AwaitedBuffer> {
   public:
-    reactive_socket_recv_op_base(const boost::system::error_code& success_ec, socket_type socket,
-                                 socket_ops::state_type state,
-                                 const tokenradar::net::detail::AwaitedBuffer& buffer,
-                                 socket_base::message_flags flags, func_type complete_func)
-        : reactor_op(success_ec, &reactive_socket_recv_op_base::do_perform, complete_func),
-          socket_(socket),
-          state_(state),
-          buffer_(buffer),
-          flags_(flags) {}
-
-    static status do_perform(reactor_op* base) {
-        auto* o = static_cast<reactive_socket_recv_op_base*>(base);
-        if (o->first_attempt_) {
-            o->first_attempt_ = false;
-            return not_done;
-        }
-        const bool stream = (o->state_ & socket_ops::stream_oriented) != 0;
-        if (!socket_ops::non_blocking_recv1(o->socket_, o->buffer_.data(), o->buffer_.size(),
-                                            o->flags_, stream, o->ec_, o->bytes_transferred_)) {
-            return not_done;
-        }
-        BOOST_ASIO_HANDLER_REACTOR_OPERATION(
-            (*o, "non_blocking_recv", o->ec_, o->bytes_transferred_));
-        return stream && o->bytes_transferred_ == 0 ? done_and_exhausted : done;  // as Asio's
-    }
-
-  private:
-    socket_type socket_;
-    socket_ops::state_type state_;
-    boost::asio::mutable_buffer buffer_;
-    socket_base::message_flags flags_;
-    bool first_attempt_ = true;
+    using BufferRecvOp::BufferRecvOp;
 };
 }  // namespace boost::asio::detail
-
 namespace tokenradar::net::detail {
 
 enum class ParseUntil { header, message };
@@ -235,7 +220,8 @@ asio::awaitable<boost::system::error_code> read_more(Stream& socket, beast::flat
     const asio::mutable_buffer into = buffer.prepare(room);
     boost::system::error_code ec;
     std::size_t n = 0;
-    // if/else: GCC 12 mis-compiles co_await inside ?:
+    // if/else: GCC 12 mis-compiles co_await inside ?:. A first read that awaits epoll is a
+    // client's, whose short reads never drain.
     if (first == FirstAttempt::await_epoll) {
         std::tie(ec, n) = co_await socket.async_read_some(AwaitedBuffer(into), use_nothrow);
     } else if (short_read == ShortRead::drains) {

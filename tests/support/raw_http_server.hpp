@@ -1,9 +1,10 @@
 #pragma once
 // A server written on bare sockets, so it can behave as servers nobody here wrote do, which
 // our own net::HttpServer never would: close the connection right after a complete response
-// while announcing keep-alive (llama-server after a stream), or close connections idle for a
-// few hundred milliseconds (uvicorn, Node: after 5 s). Each response is raw bytes from the
-// test's responder, written as they are. A thread per connection with blocking sockets: for
+// while announcing keep-alive (llama-server after a stream), close connections idle for a
+// few hundred milliseconds (uvicorn, Node: after 5 s), or at that idle close shut down only
+// its sending side and go on reading (Apache's lingering close). Each response is raw bytes from
+// the test's responder, written as they are. A thread per connection with blocking sockets: for
 // tests of a handful of connections.
 
 #include <netinet/in.h>
@@ -44,6 +45,9 @@ struct RawResponse {
 struct RawServerPolicy {
     bool close_after_response = false;        // close once each response is written
     std::chrono::milliseconds idle_close{0};  // close a connection idle this long (0: never)
+    // At the idle close, send a FIN (shutdown of the sending side) and read and drop what
+    // comes until the peer closes, as Apache's lingering close does.
+    bool idle_close_lingers = false;
 };
 
 // Chunked transfer coding of `pieces`, with the terminating empty chunk.
@@ -141,7 +145,7 @@ class RawHttpServer {
             std::size_t head_end;
             // Read a request head, then its Content-Length body.
             while ((head_end = buffer.find("\r\n\r\n")) == std::string::npos) {
-                if (!wait_readable(fd, idle_deadline)) return finish(fd);
+                if (!wait_readable(fd, idle_deadline)) return end_idle(fd, buffer.empty());
                 const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
                 if (n <= 0) return finish(fd);
                 buffer.append(chunk, static_cast<std::size_t>(n));
@@ -181,6 +185,19 @@ class RawHttpServer {
     }
 
     static void finish(int fd) { ::close(fd); }
+
+    // An idle connection's end: closed, or lingering when the policy says so.
+    void end_idle(int fd, bool idle) {
+        if (idle && policy_.idle_close_lingers && !stopping_) {
+            ::shutdown(fd, SHUT_WR);
+            char drop[4096];
+            while (!stopping_) {
+                pollfd p{fd, POLLIN, 0};
+                if (::poll(&p, 1, 50) > 0 && ::recv(fd, drop, sizeof drop, 0) <= 0) break;
+            }
+        }
+        finish(fd);
+    }
 
     RawServerPolicy policy_;
     Responder responder_;

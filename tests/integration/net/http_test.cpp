@@ -320,6 +320,45 @@ TEST_P(HttpTest, APostOnAConnectionClosedWhileIdleIsRetried) {
     EXPECT_EQ(server.requests(), 3);
 }
 
+// A server that half-closes a connection idle in the pool and goes on reading (Apache's
+// lingering close) sends no reset when the connection is reused within kTrustedIdle: the
+// request's first read, waiting for epoll (AwaitedBuffer), ends at the headers timeout. That
+// host's later reuses are then peeked, which sees the FIN: a fresh connection serves them.
+TEST_P(HttpTest, AReuseHalfClosedWhileIdleTimesOutOnceThenReusesArePeeked) {
+    testing::RawServerPolicy policy;
+    policy.idle_close = std::chrono::milliseconds(100);
+    policy.idle_close_lingers = true;
+    testing::RawHttpServer server(policy, [](const testing::RawRequest&) {
+        return testing::RawResponse{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"};
+    });
+    const Url url{"http", "127.0.0.1", server.port(), "/"};
+    ClientOptions options;
+    options.headers_timeout = std::chrono::milliseconds(300);
+    HttpClient client(ioc.get_executor(), options);
+    // Sits in the pool until the server half-closes it; the reactor then takes the FIN's
+    // edge with no read pending, as a busy gateway's does.
+    const auto pool_one_and_let_it_be_half_closed = [&] {
+        auto response = run(ioc, post(&client, url));
+        ASSERT_TRUE(response) << response.error().message;
+        EXPECT_EQ(response->body, "ok");
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const auto work = asio::make_work_guard(ioc);  // poll() polls epoll only with work
+        ioc.restart();
+        ioc.poll();
+    };
+    pool_one_and_let_it_be_half_closed();
+    auto stalled = run(ioc, post(&client, url));
+    ASSERT_FALSE(stalled);
+    EXPECT_EQ(stalled.error().code, make_error_code(Errc::timeout_headers))
+        << stalled.error().message;
+
+    pool_one_and_let_it_be_half_closed();
+    auto peeked = run(ioc, post(&client, url));
+    ASSERT_TRUE(peeked) << peeked.error().message;
+    EXPECT_FALSE(peeked->timings.reused_connection);
+    EXPECT_EQ(server.requests(), 3);  // not the stalled one, which the lingering server dropped
+}
+
 // An attempt that got response bytes is a failure of that request, never retried: the
 // server may have acted on it.
 TEST_P(HttpTest, AConnectionClosedMidAnswerIsNotRetried) {
