@@ -52,9 +52,10 @@ constexpr std::size_t kReadCapacity = 16 * 1024;
 constexpr std::size_t kBodyPiece = kReadCapacity;
 constexpr std::uint32_t kMaxResponseHeader = 64 * 1024;
 // A pooled connection idle for less than this is reused without the liveness recv(MSG_PEEK)
-// while its host has never closed a pooled connection under us: the peek was a syscall per
-// small request. Older ones, and every one of a host that closes early (llama-server closes
-// after each stream, uvicorn and Node after 5 s idle), are checked first.
+// while its host has never closed a pooled connection under us (nor let a reuse time out
+// without a byte: HttpClient::open): the peek was a syscall per small request. Older ones, and
+// every one of a host that closes early (llama-server closes after each stream, uvicorn and Node
+// after 5 s idle), are checked first.
 constexpr std::chrono::seconds kTrustedIdle{1};
 
 // The io_context of `ex` when it was made for one thread (concurrency hint 1), as each of the

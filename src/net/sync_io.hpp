@@ -78,10 +78,11 @@ struct DrainingBuffer : asio::mutable_buffer {
 // as long as the descriptor is not marked drained, which a client socket never is (only EOF
 // marks it, and a connection that read EOF is not reused).
 //
-// A FIN that came while the connection sat in the pool raised its edge then, unseen. After a
-// full close the request draws the peer's reset, a new edge: the retry of a stale connection
-// follows at once. After a half-close (the peer still reads), only the headers timeout ends
-// the wait; the client then peeks every later reuse of that host (HttpClient::open).
+// A FIN that came while the connection sat in the pool raised its edge then, unseen if the
+// reactor polled meanwhile. After a full close the request draws the peer's reset, a new
+// edge: the retry of a stale connection follows at once. After a half-close (the peer still
+// reads), only the headers timeout ends the wait; HttpClient::open then marks the host, whose
+// later reuses ClientPool::take peeks.
 struct AwaitedBuffer : asio::mutable_buffer {
     explicit AwaitedBuffer(asio::mutable_buffer b) noexcept : asio::mutable_buffer(b) {}
     bool attempt() noexcept { return std::exchange(started, true); }  // not at the start
@@ -158,7 +159,7 @@ enum class ParseUntil { header, message };
 enum class ShortRead { drains, try_again };
 
 // Whether a read starts with a try of the socket (Asio's way) or waits for epoll first
-// (AwaitedBuffer: its bytes cannot be there yet).
+// (AwaitedBuffer: epoll still holds the edge of any bytes there).
 enum class FirstAttempt { try_socket, await_epoll };
 
 // Feeds the bytes `buffer` holds to `parser` until it has its header (or whole message),

@@ -104,6 +104,7 @@ class RawHttpServer {
     std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
     int connections() const { return connections_.load(); }
     int requests() const { return requests_.load(); }
+    int lingering_closes() const { return lingering_closes_.load(); }  // FINs sent so far
 
   private:
     void accept_loop() {
@@ -190,6 +191,7 @@ class RawHttpServer {
     void end_idle(int fd, bool idle) {
         if (idle && policy_.idle_close_lingers && !stopping_) {
             ::shutdown(fd, SHUT_WR);
+            ++lingering_closes_;
             char drop[4096];
             while (!stopping_) {
                 pollfd p{fd, POLLIN, 0};
@@ -206,6 +208,7 @@ class RawHttpServer {
     std::atomic<bool> stopping_{false};
     std::atomic<int> connections_{0};
     std::atomic<int> requests_{0};
+    std::atomic<int> lingering_closes_{0};
     std::mutex mu_;
     std::vector<std::thread> threads_;
     std::thread acceptor_;

@@ -333,26 +333,27 @@ TEST_P(HttpTest, AReuseHalfClosedWhileIdleTimesOutOnceThenReusesArePeeked) {
     });
     const Url url{"http", "127.0.0.1", server.port(), "/"};
     ClientOptions options;
-    options.headers_timeout = std::chrono::milliseconds(300);
+    options.headers_timeout = std::chrono::milliseconds(1000);
     HttpClient client(ioc.get_executor(), options);
     // Sits in the pool until the server half-closes it; the reactor then takes the FIN's
     // edge with no read pending, as a busy gateway's does.
-    const auto pool_one_and_let_it_be_half_closed = [&] {
+    const auto pool_one_and_let_it_be_half_closed = [&](int closes) {
         auto response = run(ioc, post(&client, url));
         ASSERT_TRUE(response) << response.error().message;
         EXPECT_EQ(response->body, "ok");
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        ASSERT_TRUE(wait_for([&] { return server.lingering_closes() == closes; },
+                             std::chrono::milliseconds(3000)));
         const auto work = asio::make_work_guard(ioc);  // poll() polls epoll only with work
         ioc.restart();
         ioc.poll();
     };
-    pool_one_and_let_it_be_half_closed();
+    pool_one_and_let_it_be_half_closed(1);
     auto stalled = run(ioc, post(&client, url));
     ASSERT_FALSE(stalled);
     EXPECT_EQ(stalled.error().code, make_error_code(Errc::timeout_headers))
         << stalled.error().message;
 
-    pool_one_and_let_it_be_half_closed();
+    pool_one_and_let_it_be_half_closed(2);
     auto peeked = run(ioc, post(&client, url));
     ASSERT_TRUE(peeked) << peeked.error().message;
     EXPECT_FALSE(peeked->timings.reused_connection);
