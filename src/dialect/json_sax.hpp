@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -83,6 +84,22 @@ Field classify_usage_key(Place where, std::string_view key) {
             return Field::ignored;
     }
 }
+// The place an object opened as `field` is when it is the usage object or one of its two
+// details objects; nullopt for any other field.
+template <class Place, class Field>
+std::optional<Place> usage_object_place(Field field) {
+    switch (field) {
+        case Field::usage:
+            return Place::usage;
+        case Field::prompt_details:
+            return Place::prompt_details;
+        case Field::completion_details:
+            return Place::completion_details;
+        default:
+            return std::nullopt;
+    }
+}
+
 // False when `field` is no token count of the usage object.
 template <class Field>
 bool set_usage_count(Field field, std::int64_t value, Usage& usage) {

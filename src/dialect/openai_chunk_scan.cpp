@@ -96,19 +96,12 @@ class Handler : public SaxHandlerBase {
             return open(Place::choice);
         }
         if (top() == Place::other || field_ == Field::ignored) return open(Place::other);
-        switch (field_) {
-            case Field::delta:
-                return open(Place::delta);
-            case Field::usage:
-                has_usage_ = true;
-                return open(Place::usage);
-            case Field::prompt_details:
-                return open(Place::prompt_details);
-            case Field::completion_details:
-                return open(Place::completion_details);
-            default:
-                return decline(ec);  // a field the scan reads, of another type
+        if (field_ == Field::delta) return open(Place::delta);
+        if (const auto usage_place = usage_object_place<Place>(field_)) {
+            if (*usage_place == Place::usage) has_usage_ = true;
+            return open(*usage_place);
         }
+        return decline(ec);  // a field the scan reads, of another type
     }
     bool on_object_end(std::size_t, ErrorCode&) {
         stack_.pop_back();

@@ -87,21 +87,13 @@ class Handler : public SaxHandlerBase {
             if (++choices_ > 1) return decline(ec);
             return open(Place::choice);
         }
-        switch (field_) {
-            case Field::ignored:
-                return open(Place::other);
-            case Field::message:
-                has_message_ = true;
-                return open(Place::message);
-            case Field::usage:
-                return open(Place::usage);
-            case Field::prompt_details:
-                return open(Place::prompt_details);
-            case Field::completion_details:
-                return open(Place::completion_details);
-            default:
-                return decline(ec);
+        if (field_ == Field::ignored) return open(Place::other);
+        if (field_ == Field::message) {
+            has_message_ = true;
+            return open(Place::message);
         }
+        if (const auto usage_place = usage_object_place<Place>(field_)) return open(*usage_place);
+        return decline(ec);  // a field the scan reads, of another type
     }
     bool on_object_end(std::size_t, ErrorCode& ec) {
         // Required by the full parser: the first choice's message, and the root's choices.
